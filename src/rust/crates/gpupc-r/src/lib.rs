@@ -1,0 +1,1 @@
+//! extendr glue (pending).

@@ -1,0 +1,82 @@
+//! The seam between the level loop and whatever evaluates tests (CPU threads, R callbacks, a GPU).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::error::{PcError, Result};
+use crate::plan::{EdgeOutcome, LevelPlan};
+
+/// Evaluates the tests of one level. The returned outcomes are indexed like `plan.edges` and must
+/// be what the canonical sequence would give (see [`EdgeOutcome`]).
+pub trait Backend {
+    fn name(&self) -> String;
+    fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>>;
+}
+
+/// Called on the thread that called the level loop (for R: the main thread, the only one that may
+/// touch R), so it can print, update a progress bar and check for a user interrupt.
+pub trait Watch {
+    fn level_start(&mut self, _level: usize, _edges: usize, _planned_tests: u64) {}
+    fn level_end(&mut self, _level: usize, _tests: u64, _removed: usize, _seconds: f64) {}
+    /// Progress within a level; returning false asks the backend to stop as soon as it can.
+    fn tick(&mut self, _edges_done: u64, _edges_total: u64) -> bool {
+        true
+    }
+}
+
+pub struct NullWatch;
+impl Watch for NullWatch {}
+
+/// Shared between a backend's worker threads and the watching thread.
+#[derive(Default)]
+pub struct Control {
+    pub cancel: AtomicBool,
+    pub edges_done: AtomicU64,
+}
+
+impl Control {
+    #[inline]
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+    #[inline]
+    pub fn edge_done(&self) {
+        self.edges_done.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Runs `work` on a scoped worker thread while the calling thread ticks `watch` every `every`;
+/// a `false` from the watch sets `cancel`, and the result is then `Interrupted`.
+pub fn run_watched<T: Send>(
+    total: u64,
+    watch: &mut dyn Watch,
+    every: Duration,
+    work: impl FnOnce(&Control) -> Result<T> + Send,
+) -> Result<T> {
+    let ctl = Control::default();
+    let out = std::thread::scope(|s| {
+        let handle = s.spawn(|| work(&ctl));
+        while !handle.is_finished() {
+            std::thread::park_timeout(every);
+            if !ctl.cancelled() && !watch.tick(ctl.edges_done.load(Ordering::Relaxed), total) {
+                ctl.cancel.store(true, Ordering::Relaxed);
+            }
+        }
+        handle.join()
+    });
+    let res = out.map_err(|e| PcError::Internal(panic_message(&e)))?;
+    if ctl.cancelled() {
+        return Err(PcError::Interrupted);
+    }
+    res
+}
+
+pub fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = e.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = e.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a worker thread panicked".to_string()
+    }
+}

@@ -1,0 +1,264 @@
+//! The canonical test sequence of every edge at one level, for each of pcalg's two stable orders.
+//!
+//! An edge {i, j} (i < j) has at most two *sides*, tested one after the other; a side is a list of
+//! candidate neighbours and a number of ranks: rank r is the r-th lexicographic l-subset of the
+//! list's positions. A test is identified by its key (side, rank); the first success in key order
+//! decides the edge, whatever order a backend evaluates tests in.
+//!
+//! - [`Order::Stable`] is pcalg's R `skeleton(method = "stable")`: side 0 is adj(i) \ {j} from
+//!   the level's snapshot, side 1 is adj(j) \ {i}, both ascending; level 0 tests both directions.
+//! - [`Order::StableFast`] is pcalg's C++ `stable.fast`: level 0 tests each pair once; at l >= 1
+//!   side 1 lists j's neighbours that are not adjacent to i first and skips the sets made only of
+//!   common neighbours (tested already from side 0), which are exactly its last C(len - m, l) ranks.
+
+use crate::combinations::binomial;
+use crate::error::{PcError, Result};
+use crate::graph::Adjacency;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    Stable,
+    StableFast,
+}
+
+/// The snapshot adjacency of a level as ascending neighbour lists (CSR).
+#[derive(Clone, Debug, Default)]
+pub struct Rows {
+    pub offsets: Vec<usize>,
+    pub cols: Vec<u32>,
+}
+
+impl Rows {
+    pub fn from_adjacency(adj: &Adjacency) -> Self {
+        let mut offsets = Vec::with_capacity(adj.p() + 1);
+        let mut cols = Vec::new();
+        offsets.push(0);
+        for i in 0..adj.p() {
+            cols.extend(adj.neighbours(i));
+            offsets.push(cols.len());
+        }
+        Rows { offsets, cols }
+    }
+
+    #[inline]
+    pub fn row(&self, i: u32) -> &[u32] {
+        &self.cols[self.offsets[i as usize]..self.offsets[i as usize + 1]]
+    }
+
+    #[inline]
+    pub fn contains(&self, i: u32, j: u32) -> bool {
+        self.row(i).binary_search(&j).is_ok()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SideKind {
+    /// row(x) \ {y}, ascending.
+    Plain,
+    /// stable.fast's second side: (row(x) \ {y}) minus row(y), then the common neighbours.
+    CommonLast,
+}
+
+/// One side of an edge: tests `indepTest(x, y, S)` for S drawn from the side's list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Side {
+    pub x: u32,
+    pub y: u32,
+    pub kind: SideKind,
+    /// Length of the side's list.
+    pub len: u32,
+    /// Number of ranks tested on this side (C(len, l), less the skipped tail for CommonLast).
+    pub n_ranks: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EdgeWork {
+    pub i: u32,
+    pub j: u32,
+    pub sides: [Option<Side>; 2],
+}
+
+impl EdgeWork {
+    /// Total tests if nothing succeeds.
+    pub fn n_tests(&self) -> u64 {
+        self.sides.iter().flatten().map(|s| s.n_ranks).sum()
+    }
+}
+
+/// What a backend reports for one edge of a plan.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EdgeOutcome {
+    /// The first success in canonical order: (side index, rank).
+    pub best: Option<(u8, u64)>,
+    /// The raw p-value of that test (NaN stays NaN; stable.fast's level 0 needs it raw).
+    pub p_best: f64,
+    /// The largest NA-mapped p-value among failed tests that precede `best` (all tests when there
+    /// is no success); -Inf when there were none. Backends may fold in failures after `best`
+    /// too: every failure is below alpha <= the success's p, so the level's pMax is unchanged.
+    pub max_fail: f64,
+}
+
+impl EdgeOutcome {
+    pub const NONE: EdgeOutcome = EdgeOutcome { best: None, p_best: f64::NAN, max_fail: f64::NEG_INFINITY };
+}
+
+/// Packs (side, rank) so that u64 order is canonical order (for atomicMin on a GPU).
+#[inline]
+pub fn pack_key(side: u8, rank: u64) -> u64 {
+    ((side as u64) << 63) | rank
+}
+
+#[inline]
+pub fn unpack_key(key: u64) -> (u8, u64) {
+    ((key >> 63) as u8, key & !(1u64 << 63))
+}
+
+/// Everything a backend needs to run one level.
+#[derive(Clone, Debug)]
+pub struct LevelPlan {
+    pub level: usize,
+    pub alpha: f64,
+    /// What a NaN p-value counts as: 1 (NAdelete = TRUE) or 0.
+    pub na_value: f64,
+    pub rows: Rows,
+    pub edges: Vec<EdgeWork>,
+    /// Edges that qualified for the level (stable.fast runs a level iff this is > 0, even when a
+    /// qualifying edge ends up with no test).
+    pub qualifying: usize,
+}
+
+impl LevelPlan {
+    /// The ordered candidate list of a side, written into `out`.
+    pub fn side_list(&self, side: &Side, out: &mut Vec<u32>) {
+        out.clear();
+        let row = self.rows.row(side.x);
+        match side.kind {
+            SideKind::Plain => out.extend(row.iter().copied().filter(|&a| a != side.y)),
+            SideKind::CommonLast => {
+                out.extend(row.iter().copied().filter(|&a| a != side.y && !self.rows.contains(side.y, a)));
+                out.extend(row.iter().copied().filter(|&a| a != side.y && self.rows.contains(side.y, a)));
+            }
+        }
+        debug_assert_eq!(out.len(), side.len as usize);
+    }
+
+    /// The separating set of test (side, rank), in the side list's order (pcalg stores it so).
+    pub fn sepset(&self, edge: &EdgeWork, side: u8, rank: u64) -> Vec<u32> {
+        let s = edge.sides[side as usize].expect("side exists");
+        let mut list = Vec::new();
+        self.side_list(&s, &mut list);
+        let mut pos = vec![0u32; self.level];
+        crate::combinations::unrank(s.len, rank, &mut pos);
+        pos.iter().map(|&q| list[q as usize]).collect()
+    }
+
+    pub fn total_tests(&self) -> u64 {
+        self.edges.iter().map(|e| e.n_tests()).sum()
+    }
+}
+
+fn ranks(len: usize, level: usize) -> Result<u64> {
+    binomial(len as u64, level as u64).ok_or(PcError::TooManySets { level, n: len })
+}
+
+/// Plans level `level` on the snapshot `adj`; fixed edges are never tested.
+pub fn plan_level(
+    order: Order,
+    level: usize,
+    adj: &Adjacency,
+    fixed: &Adjacency,
+    alpha: f64,
+    na_value: f64,
+) -> Result<LevelPlan> {
+    let rows = Rows::from_adjacency(adj);
+    let mut edges = Vec::new();
+    let mut qualifying = 0usize;
+    for (i, j) in adj.edges() {
+        if fixed.has(i as usize, j as usize) {
+            continue;
+        }
+        let ni = rows.row(i).len() - 1; // |adj(i) \ {j}|
+        let nj = rows.row(j).len() - 1;
+        let plain = |x: u32, y: u32, len: usize| -> Result<Option<Side>> {
+            Ok(if len >= level {
+                Some(Side { x, y, kind: SideKind::Plain, len: len as u32, n_ranks: ranks(len, level)? })
+            } else {
+                None
+            })
+        };
+        let sides = match (order, level) {
+            (Order::Stable, _) => [plain(i, j, ni)?, plain(j, i, nj)?],
+            (Order::StableFast, 0) => [plain(i, j, 0)?, None],
+            (Order::StableFast, _) => {
+                if ni.max(nj) < level {
+                    continue;
+                }
+                let second = if nj >= level {
+                    let common = rows.row(j).iter().filter(|&&a| a != i && rows.contains(i, a)).count();
+                    let m = nj - common;
+                    let n = ranks(nj, level)? - ranks(common, level)?;
+                    (m > 0 && n > 0).then_some(Side { x: j, y: i, kind: SideKind::CommonLast, len: nj as u32, n_ranks: n })
+                } else {
+                    None
+                };
+                [plain(i, j, ni)?, second]
+            }
+        };
+        qualifying += 1;
+        if sides.iter().any(|s| s.is_some()) {
+            edges.push(EdgeWork { i, j, sides });
+        }
+    }
+    Ok(LevelPlan { level, alpha, na_value, rows, edges, qualifying })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn star_plus() -> Adjacency {
+        // 0-1, 0-2, 0-3, 1-2, 1-4
+        let mut a = Adjacency::empty(5);
+        for (i, j) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 4)] {
+            a.add_edge(i, j);
+        }
+        a
+    }
+
+    #[test]
+    fn stable_sides_are_both_neighbourhoods() {
+        let a = star_plus();
+        let plan = plan_level(Order::Stable, 1, &a, &Adjacency::empty(5), 0.05, 1.0).unwrap();
+        let e01 = plan.edges.iter().find(|e| (e.i, e.j) == (0, 1)).unwrap();
+        let mut l = Vec::new();
+        plan.side_list(&e01.sides[0].unwrap(), &mut l);
+        assert_eq!(l, vec![2, 3]);
+        plan.side_list(&e01.sides[1].unwrap(), &mut l);
+        assert_eq!(l, vec![2, 4]);
+        assert_eq!(e01.n_tests(), 4);
+        // edge 0-3: side 1 (adj(3) \ {0} is empty) has too few neighbours at level 1
+        let e03 = plan.edges.iter().find(|e| (e.i, e.j) == (0, 3)).unwrap();
+        assert!(e03.sides[1].is_none());
+    }
+
+    #[test]
+    fn stable_fast_puts_common_neighbours_last_and_skips_their_sets() {
+        let a = star_plus();
+        let plan = plan_level(Order::StableFast, 1, &a, &Adjacency::empty(5), 0.05, 1.0).unwrap();
+        let e01 = plan.edges.iter().find(|e| (e.i, e.j) == (0, 1)).unwrap();
+        let s1 = e01.sides[1].unwrap();
+        let mut l = Vec::new();
+        plan.side_list(&s1, &mut l);
+        assert_eq!(l, vec![4, 2]); // 4 is not adjacent to 0, 2 is
+        assert_eq!(s1.n_ranks, 1); // {2} alone was tested from side 0
+        assert_eq!(plan.sepset(e01, 1, 0), vec![4]);
+        let level0 = plan_level(Order::StableFast, 0, &a, &Adjacency::empty(5), 0.05, 1.0).unwrap();
+        assert!(level0.edges.iter().all(|e| e.sides[1].is_none() && e.n_tests() == 1));
+    }
+
+    #[test]
+    fn keys_order_side_before_rank() {
+        assert!(pack_key(0, u64::MAX >> 1) < pack_key(1, 0));
+        assert_eq!(unpack_key(pack_key(1, 12345)), (1, 12345));
+    }
+}

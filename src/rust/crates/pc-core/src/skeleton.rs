@@ -1,0 +1,203 @@
+//! The level loop: plan a level, let the backend evaluate it, apply pcalg's rules to the outcomes.
+//! This is the only place that turns outcomes into sepsets, pMax, n.edgetests and max.ord.
+
+use std::time::Instant;
+
+use crate::backend::{Backend, Watch};
+use crate::error::{PcError, Result};
+use crate::graph::Adjacency;
+use crate::plan::{plan_level, EdgeOutcome, EdgeWork, LevelPlan, Order};
+
+#[derive(Clone, Debug)]
+pub struct SkeletonParams {
+    pub alpha: f64,
+    pub order: Order,
+    /// Largest conditioning-set size; None is m.max = Inf.
+    pub m_max: Option<usize>,
+    pub na_delete: bool,
+    /// The starting graph (pcalg's `!fixedGaps` without the diagonal).
+    pub start: Adjacency,
+    /// Edges never tested and never removed.
+    pub fixed_edges: Adjacency,
+}
+
+/// A separating set as pcalg stores it: at `sepset[[x]][[y]]` (0-based here).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sepset {
+    pub x: u32,
+    pub y: u32,
+    pub set: Vec<u32>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LevelStat {
+    pub level: usize,
+    pub edges_at_start: usize,
+    pub tests: u64,
+    pub removed: usize,
+    pub seconds: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct SkeletonResult {
+    pub graph: Adjacency,
+    pub sepsets: Vec<Sepset>,
+    /// p x p, column-major.
+    pub pmax: Vec<f64>,
+    pub n_edgetests: Vec<f64>,
+    pub max_ord: i32,
+    pub levels: Vec<LevelStat>,
+}
+
+struct State {
+    p: usize,
+    graph: Adjacency,
+    sepsets: Vec<Sepset>,
+    pmax: Vec<f64>,
+    n_edgetests: Vec<f64>,
+    levels: Vec<LevelStat>,
+}
+
+impl State {
+    fn pmax_raise(&mut self, i: u32, j: u32, v: f64, symmetric: bool) {
+        let p = self.p;
+        let (i, j) = (i as usize, j as usize);
+        // `a < v` as pcalg compares: false for NaN, so NaN never overwrites (stable.fast's level 0
+        // stores its raw NaN by assignment instead, in `apply_level`)
+        if self.pmax[i + j * p] < v {
+            self.pmax[i + j * p] = v;
+        }
+        if symmetric && self.pmax[j + i * p] < v {
+            self.pmax[j + i * p] = v;
+        }
+    }
+}
+
+/// Number of tests the canonical sequence runs up to its first success (all when none).
+pub fn tests_in_prefix(edge: &EdgeWork, o: &EdgeOutcome) -> u64 {
+    let n0 = edge.sides[0].map_or(0, |s| s.n_ranks);
+    match o.best {
+        Some((0, r)) => r + 1,
+        Some((_, r)) => n0 + r + 1,
+        None => edge.n_tests(),
+    }
+}
+
+pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &mut dyn Watch) -> Result<SkeletonResult> {
+    let p = params.start.p();
+    if params.fixed_edges.p() != p {
+        return Err(PcError::invalid("fixedEdges", "must have the same size as the graph"));
+    }
+    if !(params.alpha > 0.0 && params.alpha < 1.0) {
+        return Err(PcError::invalid("alpha", format!("must lie in (0, 1), not {}", params.alpha)));
+    }
+    let na_value = if params.na_delete { 1.0 } else { 0.0 };
+    let fast = params.order == Order::StableFast;
+    let mut pmax = vec![if fast { -1.0 } else { f64::NEG_INFINITY }; p * p];
+    if !fast {
+        for i in 0..p {
+            pmax[i + i * p] = 1.0;
+        }
+    }
+    let mut st = State { p, graph: params.start.clone(), sepsets: Vec::new(), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
+    let within_m_max = |l: usize| params.m_max.is_none_or(|m| l <= m);
+
+    match params.order {
+        Order::Stable => {
+            // while (!done && any(G) && ord <= m.max), as pcalg's R skeleton()
+            let mut level = 0usize;
+            let mut done = false;
+            while !done && st.graph.n_edges() > 0 && within_m_max(level) {
+                let plan = plan_level(Order::Stable, level, &st.graph, &params.fixed_edges, params.alpha, na_value)?;
+                done = !run_one_level(&mut st, &plan, backend, watch, Order::Stable)?;
+                level += 1;
+            }
+            if st.n_edgetests.is_empty() {
+                st.n_edgetests.push(0.0); // pcalg's numeric(1)
+            }
+            let max_ord = level as i32 - 1;
+            Ok(finish(st, max_ord))
+        }
+        Order::StableFast => {
+            // level 0 always runs; then while some edge qualifies and condSize <= m.max (m.max = Inf
+            // is passed to C++ as p)
+            let m_max = params.m_max.unwrap_or(p);
+            let mut level = 0usize;
+            loop {
+                let plan = plan_level(Order::StableFast, level, &st.graph, &params.fixed_edges, params.alpha, na_value)?;
+                if level > 0 && plan.qualifying == 0 {
+                    break;
+                }
+                run_one_level(&mut st, &plan, backend, watch, Order::StableFast)?;
+                level += 1;
+                if level > m_max {
+                    break;
+                }
+            }
+            // pcalg: ord <- length(n.edgetests) - 1; max.ord <- ord - 1
+            let max_ord = st.n_edgetests.len() as i32 - 2;
+            Ok(finish(st, max_ord))
+        }
+    }
+}
+
+/// Runs one planned level and applies its outcomes; returns pcalg R's "not done" flag (some
+/// processed side had more than `level` neighbours).
+fn run_one_level(st: &mut State, plan: &LevelPlan, backend: &mut dyn Backend, watch: &mut dyn Watch, order: Order) -> Result<bool> {
+    let level = plan.level;
+    let edges_at_start = st.graph.n_edges();
+    watch.level_start(level, edges_at_start, plan.total_tests());
+    let t0 = Instant::now();
+    let outcomes = backend.run_level(plan, watch)?;
+    if outcomes.len() != plan.edges.len() {
+        return Err(PcError::Internal(format!("backend returned {} outcomes for {} edges", outcomes.len(), plan.edges.len())));
+    }
+    let mut tests = 0u64;
+    let mut removed = 0usize;
+    let mut not_done = false;
+    let l = level as u32;
+    for (e, o) in plan.edges.iter().zip(&outcomes) {
+        tests += tests_in_prefix(e, o);
+        let mapped_best = if o.p_best.is_nan() { plan.na_value } else { o.p_best };
+        let level_p = match o.best {
+            Some(_) => o.max_fail.max(mapped_best),
+            None => o.max_fail,
+        };
+        match order {
+            Order::Stable => {
+                st.pmax_raise(e.i, e.j, level_p, true);
+                let side0_deleted = matches!(o.best, Some((0, _)));
+                not_done |= e.sides[0].is_some_and(|s| s.len > l) || (!side0_deleted && e.sides[1].is_some_and(|s| s.len > l));
+            }
+            Order::StableFast if level == 0 => {
+                // C++ assigns the raw p (NaN included) and deletes unless p < alpha
+                st.pmax[e.i as usize + e.j as usize * st.p] = if o.best.is_some() { o.p_best } else { o.max_fail };
+            }
+            Order::StableFast => st.pmax_raise(e.i, e.j, level_p, false),
+        }
+        if let Some((side, rank)) = o.best {
+            removed += 1;
+            st.graph.remove_edge(e.i as usize, e.j as usize);
+            let s = e.sides[side as usize].expect("winning side exists");
+            let keep_sepset = !(order == Order::StableFast && level == 0 && o.p_best.is_nan());
+            if keep_sepset {
+                let set = plan.sepset(e, side, rank);
+                // R stores at [[x]][[y]] of the side that found it; C++ at [[larger]][[smaller]]
+                let (x, y) = match order {
+                    Order::Stable => (s.x, s.y),
+                    Order::StableFast => (e.j, e.i),
+                };
+                st.sepsets.push(crate::skeleton::Sepset { x, y, set });
+            }
+        }
+    }
+    st.n_edgetests.push(tests as f64);
+    let seconds = t0.elapsed().as_secs_f64();
+    watch.level_end(level, tests, removed, seconds);
+    st.levels.push(LevelStat { level, edges_at_start, tests, removed, seconds });
+    Ok(not_done)
+}
+
+fn finish(st: State, max_ord: i32) -> SkeletonResult {
+    SkeletonResult { graph: st.graph, sepsets: st.sepsets, pmax: st.pmax, n_edgetests: st.n_edgetests, max_ord, levels: st.levels }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs what building, testing and benchmarking gpupc needs on Debian 12 (R 4.2), idempotently:
+# Debian's r-cran-*/r-bioc-* packages for pcalg's dependencies and our Suggests, pcalg from CRAN,
+# and bnlearn 4.9 / ParallelPC 1.2 (Suggests, benchmarks only) from CRAN's archive, because the
+# current releases need a newer R. Rust (cargo, rustc) is not installed here: the package's configure
+# says what to do when it is missing. Safe to run twice: each step checks before it installs.
+set -euo pipefail
+
+need_apt=()
+want_apt=(r-base-dev xz-utils
+  r-bioc-graph r-bioc-rbgl r-cran-igraph r-cran-ggm r-cran-corpcor r-cran-robustbase r-cran-vcd
+  r-cran-bdsmatrix r-cran-sfsmisc r-cran-fastica r-cran-clue r-cran-abind r-cran-rcpparmadillo
+  r-cran-bh r-cran-rcpp r-cran-cli r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-ggplot2)
+for p in "${want_apt[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
+fi
+
+# R packages from CRAN (current release) and from CRAN's archive (pinned: last versions for R 4.2).
+# The archive URL is built from the configured CRAN mirror, so no host is hard-coded here.
+Rscript --vanilla - <<'RCODE'
+repos <- getOption("repos")
+if (is.null(repos) || identical(unname(repos["CRAN"]), "@CRAN@")) repos <- c(CRAN = "https://cloud.r-project.org")
+options(repos = repos, Ncpus = 2L)
+have <- function(p, v = NULL) {
+  ok <- requireNamespace(p, quietly = TRUE)
+  ok && (is.null(v) || packageVersion(p) == v)
+}
+lib <- .libPaths()[1]
+if (!have("pcalg")) install.packages("pcalg", lib = lib)
+archive <- function(p, v) {
+  if (have(p, v)) return(invisible())
+  url <- sprintf("%s/src/contrib/Archive/%s/%s_%s.tar.gz", sub("/$", "", repos[["CRAN"]]), p, p, v)
+  f <- file.path(tempdir(), basename(url))
+  ok <- tryCatch({ download.file(url, f, quiet = TRUE); TRUE }, error = function(e) FALSE)
+  if (ok) install.packages(f, repos = NULL, type = "source", lib = lib)
+  if (!have(p, v)) message("note: could not install ", p, " ", v, " (optional: benchmarks only)")
+}
+archive("bnlearn", "4.9")
+archive("ParallelPC", "1.2")
+stopifnot(requireNamespace("pcalg", quietly = TRUE))
+cat("R dependencies ready: pcalg", format(packageVersion("pcalg")), "\n")
+RCODE
