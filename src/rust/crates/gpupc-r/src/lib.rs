@@ -1,1 +1,14 @@
-//! extendr glue (pending).
+//! gpupc-r: the extendr glue. It converts R objects to core types and back, turns R callbacks
+//! into a CI test and a progress watch, and maps every error to an R error. No algorithm here.
+
+mod convert;
+mod entry;
+mod rtest;
+mod watch;
+
+use extendr_api::prelude::*;
+
+extendr_module! {
+    mod gpupc;
+    use entry;
+}

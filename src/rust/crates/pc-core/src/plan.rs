@@ -188,7 +188,7 @@ pub fn plan_level(
         };
         let sides = match (order, level) {
             (Order::Stable, _) => [plain(i, j, ni)?, plain(j, i, nj)?],
-            (Order::StableFast, 0) => [plain(i, j, 0)?, None],
+            (Order::StableFast, 0) => [plain(i, j, ni)?, None],
             (Order::StableFast, _) => {
                 if ni.max(nj) < level {
                     continue;

@@ -99,7 +99,15 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
             pmax[i + i * p] = 1.0;
         }
     }
-    let mut st = State { p, graph: params.start.clone(), sepsets: Vec::new(), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
+    let mut graph = params.start.clone();
+    if fast {
+        // pcalg's C++ adds every fixed edge to the start graph, even where fixedGaps removed it
+        // (its R code leaves such a pair out)
+        for (i, j) in params.fixed_edges.edges() {
+            graph.add_edge(i as usize, j as usize);
+        }
+    }
+    let mut st = State { p, graph, sepsets: Vec::new(), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
     let within_m_max = |l: usize| params.m_max.is_none_or(|m| l <= m);
 
     match params.order {
@@ -124,7 +132,10 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
             let m_max = params.m_max.unwrap_or(p);
             let mut level = 0usize;
             loop {
-                let plan = plan_level(Order::StableFast, level, &st.graph, &params.fixed_edges, params.alpha, na_value)?;
+                // C++ level 0 keeps an edge only when p < alpha, so NaN deletes it whatever
+                // NAdelete says (and leaves no sepset; see run_one_level)
+                let na = if level == 0 { 1.0 } else { na_value };
+                let plan = plan_level(Order::StableFast, level, &st.graph, &params.fixed_edges, params.alpha, na)?;
                 if level > 0 && plan.qualifying == 0 {
                     break;
                 }

@@ -1,0 +1,29 @@
+#' Which GPU gpupc can use
+#'
+#' Probes the NVIDIA driver and NVRTC at run time (nothing CUDA is needed to install gpupc).
+#'
+#' @return A list: `usable` (logical) and, when usable, the device `name`, `memory_bytes`,
+#'   `compute_capability`, `driver_version` and `nvrtc_version`; otherwise `reason`, saying why
+#'   no GPU can be used.
+#' @export
+#' @examples
+#' gpu_info()
+gpu_info <- function() {
+  rs_gpu_info()
+}
+
+# Problems below this many variables finish on the CPU before a GPU context and the kernel
+# compilation (about a second) would pay off.
+.gpu_min_p <- 300L
+
+# Decides the backend to try; returns list(backend, why).
+resolve_backend <- function(backend, kind, order, p) {
+  backend <- match.arg(backend, c("auto", "cpu", "cuda"))
+  if (backend != "auto") return(list(backend = backend, why = "asked for"))
+  if (kind != "gauss") return(list(backend = "cpu", why = sprintf("the %s test runs on the CPU", kind)))
+  if (order != "stable") return(list(backend = "cpu", why = "stable.fast order runs on the CPU"))
+  if (p < .gpu_min_p) return(list(backend = "cpu", why = sprintf("p = %d is small (< %d)", p, .gpu_min_p)))
+  info <- gpu_info()
+  if (!isTRUE(info$usable)) return(list(backend = "cpu", why = paste("no usable GPU:", info$reason)))
+  list(backend = "cuda", why = sprintf("GPU %s", info$name))
+}

@@ -1,0 +1,73 @@
+# Argument checks in pcalg's words. Every error names the argument, so a user who replaced
+# pc( by gpu_pc( sees which input is wrong.
+
+abort_arg <- function(arg, msg, call = rlang_caller()) {
+  cli::cli_abort(c("{.arg {arg}} {msg}"), class = c("gpupc_invalid_argument", "gpupc_error"),
+                 call = call)
+}
+
+# cli's `call` wants the user's call, two frames up from the check helpers.
+rlang_caller <- function() sys.call(-2)
+
+# labels / p exactly as pcalg::skeleton() settles them; returns list(labels, p).
+resolve_labels <- function(labels, p, missing_labels, missing_p, chatty = FALSE) {
+  if (!missing_p) {
+    if (!is.numeric(p) || length(p) != 1 || is.na(p) || p < 2 || p != round(p))
+      abort_arg("p", "must be a single whole number >= 2.")
+    p <- as.integer(p)
+  }
+  if (missing_labels) {
+    if (missing_p) abort_arg("labels", "or {.arg p} must be given (need to specify 'labels' or 'p').")
+    labels <- as.character(seq_len(p))
+  } else {
+    if (!is.character(labels)) abort_arg("labels", "must be a character vector.")
+    if (missing_p) {
+      p <- length(labels)
+    } else if (p != length(labels)) {
+      abort_arg("p", "is not needed when {.arg labels} is given, and must match length(labels) = {length(labels)}, not {p}.")
+    } else if (chatty) {
+      message("No need to specify 'p', when 'labels' is given")
+    }
+    if (p < 2) abort_arg("labels", "must name at least 2 variables.")
+  }
+  list(labels = labels, p = as.integer(p))
+}
+
+check_alpha <- function(alpha) {
+  if (!is.numeric(alpha) || length(alpha) != 1 || is.na(alpha) || alpha <= 0 || alpha >= 1)
+    abort_arg("alpha", "must be a single number in (0, 1).")
+  as.double(alpha)
+}
+
+check_m_max <- function(m.max) {
+  if (!is.numeric(m.max) || length(m.max) != 1 || is.na(m.max) || m.max < 0)
+    abort_arg("m.max", "must be a single number >= 0 (or Inf).")
+  as.double(m.max)
+}
+
+check_flag <- function(x, arg) {
+  if (!is.logical(x) || length(x) != 1 || is.na(x)) abort_arg(arg, "must be TRUE or FALSE.")
+  x
+}
+
+# fixedGaps / fixedEdges: NULL or a symmetric p x p logical (or 0/1) matrix.
+check_fixed <- function(x, p, arg) {
+  if (is.null(x)) return(matrix(FALSE, p, p))
+  if (!is.matrix(x) || !identical(dim(x), c(p, p)))
+    abort_arg(arg, "must be a {p} x {p} matrix (dimensions of the dataset and {arg} do not agree).")
+  if (anyNA(x)) abort_arg(arg, "must not contain NA.")
+  if (!(is.logical(x) || (is.numeric(x) && all(x %in% c(0, 1)))))
+    abort_arg(arg, "must be a logical matrix.")
+  x <- unname(x)
+  storage.mode(x) <- "logical"
+  if (!identical(x, t(x))) abort_arg(arg, "must be symmetric.")
+  x
+}
+
+check_threads <- function(numCores) {
+  if (is.null(numCores)) return(0L)
+  if (!is.numeric(numCores) || length(numCores) != 1 || is.na(numCores) || numCores < 1 ||
+      numCores != round(numCores))
+    abort_arg("numCores", "must be NULL (all cores) or a whole number >= 1.")
+  as.integer(numCores)
+}

@@ -1,0 +1,91 @@
+# Which native test an indepTest maps to, and the checks of its suffStat. pcalg's own tests are
+# recognised by identity (as pcalg's stable.fast recognises gaussCItest); any other function is
+# called back from R by the same level loop.
+
+native_kind <- function(indepTest) {
+  if (identical(indepTest, pcalg::gaussCItest)) return("gauss")
+  if (identical(indepTest, pcalg::disCItest)) return("dis")
+  if (identical(indepTest, pcalg::binCItest)) return("bin")
+  "rfun"
+}
+
+# Returns list(kind, data, rtest) for the Rust entry point.
+prepare_test <- function(indepTest, suffStat, p) {
+  if (!is.function(indepTest)) abort_arg("indepTest", "must be a function(x, y, S, suffStat).")
+  kind <- native_kind(indepTest)
+  switch(kind,
+    gauss = list(kind = kind, data = check_gauss_stat(suffStat, p), rtest = NULL),
+    dis = list(kind = kind, data = check_discrete_stat(suffStat, p, binary = FALSE), rtest = NULL),
+    bin = list(kind = kind, data = check_discrete_stat(suffStat, p, binary = TRUE), rtest = NULL),
+    rfun = list(kind = kind, data = list(), rtest = r_callback(indepTest, suffStat))
+  )
+}
+
+# The user's test as f(x, y, S); an R error comes back as a classed string so it never unwinds
+# through Rust, and its message reaches the user.
+r_callback <- function(indepTest, suffStat) {
+  force(indepTest)
+  force(suffStat)
+  function(x, y, S) {
+    tryCatch(indepTest(x, y, S, suffStat),
+             error = function(e) structure(conditionMessage(e), class = "gpupc_test_error"))
+  }
+}
+
+check_gauss_stat <- function(suffStat, p) {
+  if (!is.list(suffStat)) abort_arg("suffStat", "must be a list(C = <correlation matrix>, n = <sample size>).")
+  C <- suffStat$C
+  n <- suffStat$n
+  if (is.null(C)) abort_arg("suffStat$C", "is missing: gaussCItest needs the correlation matrix.")
+  if (!is.matrix(C) || !is.numeric(C)) abort_arg("suffStat$C", "must be a numeric matrix.")
+  if (nrow(C) != ncol(C)) abort_arg("suffStat$C", "must be square, not {nrow(C)} x {ncol(C)}.")
+  if (nrow(C) != p) abort_arg("suffStat$C", "is {nrow(C)} x {ncol(C)}, but there are {p} variables (labels/p).")
+  if (anyNA(C)) abort_arg("suffStat$C", "must not contain NA or NaN.")
+  if (any(abs(C) > 1 + 1e-12)) abort_arg("suffStat$C", "must hold correlations, all in [-1, 1].")
+  if (!isSymmetric(unname(C), tol = 1e-10)) abort_arg("suffStat$C", "must be symmetric.")
+  if (is.null(n)) abort_arg("suffStat$n", "is missing: gaussCItest needs the sample size.")
+  if (!is.numeric(n) || length(n) != 1 || is.na(n) || !is.finite(n) || n < 1 || n != round(n))
+    abort_arg("suffStat$n", "must be a positive whole number (the sample size).")
+  storage.mode(C) <- "double"
+  list(C = unname(C), n = as.double(n))
+}
+
+check_discrete_stat <- function(suffStat, p, binary) {
+  if (!is.list(suffStat)) abort_arg("suffStat", "must be a list(dm = <data>, nlev = , adaptDF = ).")
+  dm <- suffStat$dm
+  if (is.null(dm)) abort_arg("suffStat$dm", "is missing: the test needs the data matrix.")
+  if (is.data.frame(dm)) dm <- data.matrix(dm)
+  if (!is.matrix(dm) || !(is.numeric(dm) || is.logical(dm)))
+    abort_arg("suffStat$dm", "must be a matrix (or data frame) of integer codes 0, 1, 2, ...")
+  if (ncol(dm) != p) abort_arg("suffStat$dm", "has {ncol(dm)} columns, but there are {p} variables (labels/p).")
+  if (nrow(dm) < 1) abort_arg("suffStat$dm", "has no rows.")
+  if (anyNA(dm)) abort_arg("suffStat$dm", "must not contain NA.")
+  if (any(dm != round(dm))) abort_arg("suffStat$dm", "must be discrete, with whole-number codes in {{0,1,..}}.")
+  if (any(dm < 0)) abort_arg("suffStat$dm", "must not contain negative codes.")
+  if (!any(dm == 0)) abort_arg("suffStat$dm", "must have values in {{0,1,..}} with at least one 0 value.")
+  adaptDF <- suffStat$adaptDF
+  if (is.null(adaptDF)) adaptDF <- FALSE
+  if (!is.logical(adaptDF) || length(adaptDF) != 1 || is.na(adaptDF))
+    abort_arg("suffStat$adaptDF", "must be TRUE or FALSE.")
+  if (binary) {
+    if (any(dm > 1)) abort_arg("suffStat$dm", "must be binary (0/1) for binCItest.")
+    nlev <- rep(2L, p)
+  } else {
+    nlev <- suffStat$nlev
+    if (is.null(nlev)) {
+      # pcalg counts the observed levels of each column when nlev is not given
+      nlev <- vapply(seq_len(p), function(j) length(unique(dm[, j])), 1L)
+    } else if (!is.numeric(nlev) || length(nlev) != p || anyNA(nlev) || any(nlev != round(nlev))) {
+      abort_arg("suffStat$nlev", "must be a whole-number vector of length {p} (levels per variable).")
+    }
+    if (any(nlev < 2)) abort_arg("suffStat$nlev", "must be >= 2: each column of dm needs at least two different values.")
+    if (any(nlev > 255)) abort_arg("suffStat$nlev", "must be <= 255: gpupc stores codes in one byte.")
+    mx <- apply(dm, 2, max)
+    if (any(mx >= nlev)) {
+      j <- which(mx >= nlev)[1]
+      abort_arg("suffStat$dm", "column {j} has code {mx[j]}, but its nlev is {nlev[j]} (codes must be 0..nlev-1).")
+    }
+  }
+  storage.mode(dm) <- "integer"
+  list(dm = unname(dm), nlev = as.integer(nlev), adaptDF = adaptDF)
+}

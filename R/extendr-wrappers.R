@@ -1,0 +1,12 @@
+# Thin wrappers over the Rust entry points (crates/gpupc-r/src/entry.rs). Written by hand: the
+# set is small, and generating it would need R at cargo build time.
+
+rs_skeleton <- function(test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max,
+                        order, backend, threads, hooks) {
+  .Call(wrap__gpupc_skeleton, test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max,
+        order, backend, threads, hooks)
+}
+
+rs_gpu_info <- function() .Call(wrap__gpupc_gpu_info)
+
+rs_cpu_threads <- function() .Call(wrap__gpupc_cpu_threads)

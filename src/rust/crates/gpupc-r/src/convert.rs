@@ -1,0 +1,136 @@
+//! The one module that turns R values into core inputs and core results into R values.
+
+use extendr_api::prelude::*;
+use pc_core::citest::{DiscreteData, GSquareKind, GSquareTest, GaussFlavour, GaussTest};
+use pc_core::{Adjacency, Order, PcError, SkeletonResult};
+
+pub type CoreResult<T> = std::result::Result<T, PcError>;
+
+fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
+    PcError::invalid(arg, msg)
+}
+
+/// A square logical matrix (NA counts as FALSE; the R layer has already rejected NA).
+pub fn logical_matrix(x: &Robj, p: usize, arg: &'static str) -> CoreResult<Adjacency> {
+    let v = x.as_logical_slice().ok_or_else(|| invalid(arg, "must be a logical matrix"))?;
+    if v.len() != p * p {
+        return Err(invalid(arg, format!("must be a {p} x {p} matrix")));
+    }
+    let dense: Vec<bool> = v.iter().map(|b| b.is_true()).collect();
+    Ok(Adjacency::from_dense(p, &dense))
+}
+
+pub fn double_vec(x: &Robj, arg: &'static str) -> CoreResult<Vec<f64>> {
+    if let Some(s) = x.as_real_slice() {
+        return Ok(s.to_vec());
+    }
+    if let Some(s) = x.as_integer_slice() {
+        return Ok(s.iter().map(|&v| if v == i32::MIN { f64::NAN } else { v as f64 }).collect());
+    }
+    Err(invalid(arg, "must be numeric"))
+}
+
+pub fn scalar_f64(x: &Robj, arg: &'static str) -> CoreResult<f64> {
+    let v = double_vec(x, arg)?;
+    match v.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(invalid(arg, "must be a single number")),
+    }
+}
+
+fn list_elt(data: &List, name: &str, arg: &'static str) -> CoreResult<Robj> {
+    data.iter().find(|(n, _)| *n == name).map(|(_, v)| v).ok_or_else(|| invalid(arg, "is missing"))
+}
+
+pub fn gauss_test(data: &List, p: usize, order: Order) -> CoreResult<GaussTest> {
+    let c = double_vec(&list_elt(data, "C", "suffStat$C")?, "suffStat$C")?;
+    if c.len() != p * p {
+        return Err(invalid("suffStat$C", format!("must be a {p} x {p} matrix")));
+    }
+    let n = scalar_f64(&list_elt(data, "n", "suffStat$n")?, "suffStat$n")?;
+    let flavour = match order {
+        Order::Stable => GaussFlavour::R,
+        Order::StableFast => GaussFlavour::Cpp,
+    };
+    GaussTest::new(c, p, n, flavour)
+}
+
+pub fn gsquare_test(data: &List, p: usize, kind: GSquareKind) -> CoreResult<GSquareTest> {
+    let dm = list_elt(data, "dm", "suffStat$dm")?;
+    let codes = dm.as_integer_slice().ok_or_else(|| invalid("suffStat$dm", "must be an integer matrix of codes"))?;
+    if p == 0 || codes.len() % p != 0 {
+        return Err(invalid("suffStat$dm", format!("must have {p} columns")));
+    }
+    let n = codes.len() / p;
+    let mut bytes = Vec::with_capacity(codes.len());
+    for &v in codes {
+        if !(0..=254).contains(&v) {
+            return Err(invalid("suffStat$dm", format!("codes must be whole numbers in 0..254, found {}", if v == i32::MIN { "NA".to_string() } else { v.to_string() })));
+        }
+        bytes.push(v as u8);
+    }
+    let nlev_r = list_elt(data, "nlev", "suffStat$nlev")?;
+    let nlev: Vec<u32> = nlev_r
+        .as_integer_slice()
+        .ok_or_else(|| invalid("suffStat$nlev", "must be an integer vector"))?
+        .iter()
+        .map(|&v| v.max(0) as u32)
+        .collect();
+    let adapt_df = list_elt(data, "adaptDF", "suffStat$adaptDF")?.as_bool().unwrap_or(false);
+    let data = DiscreteData::new(n, p, bytes, nlev)?;
+    GSquareTest::new(data, kind, adapt_df)
+}
+
+/// `sepset[[x]][[y]]`: a list of p lists of p entries, NULL or 1-based integer vectors.
+fn sepsets_to_r(res: &SkeletonResult, p: usize) -> Robj {
+    let mut rows: Vec<Vec<Option<Vec<i32>>>> = vec![vec![None; p]; p];
+    for s in &res.sepsets {
+        rows[s.x as usize][s.y as usize] = Some(s.set.iter().map(|&v| v as i32 + 1).collect());
+    }
+    let outer: Vec<Robj> = rows
+        .into_iter()
+        .map(|row| {
+            let inner: Vec<Robj> = row.into_iter().map(|e| e.map_or_else(|| Robj::from(()), Robj::from)).collect();
+            List::from_values(inner).into()
+        })
+        .collect();
+    List::from_values(outer).into()
+}
+
+pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: List) -> CoreResult<Robj> {
+    let p = res.graph.p();
+    let dense = res.graph.to_dense();
+    let graph = RMatrix::<Rbool>::new_matrix(p, p, |i, j| Rbool::from(dense[i + j * p]));
+    let pmax = RMatrix::<f64>::new_matrix(p, p, |i, j| res.pmax[i + j * p]);
+    let n_edgetests: Robj = match order {
+        Order::Stable => res.n_edgetests.clone().into(),
+        Order::StableFast => res.n_edgetests.iter().map(|&v| v as i32).collect::<Vec<i32>>().into(),
+    };
+    let lv = &res.levels;
+    let levels = List::from_names_and_values(
+        ["level", "edges", "tests", "removed", "seconds"],
+        [
+            Robj::from(lv.iter().map(|l| l.level as i32).collect::<Vec<_>>()),
+            Robj::from(lv.iter().map(|l| l.edges_at_start as f64).collect::<Vec<_>>()),
+            Robj::from(lv.iter().map(|l| l.tests as f64).collect::<Vec<_>>()),
+            Robj::from(lv.iter().map(|l| l.removed as f64).collect::<Vec<_>>()),
+            Robj::from(lv.iter().map(|l| l.seconds).collect::<Vec<_>>()),
+        ],
+    )
+    .map_err(|e| PcError::Internal(e.to_string()))?;
+    let out = List::from_names_and_values(
+        ["G", "sepset", "pMax", "n.edgetests", "max.ord", "backend", "levels", "extra"],
+        [
+            graph.into_robj(),
+            sepsets_to_r(res, p),
+            pmax.into_robj(),
+            n_edgetests,
+            Robj::from(res.max_ord),
+            Robj::from(backend),
+            levels.into_robj(),
+            extra.into_robj(),
+        ],
+    )
+    .map_err(|e| PcError::Internal(e.to_string()))?;
+    Ok(out.into_robj())
+}

@@ -1,0 +1,171 @@
+//! The functions R calls (`.Call(wrap__gpupc_...)`). Each returns either its result or
+//! `list(error = <message>, kind = <kind>)`, which the R layer raises as a classed R error; a
+//! panic that slips through is still caught by extendr and becomes an R error.
+
+use extendr_api::prelude::*;
+use pc_core::citest::GSquareKind;
+use pc_core::cpu::{ParallelCpu, SequentialCpu};
+use pc_core::{run_skeleton, Backend, Order, PcError, SkeletonParams};
+
+use crate::convert::{gauss_test, gsquare_test, logical_matrix, result_to_r, CoreResult};
+use crate::rtest::RTest;
+use crate::watch::RWatch;
+
+fn error_list(e: &PcError) -> Robj {
+    let kind = match e {
+        PcError::InvalidArgument { .. } => "invalid",
+        PcError::Test(_) => "test",
+        PcError::Interrupted => "interrupt",
+        PcError::TooManySets { .. } => "too_many_sets",
+        PcError::Cuda(_) => "cuda",
+        PcError::Internal(_) => "internal",
+    };
+    list!(error = e.to_string(), kind = kind).into_robj()
+}
+
+fn parse_order(order: &str) -> CoreResult<Order> {
+    match order {
+        "stable" => Ok(Order::Stable),
+        "stable.fast" => Ok(Order::StableFast),
+        other => Err(PcError::invalid("skel.method", format!("must be \"stable\" or \"stable.fast\" here, not \"{other}\""))),
+    }
+}
+
+struct Run<'a> {
+    params: SkeletonParams,
+    watch: RWatch,
+    threads: usize,
+    backend: &'a str,
+}
+
+impl Run<'_> {
+    fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
+        let name = b.name();
+        let res = run_skeleton(&self.params, b, &mut self.watch)?;
+        Ok((res, name))
+    }
+
+    fn cpu<T: pc_core::CiTest + Sync>(&mut self, test: &T) -> CoreResult<(pc_core::SkeletonResult, String)> {
+        let mut b = ParallelCpu::new(test, self.threads)?;
+        self.go(&mut b)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn skeleton_impl(
+    test: &str,
+    data: List,
+    rtest: Robj,
+    p: i32,
+    alpha: f64,
+    start: Robj,
+    fixed_edges: Robj,
+    na_delete: bool,
+    m_max: f64,
+    order: &str,
+    backend: &str,
+    threads: i32,
+    hooks: List,
+) -> CoreResult<Robj> {
+    if p < 2 {
+        return Err(PcError::invalid("p", "must be at least 2"));
+    }
+    let p = p as usize;
+    let order = parse_order(order)?;
+    let params = SkeletonParams {
+        alpha,
+        order,
+        m_max: if m_max.is_infinite() { None } else { Some(m_max.max(0.0).floor() as usize) },
+        na_delete,
+        start: logical_matrix(&start, p, "fixedGaps")?,
+        fixed_edges: logical_matrix(&fixed_edges, p, "fixedEdges")?,
+    };
+    let mut run = Run { params, watch: RWatch::new(&hooks), threads: threads.max(0) as usize, backend };
+    if run.backend == "cuda" && test != "gauss" {
+        return Err(PcError::Cuda(format!("the GPU backend does not run the \"{test}\" test yet")));
+    }
+    let (res, name) = match test {
+        "gauss" => {
+            let t = gauss_test(&data, p, order)?;
+            if run.backend == "cuda" {
+                crate::entry::cuda_gauss(&mut run, &t)?
+            } else {
+                run.cpu(&t)?
+            }
+        }
+        "dis" => run.cpu(&gsquare_test(&data, p, GSquareKind::Dis)?)?,
+        "bin" => run.cpu(&gsquare_test(&data, p, GSquareKind::Bin)?)?,
+        "rfun" => {
+            let f = rtest.as_function().ok_or_else(|| PcError::invalid("indepTest", "must be a function"))?;
+            let t = RTest::new(f);
+            let mut b = SequentialCpu::new(&t);
+            run.go(&mut b)?
+        }
+        other => return Err(PcError::invalid("indepTest", format!("unknown native test \"{other}\""))),
+    };
+    if run.watch.interrupted {
+        return Err(PcError::Interrupted);
+    }
+    result_to_r(&res, order, &name, List::new(0))
+}
+
+fn cuda_gauss(run: &mut Run, t: &pc_core::citest::GaussTest) -> CoreResult<(pc_core::SkeletonResult, String)> {
+    let mut b = pc_cuda::CudaGauss::new(&t.c, t.p, t.n)?;
+    run.go(&mut b)
+}
+
+/// Runs the skeleton search. `test` is "gauss", "dis", "bin" or "rfun" (then `rtest` is an R
+/// function(x, y, S)); `start` is !fixedGaps; `m_max` may be Inf; `threads` 0 means all cores.
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn gpupc_skeleton(
+    test: &str,
+    data: List,
+    rtest: Robj,
+    p: i32,
+    alpha: f64,
+    start: Robj,
+    fixed_edges: Robj,
+    na_delete: bool,
+    m_max: f64,
+    order: &str,
+    backend: &str,
+    threads: i32,
+    hooks: List,
+) -> Robj {
+    match skeleton_impl(test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max, order, backend, threads, hooks) {
+        Ok(r) => r,
+        Err(e) => error_list(&e),
+    }
+}
+
+/// The CUDA devices, or why none is usable.
+#[extendr]
+fn gpupc_gpu_info() -> Robj {
+    match pc_cuda::probe() {
+        Ok(d) => list!(
+            usable = true,
+            name = d.name,
+            memory_bytes = d.memory_bytes as f64,
+            compute_capability = format!("{}.{}", d.compute_capability.0, d.compute_capability.1),
+            driver_version = d.driver_version,
+            nvrtc_version = d.nvrtc_version,
+            reason = ""
+        )
+        .into_robj(),
+        Err(reason) => list!(usable = false, reason = reason).into_robj(),
+    }
+}
+
+/// Number of threads rayon would use by default (all cores).
+#[extendr]
+fn gpupc_cpu_threads() -> i32 {
+    rayon::current_num_threads() as i32
+}
+
+extendr_module! {
+    mod entry;
+    fn gpupc_skeleton;
+    fn gpupc_gpu_info;
+    fn gpupc_cpu_threads;
+}

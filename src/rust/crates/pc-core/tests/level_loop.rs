@@ -1,0 +1,310 @@
+//! Property tests of the level loop: `run_skeleton` with the parallel CPU backend against
+//! literal, sequential transcriptions of pcalg's two skeleton loops (R "stable" and C++
+//! "stable.fast"), on random graphs, masks and p-values. The transcriptions walk ordered pairs
+//! and neighbour lists the way pcalg does; they share no planning code with the core.
+
+use pc_core::cpu::{ParallelCpu, SequentialCpu};
+use pc_core::{run_skeleton, Adjacency, CiTest, NullWatch, Order, SkeletonParams};
+use proptest::prelude::*;
+
+/// A deterministic fake test: p-values from a hash of (x, y, S), NaN now and then; asymmetric
+/// in x and y, so passing them in the wrong order shows.
+struct HashTest {
+    seed: u64,
+    nan_every: u64,
+}
+
+impl CiTest for HashTest {
+    type Scratch = ();
+    fn p_value(&self, _: &mut (), x: u32, y: u32, s: &[u32]) -> pc_core::error::Result<f64> {
+        let mut h = self.seed ^ 0x9E37_79B9_7F4A_7C15;
+        for v in [x, y].iter().chain(s) {
+            h = (h ^ *v as u64).wrapping_mul(0x1000_0000_01B3).rotate_left(29);
+        }
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        if self.nan_every > 0 && h % self.nan_every == 0 {
+            return Ok(f64::NAN);
+        }
+        Ok((h >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
+
+struct Reference {
+    g: Vec<bool>,
+    sepset: Vec<Option<Vec<u32>>>,
+    pmax: Vec<f64>,
+    n_edgetests: Vec<f64>,
+    max_ord: i32,
+}
+
+fn next_set(n: usize, s: &mut [usize]) -> bool {
+    let k = s.len();
+    for i in (0..k).rev() {
+        if s[i] < n - (k - i) {
+            s[i] += 1;
+            for j in i + 1..k {
+                s[j] = s[j - 1] + 1;
+            }
+            return true;
+        }
+    }
+    false
+}
+
+/// pcalg's R skeleton(method = "stable"), line by line.
+fn reference_stable(t: &HashTest, p: usize, g0: &[bool], fixed: &[bool], alpha: f64, m_max: Option<usize>, na_delete: bool) -> Reference {
+    let mut g = g0.to_vec();
+    let mut sepset = vec![None; p * p];
+    let mut pmax = vec![f64::NEG_INFINITY; p * p];
+    for i in 0..p {
+        pmax[i * p + i] = 1.0;
+    }
+    let mut n_edgetests: Vec<f64> = vec![0.0];
+    let mut ord = 0usize;
+    let mut done = false;
+    while !done && g.iter().any(|&b| b) && m_max.is_none_or(|m| ord <= m) {
+        if n_edgetests.len() <= ord {
+            n_edgetests.push(0.0);
+        }
+        n_edgetests[ord] = 0.0;
+        done = true;
+        let snapshot = g.clone();
+        let mut pairs = Vec::new();
+        for x in 0..p {
+            for y in 0..p {
+                if g[x * p + y] {
+                    pairs.push((x, y));
+                }
+            }
+        }
+        for (x, y) in pairs {
+            if !(g[y * p + x] && !fixed[y * p + x]) {
+                continue;
+            }
+            let nbrs: Vec<usize> = (0..p).filter(|&k| k != y && snapshot[k * p + x]).collect();
+            if nbrs.len() < ord {
+                continue;
+            }
+            if nbrs.len() > ord {
+                done = false;
+            }
+            let mut s: Vec<usize> = (0..ord).collect();
+            loop {
+                n_edgetests[ord] += 1.0;
+                let set: Vec<u32> = s.iter().map(|&k| nbrs[k] as u32).collect();
+                let mut pval = t.p_value(&mut (), x as u32, y as u32, &set).unwrap();
+                if pval.is_nan() {
+                    pval = if na_delete { 1.0 } else { 0.0 };
+                }
+                if pmax[x * p + y] < pval {
+                    pmax[x * p + y] = pval;
+                }
+                if pval >= alpha {
+                    g[x * p + y] = false;
+                    g[y * p + x] = false;
+                    sepset[x * p + y] = Some(set);
+                    break;
+                }
+                if !next_set(nbrs.len(), &mut s) {
+                    break;
+                }
+            }
+        }
+        ord += 1;
+    }
+    for i in 0..p {
+        for j in 0..p {
+            let m = pmax[i * p + j].max(pmax[j * p + i]);
+            pmax[i * p + j] = m;
+            pmax[j * p + i] = m;
+        }
+    }
+    Reference { g, sepset, pmax, n_edgetests, max_ord: ord as i32 - 1 }
+}
+
+/// pcalg's C++ estimateSkeleton + fitCondInd ("stable.fast"), step by step.
+fn reference_fast(t: &HashTest, p: usize, g0: &[bool], fixed: &[bool], alpha: f64, m_max: Option<usize>, na_delete: bool) -> Reference {
+    let mut sepset = vec![None; p * p];
+    let mut pmax = vec![-1.0; p * p];
+    let mut g = vec![false; p * p];
+    let mut counts = vec![0.0];
+    for i in 0..p {
+        for j in i + 1..p {
+            if g0[i * p + j] && !fixed[i * p + j] {
+                let pv = t.p_value(&mut (), i as u32, j as u32, &[]).unwrap();
+                pmax[i * p + j] = pv;
+                if pv >= alpha {
+                    sepset[j * p + i] = Some(vec![]);
+                }
+            }
+        }
+    }
+    for i in 0..p {
+        for j in i + 1..p {
+            if fixed[i * p + j] || (g0[i * p + j] && {
+                counts[0] += 1.0;
+                pmax[i * p + j] < alpha
+            }) {
+                g[i * p + j] = true;
+                g[j * p + i] = true;
+            }
+        }
+    }
+    let max_cond = m_max.unwrap_or(p);
+    let mut cond = 1usize;
+    while cond <= max_cond {
+        let deg = |g: &Vec<bool>, v: usize| (0..p).filter(|&k| g[v * p + k]).count();
+        let mut work = Vec::new();
+        for u in 0..p {
+            for v in u + 1..p {
+                if g[u * p + v] && deg(&g, u).max(deg(&g, v)) > cond && !fixed[u * p + v] {
+                    work.push((u, v));
+                }
+            }
+        }
+        if work.is_empty() {
+            break;
+        }
+        let mut level_tests = 0.0;
+        let mut delete = Vec::new();
+        for &(u, v) in &work {
+            let mut test_side = |x: usize, y: usize, list: &[usize], m: usize, counts_out: &mut f64| -> bool {
+                let mut s: Vec<usize> = (0..cond).collect();
+                loop {
+                    let set: Vec<u32> = s.iter().map(|&k| list[k] as u32).collect();
+                    let mut pv = t.p_value(&mut (), x as u32, y as u32, &set).unwrap();
+                    *counts_out += 1.0;
+                    if pv.is_nan() {
+                        pv = if na_delete { 1.0 } else { 0.0 };
+                    }
+                    if pv > pmax[u * p + v] {
+                        pmax[u * p + v] = pv;
+                    }
+                    if pv >= alpha {
+                        sepset[v * p + u] = Some(set);
+                        return true;
+                    }
+                    // the C++ stops the second side before its first element reaches a common neighbour
+                    let mut k = cond as isize - 1;
+                    while k >= 0 && s[k as usize] == list.len() - cond + k as usize {
+                        k -= 1;
+                    }
+                    if m > 0 && k == 0 && s[0] == m - 1 {
+                        return false;
+                    }
+                    if k < 0 {
+                        return false;
+                    }
+                    let k = k as usize;
+                    s[k] += 1;
+                    for j in k + 1..cond {
+                        s[j] = s[j - 1] + 1;
+                    }
+                }
+            };
+            let mut found = false;
+            if deg(&g, u) > cond {
+                let list: Vec<usize> = (0..p).filter(|&k| g[u * p + k] && k != v).collect();
+                found = test_side(u, v, &list, 0, &mut level_tests);
+            }
+            if !found && deg(&g, v) > cond {
+                let mut list: Vec<usize> = (0..p).filter(|&k| g[v * p + k] && k != u && !g[u * p + k]).collect();
+                let m = list.len();
+                list.extend((0..p).filter(|&k| g[v * p + k] && k != u && g[u * p + k]));
+                if m > 0 {
+                    found = test_side(v, u, &list, m, &mut level_tests);
+                }
+            }
+            if found {
+                delete.push((u, v));
+            }
+        }
+        for (u, v) in delete {
+            g[u * p + v] = false;
+            g[v * p + u] = false;
+        }
+        counts.push(level_tests);
+        cond += 1;
+    }
+    let max_ord = counts.len() as i32 - 2;
+    Reference { g, sepset, pmax, n_edgetests: counts, max_ord }
+}
+
+fn random_mask(p: usize, density: f64, seed: u64) -> Vec<bool> {
+    let mut m = vec![false; p * p];
+    let mut h = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
+    for i in 0..p {
+        for j in i + 1..p {
+            h ^= h << 13;
+            h ^= h >> 7;
+            h ^= h << 17;
+            let on = (h >> 11) as f64 / (1u64 << 53) as f64 * 1.0 < density;
+            m[i * p + j] = on;
+            m[j * p + i] = on;
+        }
+    }
+    m
+}
+
+fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_density: f64, m_max: Option<usize>, na_delete: bool, nan_every: u64) -> Result<(), TestCaseError> {
+    let t = HashTest { seed, nan_every };
+    let gaps = random_mask(p, gap_density, seed ^ 1);
+    let fixed = random_mask(p, fixed_density, seed ^ 2);
+    let mut g0: Vec<bool> = gaps.iter().map(|&b| !b).collect();
+    for i in 0..p {
+        g0[i * p + i] = false;
+    }
+    let want = match order {
+        Order::Stable => reference_stable(&t, p, &g0, &fixed, alpha, m_max, na_delete),
+        Order::StableFast => reference_fast(&t, p, &g0, &fixed, alpha, m_max, na_delete),
+    };
+    let params = SkeletonParams {
+        alpha,
+        order,
+        m_max,
+        na_delete,
+        start: Adjacency::from_dense(p, &g0),
+        fixed_edges: Adjacency::from_dense(p, &fixed),
+    };
+    for threads in [1usize, 3] {
+        let mut b = ParallelCpu::new(&t, threads).unwrap();
+        let got = run_skeleton(&params, &mut b, &mut NullWatch).unwrap();
+        let dense = got.graph.to_dense();
+        prop_assert_eq!(&dense, &want.g, "graph");
+        let mut sep = vec![None; p * p];
+        for s in &got.sepsets {
+            sep[s.x as usize * p + s.y as usize] = Some(s.set.clone());
+        }
+        prop_assert_eq!(&sep, &want.sepset, "sepsets");
+        for k in 0..p * p {
+            let (a, b) = (got.pmax[(k % p) * p + k / p], want.pmax[k]);
+            prop_assert!(a == b || (a.is_nan() && b.is_nan()), "pmax at {}: {} vs {}", k, a, b);
+        }
+        prop_assert_eq!(&got.n_edgetests, &want.n_edgetests, "n.edgetests");
+        prop_assert_eq!(got.max_ord, want.max_ord, "max.ord");
+    }
+    let mut seq = SequentialCpu::new(&t);
+    let again = run_skeleton(&params, &mut seq, &mut NullWatch).unwrap();
+    prop_assert_eq!(again.graph.to_dense(), want.g, "sequential backend graph");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(160))]
+
+    #[test]
+    fn stable_matches_pcalg_r_loop(p in 2usize..14, seed in any::<u64>(), alpha in prop::sample::select(vec![0.01, 0.05, 0.2, 0.5, 0.8]),
+                                   gaps in prop::sample::select(vec![0.0, 0.2, 0.6]), fixed in prop::sample::select(vec![0.0, 0.1]),
+                                   m_max in prop::option::of(0usize..4), na_delete in any::<bool>(), nan_every in prop::sample::select(vec![0u64, 7])) {
+        check(Order::Stable, p, seed, alpha, gaps, fixed, m_max, na_delete, nan_every)?;
+    }
+
+    #[test]
+    fn stable_fast_matches_pcalg_cpp_loop(p in 2usize..14, seed in any::<u64>(), alpha in prop::sample::select(vec![0.01, 0.05, 0.2, 0.5, 0.8]),
+                                          gaps in prop::sample::select(vec![0.0, 0.2, 0.6]), fixed in prop::sample::select(vec![0.0, 0.1]),
+                                          m_max in prop::option::of(0usize..4), na_delete in any::<bool>(), nan_every in prop::sample::select(vec![0u64, 7])) {
+        check(Order::StableFast, p, seed, alpha, gaps, fixed, m_max, na_delete, nan_every)?;
+    }
+}
