@@ -1,0 +1,145 @@
+## Backends: "cpu", "cuda" (an error naming CUDA/GPU on a machine without one), "auto",
+## options(gpupc.backend), verbose output.
+
+skip_if(selftest())
+
+be_suff <- local({
+  set.seed(31337)
+  g <- pcalg::randomDAG(25, 3 / 24)
+  d <- pcalg::rmvDAG(500, g)
+  list(C = stats::cor(d), n = 500L)
+})
+
+gpu_usable <- function() isTRUE(gpupc::gpu_info()$usable)
+
+## stdout and messages of an expression, as one string, plus its value
+capture_all <- function(expr) {
+  msgs <- character(0)
+  out <- utils::capture.output(val <- withCallingHandlers(expr, message = function(m) {
+    msgs <<- c(msgs, conditionMessage(m)); invokeRestart("muffleMessage")
+  }))
+  list(value = val, text = paste(c(out, msgs), collapse = "\n"))
+}
+
+test_that("gpu_info() describes the GPU or says why none is usable", {
+  info <- gpupc::gpu_info()
+  expect_type(info, "list")
+  expect_true(is.logical(info$usable) && length(info$usable) == 1 && !is.na(info$usable))
+  if (!info$usable) {
+    expect_true(is.character(info$reason) && length(info$reason) == 1 && nzchar(info$reason))
+  } else {
+    expect_true(is.character(info$name) && nzchar(info$name))
+  }
+})
+
+test_that("backend = 'cpu' works and equals pcalg (Gaussian and discrete)", {
+  for (m in c("stable", "stable.fast")) {
+    want <- pcalg::skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, method = m)
+    got <- gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, method = m, backend = "cpu")
+    expect_same_pcalgo(got, want, 0.01, paste("backend cpu gauss", m), strict_type = m == "stable.fast")
+    set.seed(9); want <- pcalg::pc(be_suff, pcalg::gaussCItest, 0.01, p = 25, skel.method = m)
+    set.seed(9); got <- gpupc::gpu_pc(be_suff, pcalg::gaussCItest, 0.01, p = 25, skel.method = m, backend = "cpu")
+    expect_same_pcalgo(got, want, 0.01, paste("backend cpu pc gauss", m), strict_type = m == "stable.fast")
+  }
+  o <- load_disc("survey", 2000)
+  s <- list(dm = unname(o$dm), nlev = o$nlev, adaptDF = FALSE)
+  want <- quietly(pcalg::skeleton(s, pcalg::disCItest, 0.05, p = 6, m.max = 4))
+  got <- quietly(gpupc::gpu_skeleton(s, pcalg::disCItest, 0.05, p = 6, m.max = 4, backend = "cpu"))
+  expect_same_pcalgo(got, want, 0.05, "backend cpu discrete")
+})
+
+test_that("backend = 'cuda' errors clearly without a usable GPU (and works with one)", {
+  if (!gpu_usable()) {
+    for (m in c("stable", "stable.fast")) {
+      expect_error(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, method = m, backend = "cuda"),
+                   "CUDA|GPU|cuda|gpu")
+      expect_error(gpupc::gpu_pc(be_suff, pcalg::gaussCItest, 0.01, p = 25, skel.method = m, backend = "cuda"),
+                   "CUDA|GPU|cuda|gpu")
+    }
+    ## and the session still works
+    got <- gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, backend = "cpu")
+    expect_same_pcalgo(got, pcalg::skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25), 0.01,
+                       "cpu after a cuda error")
+  } else {
+    for (cfg in list(c(25, 3, 500), c(120, 4, 1000), c(320, 2, 2000))) {
+      suff <- local({ set.seed(cfg[1]); g <- pcalg::randomDAG(cfg[1], cfg[2] / (cfg[1] - 1))
+                      d <- pcalg::rmvDAG(cfg[3], g); list(C = stats::cor(d), n = cfg[3]) })
+      want <- pcalg::skeleton(suff, pcalg::gaussCItest, 0.01, p = cfg[1])
+      got <- gpupc::gpu_skeleton(suff, pcalg::gaussCItest, 0.01, p = cfg[1], backend = "cuda")
+      expect_same_pcalgo(got, want, 0.01, paste("cuda p =", cfg[1]),
+                         rerun = function(a) pcalg::skeleton(suff, pcalg::gaussCItest, a, p = cfg[1]))
+    }
+  }
+})
+
+test_that("backend = 'auto' runs (on the CPU without a GPU) and says so when verbose", {
+  want <- pcalg::skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25)
+  r <- capture_all(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, backend = "auto",
+                                       verbose = TRUE))
+  expect_same_pcalgo(r$value, want, 0.01, "backend auto")
+  if (!gpu_usable()) expect_match(r$text, "cpu|CPU")
+  ## above the size where auto would try the GPU: without one, it falls back to the CPU
+  big <- local({ set.seed(4); g <- pcalg::randomDAG(320, 1.5 / 319); d <- pcalg::rmvDAG(400, g)
+                 list(C = stats::cor(d), n = 400L) })
+  r <- capture_all(gpupc::gpu_skeleton(big, pcalg::gaussCItest, 0.01, p = 320, backend = "auto",
+                                       method = "stable.fast", verbose = TRUE))
+  expect_same_pcalgo(r$value, pcalg::skeleton(big, pcalg::gaussCItest, 0.01, p = 320, method = "stable.fast"),
+                     0.01, "backend auto p = 320", strict_type = TRUE)
+  r <- capture_all(gpupc::gpu_skeleton(big, pcalg::gaussCItest, 0.01, p = 320, backend = "auto",
+                                       verbose = TRUE))
+  if (!gpu_usable()) expect_match(r$text, "cpu|CPU")
+})
+
+test_that("options(gpupc.backend) is honoured", {
+  op <- options(gpupc.backend = "cpu")
+  on.exit(options(op), add = TRUE)
+  r <- capture_all(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, verbose = TRUE))
+  expect_match(r$text, "cpu|CPU")
+  expect_same_pcalgo(r$value, pcalg::skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25), 0.01,
+                     "option cpu")
+  if (!gpu_usable()) {
+    options(gpupc.backend = "cuda")
+    expect_error(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25), "CUDA|GPU|cuda|gpu")
+    expect_error(gpupc::gpu_pc(be_suff, pcalg::gaussCItest, 0.01, p = 25), "CUDA|GPU|cuda|gpu")
+    ## an explicit argument wins over the option
+    expect_s4_class(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, backend = "cpu"), "pcAlgo")
+  }
+})
+
+test_that("an unknown backend is an error naming the argument", {
+  expect_error(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, backend = "tpu"), "backend")
+  expect_error(gpupc::gpu_pc(be_suff, pcalg::gaussCItest, 0.01, p = 25, backend = 1), "backend")
+})
+
+test_that("verbose = TRUE prints per-level 'Order=' lines and the backend", {
+  for (m in c("stable", "stable.fast")) {
+    r <- capture_all(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, method = m,
+                                         backend = "cpu", verbose = TRUE))
+    want <- pcalg::skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, method = m)
+    expect_same_pcalgo(r$value, want, 0.01, paste("verbose", m), strict_type = m == "stable.fast")
+    ## one "Order=" line per level run, from 0 to the last one
+    lv <- as.integer(sub("Order ?= ?", "", regmatches(r$text, gregexpr("Order ?= ?[0-9]+", r$text))[[1]]))
+    expect_true(length(lv) >= 1, label = paste("Order lines printed,", m))
+    expect_identical(lv, seq_along(lv) - 1L, label = paste("levels 0,1,2,... in order,", m))
+    expect_match(r$text, "cpu|CPU", label = paste("backend named,", m))
+    ## and quiet when not verbose
+    q <- capture_all(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, method = m,
+                                         backend = "cpu"))
+    expect_identical(q$text, "", label = paste("silent without verbose,", m))
+  }
+  r <- capture_all(gpupc::gpu_pc(be_suff, pcalg::gaussCItest, 0.01, p = 25, backend = "cpu", verbose = TRUE))
+  expect_match(r$text, "Order ?= ?0")
+})
+
+test_that("numCores: NULL, 1 and 2 give identical results; bad values are errors naming it", {
+  for (m in c("stable", "stable.fast")) {
+    a <- gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.05, p = 25, method = m)
+    b <- gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.05, p = 25, method = m, numCores = 1)
+    c2 <- gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.05, p = 25, method = m, numCores = 2L)
+    expect_identical_pcalgo(a, b, paste("numCores NULL vs 1,", m))
+    expect_identical_pcalgo(b, c2, paste("numCores 1 vs 2,", m))
+    for (bad in list(0, -1, 1.5, "two"))
+      expect_error(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.05, p = 25, method = m, numCores = bad),
+                   "numCores")
+  }
+})
