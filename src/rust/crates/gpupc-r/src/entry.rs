@@ -146,10 +146,12 @@ fn gpupc_gpu_info() -> Robj {
         Ok(d) => list!(
             usable = true,
             name = d.name,
-            memory_bytes = d.memory_bytes as f64,
+            memory_bytes = d.total_memory as f64,
+            free_bytes = d.free_memory as f64,
             compute_capability = format!("{}.{}", d.compute_capability.0, d.compute_capability.1),
-            driver_version = d.driver_version,
-            nvrtc_version = d.nvrtc_version,
+            multiprocessors = d.multiprocessors,
+            driver_cuda_version = format!("{}.{}", d.driver_version.0, d.driver_version.1),
+            nvrtc_version = format!("{}.{}", d.nvrtc_version.0, d.nvrtc_version.1),
             reason = ""
         )
         .into_robj(),
