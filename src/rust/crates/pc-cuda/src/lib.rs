@@ -1,1 +1,16 @@
-//! CUDA backend (pending).
+//! pc-cuda: the CUDA backend of gpupc.
+//!
+//! Nothing CUDA is needed to build it: cudarc loads the driver and NVRTC at run time, and
+//! [`probe`] says (without panicking) whether a usable GPU is there. The kernels live in
+//! `src/kernels/*.cu`, are embedded in the library and compiled once per process by NVRTC for the
+//! card in use ([`module`]). [`CudaGauss`] runs pcalg's `gaussCItest` levels of
+//! `skeleton(method = "stable")` through pc-core's [`pc_core::Backend`] seam; the host-side
+//! arithmetic the kernels rely on lives in [`host`], testable without a GPU.
+
+pub mod device;
+pub mod gauss;
+pub mod host;
+pub mod module;
+
+pub use device::{probe, DeviceInfo};
+pub use gauss::{CudaGauss, CudaTimings, LevelTimings};

@@ -1,0 +1,622 @@
+//! The Gaussian backend: pcalg's `gaussCItest` for `skeleton(method = "stable")` on a GPU.
+//!
+//! C is uploaded once and stays on the device. Per level:
+//! - level 0: one thread per edge (`gauss_level0`), r = C[x, y];
+//! - level 1: one warp per edge (`gauss_level1`), the closed form; the warp walks the canonical
+//!   ranks 32 at a time and stops at the first round with a success;
+//! - levels 2..=32: the cuPC-S shape (`gauss_sets_l*`): one thread per (row x, l-subset S of
+//!   row(x)), C[S, S] factored once and reused for every y in row(x) \ S, the key of each test
+//!   (side, rank of S within row(x) \ {y}) kept per edge by atomicMin, in rounds sized by the work
+//!   left, rows whose edges are all decided dropped between rounds; then the winning test of
+//!   each deleted edge is evaluated again (`gauss_pbest_l*`) for its p-value;
+//! - deeper levels (never seen in practice), and levels >= 2 when C holds NaN (where pcalg's
+//!   pseudo-inverse stops with an error that the CPU test reproduces), run on the CPU with C
+//!   copied back once.
+//!
+//! The kernels repeat pc-core's Gaussian arithmetic (`citest::gauss`, `citest::linalg`,
+//! `citest::special`) operation for operation, compiled without FMA contraction, so r agrees
+//! with the CPU to the last bit and p to an ulp or two of exp/log1p; a change there must be
+//! mirrored in `kernels/gauss.cu`.
+//!
+//! Every CUDA error becomes `PcError::Cuda`; every call into cudarc runs inside `catch_unwind`.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{
+    result as dres, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, DriverError,
+    LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
+use pc_core::backend::{panic_message, run_watched, Backend, Control, Watch};
+use pc_core::citest::{GaussFlavour, GaussTest};
+use pc_core::cpu::ParallelCpu;
+use pc_core::plan::{unpack_key, EdgeOutcome, EdgeWork, LevelPlan};
+use pc_core::PcError;
+
+use crate::device::{self, gb, DeviceInfo};
+use crate::host::{self, NO_KEY};
+use crate::module;
+
+type Result<T> = std::result::Result<T, PcError>;
+
+/// The Cholesky fast path is taken when ||L^-1||_F^2 * PD_MARGIN * m * trace(M) * eps < 1 (and
+/// every pivot is positive), else the pseudo-inverse; the same rule and constant as pc-core's
+/// `citest::linalg` (`PD_MARGIN`), so both backends take the same path on every test.
+pub const PD_MARGIN: f64 = 1024.0;
+
+/// Kernels the backend loads (the set kernels once per variant in `host::SET_KERNEL_VARIANTS`).
+pub const KERNEL_NAMES: [&str; 5] = ["gauss_level0", "gauss_level1", "rows_live", "gauss_sets_l", "gauss_pbest_l"];
+
+const BLOCK: u32 = 256;
+const LEVEL0_CHUNK: usize = 1 << 24;
+const LEVEL1_CHUNK: usize = 1 << 20;
+
+/// Time spent by one level.
+#[derive(Clone, Debug, Default)]
+pub struct LevelTimings {
+    pub level: usize,
+    /// Wall time of the level inside the backend.
+    pub total_s: f64,
+    /// Kernels (launch to completion) and host <-> device copies.
+    pub kernel_s: f64,
+    pub transfer_s: f64,
+    pub launches: u64,
+    /// Host work: building the level's lists before the launches, the outcomes after them.
+    pub host_s: f64,
+    pub collect_s: f64,
+    /// Tests the GPU evaluated (levels >= 2: including those past an edge's first success that
+    /// ran concurrently with it), and how many took the pseudo-inverse path.
+    pub gpu_tests: u64,
+    pub fallbacks: u64,
+    /// The level ran on the CPU (deeper than the set kernels hold).
+    pub on_cpu: bool,
+}
+
+/// Where the backend's time went.
+#[derive(Clone, Debug, Default)]
+pub struct CudaTimings {
+    /// NVRTC compile time in this process (0 when the module came from the cache).
+    pub compile_s: f64,
+    pub compile_cached: bool,
+    /// What was compiled: "sm_90 (cubin)", say.
+    pub target: String,
+    /// Uploading C.
+    pub upload_c_s: f64,
+    pub kernel_s: f64,
+    pub transfer_s: f64,
+    pub levels: Vec<LevelTimings>,
+}
+
+struct Fns {
+    level0: CudaFunction,
+    level1: CudaFunction,
+    rows_live: CudaFunction,
+    /// (max level, sets kernel, p-best kernel)
+    sets: Vec<(usize, CudaFunction, CudaFunction)>,
+}
+
+/// The CUDA Gaussian backend; see the module docs.
+pub struct CudaGauss {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    f: Fns,
+    c: CudaSlice<f64>,
+    p: usize,
+    n: f64,
+    info: DeviceInfo,
+    timings: CudaTimings,
+    round_budget: Option<u64>,
+    nvrtc_log: String,
+    cpu_test: Option<GaussTest>,
+    /// C is exactly symmetric (else levels >= 2 always take the pseudo-inverse, as on the CPU).
+    symmetric: bool,
+    /// C holds a NaN: levels >= 2 then run on the CPU, which reproduces pcalg's error there.
+    has_nan: bool,
+}
+
+fn cuda_err(what: &str) -> impl Fn(DriverError) -> PcError + '_ {
+    move |e| PcError::Cuda(format!("{what}: {e}"))
+}
+
+/// Runs `f`, turning a panic inside cudarc into `PcError::Cuda`.
+fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(e) => Err(PcError::Cuda(format!("{what}: the CUDA library panicked: {}", panic_message(&*e)))),
+    }
+}
+
+/// Accumulates kernel and copy time of one level.
+#[derive(Default)]
+struct Clock {
+    kernel: f64,
+    transfer: f64,
+    launches: u64,
+    /// Host work before the first launch (lists, lookups) and after the last (outcomes).
+    host: f64,
+    collect: f64,
+}
+
+impl Clock {
+    fn copy<T>(&mut self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let t = Instant::now();
+        let r = f();
+        self.transfer += t.elapsed().as_secs_f64();
+        r
+    }
+}
+
+impl CudaGauss {
+    /// Opens the GPU, compiles the kernels (once per process) and uploads C (p x p, column-major,
+    /// symmetric) for data of `n` observations.
+    pub fn new(c: &[f64], p: usize, n: f64) -> Result<Self> {
+        if p == 0 || c.len() != p * p {
+            return Err(PcError::invalid("C", format!("must be a {p} x {p} matrix ({} values given)", c.len())));
+        }
+        if p > u32::MAX as usize / 2 {
+            return Err(PcError::invalid("C", "too many variables for the GPU backend"));
+        }
+        if c.iter().any(|v| v.is_infinite()) {
+            return Err(PcError::invalid("suffStat$C", "entries must be finite (NA is allowed)"));
+        }
+        if !(n.is_finite() && n >= 0.0) {
+            return Err(PcError::invalid("suffStat$n", format!("must be a finite number >= 0, got {n}")));
+        }
+        let (symmetric, has_nan) = host::symmetry_and_nan(c, p);
+        let info = device::probe().map_err(PcError::Cuda)?;
+        guard("opening the GPU", || {
+            let ctx = CudaContext::new(info.ordinal).map_err(cuda_err("could not open the GPU"))?;
+            // One stream, used in order: cudarc's cross-stream event tracking is not needed.
+            // SAFETY: every launch and copy of this backend goes to `stream`, so ordering holds.
+            unsafe { ctx.disable_event_tracking() };
+            let stream = ctx.default_stream();
+            let need = 8 * p * p;
+            let (free, _) = ctx.mem_get_info().map_err(cuda_err("could not read free GPU memory"))?;
+            // C plus room for a level's lists and the kernels' local memory
+            let reserve = (512usize << 20).min(need / 4 + (64 << 20));
+            if need + reserve > free {
+                return Err(PcError::Cuda(format!(
+                    "the correlation matrix (p = {p}) needs {:.2} GB on the GPU, {:.2} GB free",
+                    gb(need + reserve),
+                    gb(free)
+                )));
+            }
+            let compiled = module::module_for(&ctx, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
+            let get = |name: &str| compiled.function(name).map_err(PcError::Cuda);
+            let mut sets = Vec::new();
+            for m in host::SET_KERNEL_VARIANTS {
+                sets.push((m, get(&format!("gauss_sets_l{m}"))?, get(&format!("gauss_pbest_l{m}"))?));
+            }
+            let f = Fns { level0: get("gauss_level0")?, level1: get("gauss_level1")?, rows_live: get("gauss_rows_live")?, sets };
+            let t = Instant::now();
+            let dc = stream.clone_htod(c).map_err(cuda_err("could not upload C"))?;
+            stream.synchronize().map_err(cuda_err("could not upload C"))?;
+            let upload_c_s = t.elapsed().as_secs_f64();
+            let timings = CudaTimings {
+                compile_s: compiled.compile_seconds,
+                compile_cached: compiled.from_cache,
+                target: compiled.target.clone(),
+                upload_c_s,
+                ..Default::default()
+            };
+            Ok(CudaGauss {
+                ctx,
+                stream,
+                f,
+                c: dc,
+                p,
+                n,
+                info: info.clone(),
+                timings,
+                round_budget: None,
+                nvrtc_log: compiled.log.clone(),
+                cpu_test: None,
+                symmetric,
+                has_nan,
+            })
+        })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    pub fn timings(&self) -> &CudaTimings {
+        &self.timings
+    }
+
+    /// NVRTC's log from compiling the kernels (resource usage with GPUPC_NVRTC_VERBOSE=1).
+    pub fn nvrtc_log(&self) -> &str {
+        &self.nvrtc_log
+    }
+
+    /// Threads per launch at levels >= 2 (default: about 2^23 / l^2); for tuning.
+    pub fn set_round_budget(&mut self, threads: Option<u64>) {
+        self.round_budget = threads;
+    }
+
+    fn budget(&self, l: usize) -> u64 {
+        self.round_budget.unwrap_or(((1u64 << 23) / (l * l) as u64).max(1 << 16))
+    }
+
+    fn ensure_free(&self, bytes: usize, what: &str) -> Result<()> {
+        let (free, _) = self.ctx.mem_get_info().map_err(cuda_err("could not read free GPU memory"))?;
+        if bytes + (32 << 20) > free {
+            return Err(PcError::Cuda(format!("{what} needs {:.2} GB of GPU memory, {:.2} GB free", gb(bytes), gb(free))));
+        }
+        Ok(())
+    }
+
+    fn up<T: DeviceRepr + ValidAsZeroBits>(&self, clock: &mut Clock, v: &[T], what: &str) -> Result<CudaSlice<T>> {
+        clock.copy(|| {
+            if v.is_empty() {
+                // one zero element: kernels never read it, and no zero-byte allocation is made
+                return self.stream.alloc_zeros::<T>(1).map_err(cuda_err(what));
+            }
+            self.stream.clone_htod(v).map_err(cuda_err(what))
+        })
+    }
+
+    fn down<T: DeviceRepr + Default + Clone>(&self, clock: &mut Clock, s: &CudaSlice<T>, len: usize, what: &str) -> Result<Vec<T>> {
+        clock.copy(|| {
+            let mut v = vec![T::default(); len];
+            if len > 0 {
+                self.stream.memcpy_dtoh(&s.slice(0..len), &mut v).map_err(cuda_err(what))?;
+            }
+            self.stream.synchronize().map_err(cuda_err(what))?;
+            Ok(v)
+        })
+    }
+
+    fn alloc<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize, what: &str) -> Result<CudaSlice<T>> {
+        self.stream.alloc_zeros::<T>(len.max(1)).map_err(cuda_err(what))
+    }
+
+    /// Waits for the kernel just launched and books its time.
+    fn finish_launch(&self, clock: &mut Clock, t: Instant, name: &str) -> Result<()> {
+        self.stream.synchronize().map_err(|e| {
+            PcError::Cuda(if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                format!("kernel {name}: out of GPU memory (for its per-thread local memory, say): {e}")
+            } else {
+                format!("kernel {name} failed: {e}")
+            })
+        })?;
+        clock.kernel += t.elapsed().as_secs_f64();
+        clock.launches += 1;
+        Ok(())
+    }
+
+    fn level0(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock) -> Result<Vec<EdgeOutcome>> {
+        let t = Instant::now();
+        let rows = host::level0_rows(plan);
+        clock.host += t.elapsed().as_secs_f64();
+        let ne = plan.edges.len();
+        let both = !self.symmetric;
+        let zfac = host::z_factor(self.n, 0);
+        let (pu, n_rows, flag) = (self.p as u64, self.p as u32, both as i32);
+        let cols_h: &[u32] = rows.cols.as_deref().unwrap_or(&plan.rows.cols);
+        let chunk = LEVEL0_CHUNK.min(ne);
+        self.ensure_free(rows.off.len() * 20 + cols_h.len() * 4 + chunk * 16, "level 0")?;
+        let off = self.up(clock, &rows.off, "level 0 rows")?;
+        let cols = self.up(clock, cols_h, "level 0 rows")?;
+        let upper = self.up(clock, &rows.upper, "level 0 rows")?;
+        let ebase = self.up(clock, &rows.ebase, "level 0 rows")?;
+        let mut p0_d = self.alloc::<f64>(chunk, "level 0 results")?;
+        let mut p1_d = self.alloc::<f64>(if both { chunk } else { 1 }, "level 0 results")?;
+        let mut p0 = vec![0.0f64; 0];
+        let mut p1 = vec![0.0f64; 0];
+        for start in (0..ne).step_by(LEVEL0_CHUNK) {
+            if ctl.cancelled() {
+                return Err(PcError::Interrupted);
+            }
+            let m = ne.min(start + LEVEL0_CHUNK) - start;
+            let (e0, mu) = (start as u64, m as u64);
+            let cfg = LaunchConfig { grid_dim: ((m as u32).div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+            let t = Instant::now();
+            let mut b = self.stream.launch_builder(&self.f.level0);
+            b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&upper).arg(&ebase).arg(&n_rows).arg(&e0).arg(&mu);
+            b.arg(&zfac).arg(&flag).arg(&mut p0_d).arg(&mut p1_d);
+            // SAFETY: argument types and order follow gauss_level0; edges start..start + m exist in
+            // the row lists (ebase[p] = number of plan edges), the result buffers hold >= m entries.
+            unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_level0"))?;
+            self.finish_launch(clock, t, "gauss_level0")?;
+            append(&mut p0, self.down(clock, &p0_d, m, "level 0 results")?);
+            if both {
+                append(&mut p1, self.down(clock, &p1_d, m, "level 0 results")?);
+            }
+            ctl.edges_done.fetch_add(m as u64, Ordering::Relaxed);
+        }
+        let t = Instant::now();
+        let (alpha, na) = (plan.alpha, plan.na_value);
+        let out = host::par_collect(ne, |k| {
+            let sides = [p0[k], if both { p1[k] } else { p0[k] }];
+            Ok(host::level0_outcome(&plan.edges[k], sides, alpha, na))
+        });
+        clock.collect += t.elapsed().as_secs_f64();
+        out
+    }
+
+    fn level1(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock) -> Result<Vec<EdgeOutcome>> {
+        let t = Instant::now();
+        let li = host::level_inputs(plan, true)?;
+        clock.host += t.elapsed().as_secs_f64();
+        let ne = plan.edges.len();
+        let (mut keys, mut pbs, mut mfs) = (Vec::new(), Vec::new(), Vec::new());
+        let zfac = host::z_factor(self.n, 1);
+        let (pu, alpha, na) = (self.p as u64, plan.alpha, plan.na_value);
+        self.ensure_free(li.off.len() * 8 + li.cols.len() * 4 + LEVEL1_CHUNK.min(ne) * 41, "level 1")?;
+        let off = self.up(clock, &li.off, "level 1 adjacency")?;
+        let cols = self.up(clock, &li.cols, "level 1 adjacency")?;
+        for start in (0..ne).step_by(LEVEL1_CHUNK) {
+            if ctl.cancelled() {
+                return Err(PcError::Interrupted);
+            }
+            let end = ne.min(start + LEVEL1_CHUNK);
+            let m = end - start;
+            let ei = self.up(clock, &li.ei[start..end], "level 1 edges")?;
+            let ej = self.up(clock, &li.ej[start..end], "level 1 edges")?;
+            let qi = self.up(clock, &li.qi[start..end], "level 1 edges")?;
+            let qj = self.up(clock, &li.qj[start..end], "level 1 edges")?;
+            let sides = self.up(clock, &li.sides[start..end], "level 1 edges")?;
+            let mut key = self.alloc::<u64>(m, "level 1 results")?;
+            let mut pbest = self.alloc::<f64>(m, "level 1 results")?;
+            let mut mf = self.alloc::<f64>(m, "level 1 results")?;
+            let mu = m as u64;
+            let threads = m as u64 * 32;
+            let cfg = LaunchConfig {
+                grid_dim: (threads.div_ceil(BLOCK as u64) as u32, 1, 1),
+                block_dim: (BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let t = Instant::now();
+            let mut b = self.stream.launch_builder(&self.f.level1);
+            b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&ei).arg(&ej).arg(&qi).arg(&qj).arg(&sides).arg(&mu);
+            b.arg(&zfac).arg(&alpha).arg(&na).arg(&mut key).arg(&mut pbest).arg(&mut mf);
+            // SAFETY: argument types and order follow gauss_level1; per-edge buffers hold m entries,
+            // off / cols are the level's CSR.
+            unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_level1"))?;
+            self.finish_launch(clock, t, "gauss_level1")?;
+            append(&mut keys, self.down(clock, &key, m, "level 1 results")?);
+            append(&mut pbs, self.down(clock, &pbest, m, "level 1 results")?);
+            append(&mut mfs, self.down(clock, &mf, m, "level 1 results")?);
+            ctl.edges_done.fetch_add(m as u64, Ordering::Relaxed);
+        }
+        let t = Instant::now();
+        let out = host::par_collect(ne, |k| outcome_of(&plan.edges[k], keys[k], pbs[k], mfs[k]));
+        clock.collect += t.elapsed().as_secs_f64();
+        out
+    }
+
+    fn level_sets(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
+        let l = plan.level;
+        let (maxl, sets_fn, pbest_fn) = self
+            .f
+            .sets
+            .iter()
+            .find(|(m, _, _)| l <= *m)
+            .map(|(m, a, b)| (*m, a, b))
+            .ok_or_else(|| PcError::Internal(format!("no set kernel for level {l}")))?;
+        let t = Instant::now();
+        let li = host::level_inputs(plan, true)?;
+        let mut rows = host::work_rows(&li, l)?;
+        let ne = plan.edges.len();
+        let max_d = rows.iter().map(|r| (li.off[r.row as usize + 1] - li.off[r.row as usize]) as usize).max().unwrap_or(0);
+        let table = host::binomial_table(max_d, l);
+        let total_sets: u128 = rows.iter().map(|r| r.total as u128).sum();
+        let budget = self.budget(l);
+        let nr = rows.len();
+        clock.host += t.elapsed().as_secs_f64();
+        self.ensure_free(
+            li.off.len() * 8 + li.cols.len() * 8 + ne * 32 + table.len() * 8 + nr * 30,
+            &format!("level {l} (maxl {maxl})"),
+        )?;
+        let off = self.up(clock, &li.off, "adjacency")?;
+        let cols = self.up(clock, &li.cols, "adjacency")?;
+        let edge_of = self.up(clock, &li.edge_of, "edge lookup")?;
+        let ei = self.up(clock, &li.ei, "edges")?;
+        let ej = self.up(clock, &li.ej, "edges")?;
+        let binom = self.up(clock, &table, "binomial table")?;
+        let row_ids: Vec<u32> = rows.iter().map(|r| r.row).collect();
+        let row_list = self.up(clock, &row_ids, "row list")?;
+        let mut best = self.alloc::<u64>(ne, "per-edge best keys")?;
+        {
+            let (ptr, _sync) = best.device_ptr_mut(&self.stream);
+            // SAFETY: ptr addresses the ne (>= 1) u64 of `best`; 0xFF bytes make NO_KEY.
+            unsafe { dres::memset_d8_async(ptr, 0xFF, ne.max(1) * 8, self.stream.cu_stream()) }.map_err(cuda_err("initialising keys"))?;
+        }
+        let mut maxfail = self.alloc::<u64>(ne, "per-edge max p")?;
+        let mut stats = self.alloc::<u64>(2, "counters")?;
+        let mut live_d = self.alloc::<u8>(nr, "row flags")?;
+        let mut task_row = self.alloc::<u32>(nr, "tasks")?;
+        let mut task_t0 = self.alloc::<u64>(nr, "tasks")?;
+        let mut task_prefix = self.alloc::<u64>(nr + 1, "tasks")?;
+
+        let (pu, li_, zfac, alpha, na) = (self.p as u64, l as i32, host::z_factor(self.n, l), plan.alpha, plan.na_value);
+        let (margin, sym) = (PD_MARGIN, self.symmetric as i32);
+        let mut live = vec![true; nr];
+        let mut done_sets: u128 = 0;
+        loop {
+            if ctl.cancelled() {
+                return Err(PcError::Interrupted);
+            }
+            let round = host::plan_round(&mut rows, &live, budget, 32);
+            if round.n_tasks() == 0 {
+                break;
+            }
+            clock.copy(|| {
+                self.stream.memcpy_htod(&round.task_row, &mut task_row).map_err(cuda_err("uploading tasks"))?;
+                self.stream.memcpy_htod(&round.task_t0, &mut task_t0).map_err(cuda_err("uploading tasks"))?;
+                self.stream.memcpy_htod(&round.task_prefix, &mut task_prefix).map_err(cuda_err("uploading tasks"))
+            })?;
+            let threads = round.threads();
+            let n_tasks = round.n_tasks() as u32;
+            let cfg = LaunchConfig {
+                grid_dim: (threads.div_ceil(BLOCK as u64) as u32, 1, 1),
+                block_dim: (BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let t = Instant::now();
+            let mut b = self.stream.launch_builder(sets_fn);
+            b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&edge_of).arg(&task_row).arg(&task_t0).arg(&task_prefix);
+            b.arg(&n_tasks).arg(&threads).arg(&binom).arg(&li_).arg(&zfac).arg(&alpha).arg(&na).arg(&margin).arg(&sym);
+            b.arg(&mut best).arg(&mut maxfail).arg(&mut stats);
+            // SAFETY: argument types and order follow gauss_sets_l*; the task arrays hold n_tasks
+            // (+ 1) entries whose ranks lie below each row's C(d, l); l <= the kernel's maximum.
+            unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_sets"))?;
+            self.finish_launch(clock, t, "gauss_sets")?;
+            done_sets += threads as u128;
+            if let Some(done) = (done_sets * ne as u128).checked_div(total_sets) {
+                ctl.edges_done.store(done as u64, Ordering::Relaxed);
+            }
+            if rows.iter().all(|r| r.next >= r.total) {
+                break;
+            }
+            // drop the rows whose every edge is decided
+            let nru = nr as u32;
+            let cfg = LaunchConfig { grid_dim: (nru.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+            let t = Instant::now();
+            let mut b = self.stream.launch_builder(&self.f.rows_live);
+            b.arg(&off).arg(&cols).arg(&edge_of).arg(&row_list).arg(&nru).arg(&best).arg(&mut live_d);
+            // SAFETY: argument types and order follow rows_live; row_list and live_d hold nr entries.
+            unsafe { b.launch(cfg) }.map_err(cuda_err("launching rows_live"))?;
+            self.finish_launch(clock, t, "rows_live")?;
+            let flags = self.down(clock, &live_d, nr, "row flags")?;
+            for (a, f) in live.iter_mut().zip(flags) {
+                *a = *a && f != 0;
+            }
+        }
+        let best_h = self.down(clock, &best, ne, "keys")?;
+        let mf_h = self.down(clock, &maxfail, ne, "max p")?;
+        let st = self.down(clock, &stats, 2, "counters")?;
+        lt.gpu_tests += st[0];
+        lt.fallbacks += st[1];
+
+        // p-value of each winning test, recomputed by the same device functions
+        let items: Vec<u32> = (0..ne as u32).filter(|&k| best_h[k as usize] != NO_KEY).collect();
+        let mut p_best = vec![f64::NAN; ne];
+        if !items.is_empty() {
+            let n_items = items.len() as u32;
+            let items_d = self.up(clock, &items, "winning tests")?;
+            let mut pb = self.alloc::<f64>(items.len(), "winning p-values")?;
+            let cfg = LaunchConfig { grid_dim: (n_items.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+            let t = Instant::now();
+            let mut b = self.stream.launch_builder(pbest_fn);
+            b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&ei).arg(&ej).arg(&items_d).arg(&n_items);
+            b.arg(&binom).arg(&li_).arg(&zfac).arg(&margin).arg(&sym).arg(&best).arg(&mut pb);
+            // SAFETY: argument types and order follow gauss_pbest_l*; items index edges with a key.
+            unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_pbest"))?;
+            self.finish_launch(clock, t, "gauss_pbest")?;
+            let pb = self.down(clock, &pb, items.len(), "winning p-values")?;
+            for (k, v) in items.iter().zip(pb) {
+                p_best[*k as usize] = v;
+            }
+        }
+        let t = Instant::now();
+        let out = host::par_collect(ne, |k| outcome_of(&plan.edges[k], best_h[k], p_best[k], host::decode_max_fail(mf_h[k])));
+        clock.collect += t.elapsed().as_secs_f64();
+        ctl.edges_done.store(ne as u64, Ordering::Relaxed);
+        out
+    }
+
+    fn level_gpu(&self, plan: &LevelPlan, ctl: &Control, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
+        self.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        let mut clock = Clock::default();
+        let r = match plan.level {
+            0 => self.level0(plan, ctl, &mut clock),
+            1 => self.level1(plan, ctl, &mut clock),
+            _ => self.level_sets(plan, ctl, &mut clock, lt),
+        };
+        lt.kernel_s += clock.kernel;
+        lt.transfer_s += clock.transfer;
+        lt.launches += clock.launches;
+        lt.host_s += clock.host;
+        lt.collect_s += clock.collect;
+        r
+    }
+
+    fn level_on_cpu(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        if self.cpu_test.is_none() {
+            let c = guard("copying C back", || {
+                let v = self.stream.clone_dtoh(&self.c).map_err(cuda_err("copying C back"))?;
+                self.stream.synchronize().map_err(cuda_err("copying C back"))?;
+                Ok(v)
+            })?;
+            self.cpu_test = Some(GaussTest::new(c, self.p, self.n, GaussFlavour::R)?);
+        }
+        let test = self.cpu_test.as_ref().expect("set above");
+        ParallelCpu::new(test, 0)?.run_level(plan, watch)
+    }
+}
+
+/// Appends a chunk's results (the first chunk is moved, not copied).
+fn append<T>(all: &mut Vec<T>, chunk: Vec<T>) {
+    if all.is_empty() {
+        *all = chunk;
+    } else {
+        all.extend(chunk);
+    }
+}
+
+fn outcome_of(e: &EdgeWork, key: u64, p_best: f64, max_fail: f64) -> Result<EdgeOutcome> {
+    if key == NO_KEY {
+        return Ok(EdgeOutcome { best: None, p_best: f64::NAN, max_fail });
+    }
+    let (side, rank) = unpack_key(key);
+    match e.sides[side as usize] {
+        Some(s) if rank < s.n_ranks => Ok(EdgeOutcome { best: Some((side, rank)), p_best, max_fail }),
+        _ => Err(PcError::Internal(format!(
+            "the GPU reported test (side {side}, rank {rank}) for edge {}-{}, which the plan does not hold",
+            e.i, e.j
+        ))),
+    }
+}
+
+impl Backend for CudaGauss {
+    fn name(&self) -> String {
+        format!("cuda ({})", self.info.name)
+    }
+
+    fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        host::check_stable_plan(plan)?;
+        let t0 = Instant::now();
+        let mut lt = LevelTimings { level: plan.level, ..Default::default() };
+        let out = if plan.edges.is_empty() {
+            Ok(Vec::new())
+        } else if plan.level >= 2 && (self.has_nan || host::set_kernel_variant(plan.level).is_none()) {
+            lt.on_cpu = true;
+            self.level_on_cpu(plan, watch)
+        } else {
+            let me = &*self;
+            let lt_ref = &mut lt;
+            run_watched(plan.edges.len() as u64, watch, Duration::from_millis(100), move |ctl| {
+                guard("running a level on the GPU", || me.level_gpu(plan, ctl, lt_ref))
+            })
+        };
+        lt.total_s = t0.elapsed().as_secs_f64();
+        self.timings.kernel_s += lt.kernel_s;
+        self.timings.transfer_s += lt.transfer_s;
+        self.timings.levels.push(lt);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_fails_cleanly_without_a_gpu_or_with_bad_input() {
+        // bad shapes and values are refused before the GPU is touched
+        assert!(matches!(CudaGauss::new(&[1.0; 3], 2, 10.0), Err(PcError::InvalidArgument { .. })));
+        assert!(matches!(CudaGauss::new(&[1.0, f64::INFINITY, 0.0, 1.0], 2, 10.0), Err(PcError::InvalidArgument { .. })));
+        assert!(matches!(CudaGauss::new(&[1.0, 0.0, 0.0, 1.0], 2, f64::NAN), Err(PcError::InvalidArgument { .. })));
+        // without a GPU (CI) a Cuda error, never a panic; with one, a working backend
+        match CudaGauss::new(&[1.0, 0.5, 0.5, 1.0], 2, 10.0) {
+            Ok(g) => assert!(g.name().starts_with("cuda")),
+            Err(PcError::Cuda(msg)) => assert!(!msg.is_empty()),
+            Err(e) => panic!("unexpected error {e:?}"),
+        }
+    }
+}

@@ -1,0 +1,580 @@
+// Gaussian conditional-independence tests (pcalg's gaussCItest) for gpupc's CUDA backend.
+//
+// Compiled at run time by NVRTC (no headers), with --fmad=false so that no multiply-add is
+// contracted and the re-evaluation of a winning test (gauss_pbest_*) reproduces the main kernel's
+// p-value bit for bit.
+//
+// Layout: C is the p x p correlation matrix, column-major (C[a + b * p] is C[a, b]).
+// A key packs (side, rank) as side << 63 | rank, so that u64 order is pcalg's canonical order:
+// side 0 (x = i, y = j, i < j) before side 1 (x = j, y = i), then lexicographic rank of S within
+// the side's list row(x) \ {y}. Per edge we keep the minimum successful key (atomicMin) and the
+// largest NA-mapped p-value of a failed test (atomicMax on the bit pattern, + 1 so that 0 means
+// "none"); a test is only ever skipped when its key is above the edge's current best.
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned char u8;
+
+#define NO_KEY 0xFFFFFFFFFFFFFFFFull
+#define SIDE_BIT 0x8000000000000000ull
+#define CUT_AT 0.9999999
+#define DBL_EPS 2.220446049250313e-16
+#define FULL_MASK 0xFFFFFFFFu
+
+__device__ __forceinline__ u64 cidx(u32 a, u32 b, u64 p) { return (u64)a + (u64)b * p; }
+
+__device__ __forceinline__ double neg_inf() { return __longlong_as_double(0xFFF0000000000000ll); }
+__device__ __forceinline__ double nan_value() { return __longlong_as_double(0x7FF8000000000000ll); }
+
+// R's pnorm(x, lower.tail = FALSE): W. J. Cody's ANORM rational approximations with R's branch
+// points and underflow cut, evaluated operation for operation as pc-core's citest/special.rs does.
+__device__ const double NA_[5] = {2.2352520354606839287e00, 1.6102823106855587881e02, 1.0676894854603709582e03,
+                                  1.8154981253343561249e04, 6.5682337918207449113e-2};
+__device__ const double NB_[4] = {4.7202581904688241870e01, 9.7609855173777669322e02, 1.0260932208618978205e04,
+                                  4.5507789335026729956e04};
+__device__ const double NC_[9] = {3.9894151208813466764e-1, 8.8831497943883759412e00, 9.3506656132177855979e01,
+                                  5.9727027639480026226e02, 2.4945375852903726711e03, 6.8481904505362823326e03,
+                                  1.1602651437647350124e04, 9.8427148383839780218e03, 1.0765576773720192317e-8};
+__device__ const double ND_[8] = {2.2266688044328115691e01, 2.3538790178262499861e02, 1.5193775994075548050e03,
+                                  6.4855582982667607550e03, 1.8615571640885098091e04, 3.4900952721145977266e04,
+                                  3.8912003286093271411e04, 1.9685429676859990727e04};
+__device__ const double NP_[6] = {2.1589853405795699e-1, 1.274011611602473639e-1, 2.2235277870649807e-2,
+                                  1.421619193227893466e-3, 2.9112874951168792e-5, 2.307344176494017303e-2};
+__device__ const double NQ_[5] = {1.28426009614491121e00, 4.68238212480865118e-1, 6.59881378689285515e-2,
+                                  3.78239633202758244e-3, 7.29751555083966205e-5};
+#define FRAC_1_SQRT_2PI 0.3989422804014326779399461
+
+// exp(-y^2 / 2) * t with y^2 split into an exact head and a small rest.
+__device__ __forceinline__ double exp_half_sq_times(double y, double t) {
+    double head = trunc(y * 16.0) / 16.0;
+    double rest = (y - head) * (y + head);
+    return exp(-head * head * 0.5) * exp(-rest * 0.5) * t;
+}
+
+__device__ double pnorm_upper(double x) {
+    if (x != x) return nan_value();
+    double y = fabs(x);
+    if (y <= 0.67448975) {
+        double xsq = (y > DBL_EPS * 0.5) ? x * x : 0.0;
+        double num = NA_[4] * xsq;
+        double den = xsq;
+        for (int i = 0; i < 3; ++i) {
+            num = (num + NA_[i]) * xsq;
+            den = (den + NB_[i]) * xsq;
+        }
+        double t = x * (num + NA_[3]) / (den + NB_[3]);
+        return 0.5 - t;
+    }
+    double small;
+    if (y <= sqrt(32.0)) {
+        double num = NC_[8] * y;
+        double den = y;
+        for (int i = 0; i < 7; ++i) {
+            num = (num + NC_[i]) * y;
+            den = (den + ND_[i]) * y;
+        }
+        small = exp_half_sq_times(y, (num + NC_[7]) / (den + ND_[7]));
+    } else if (x < 37.5193 && x > -8.2924) {
+        double xsq = 1.0 / (x * x);
+        double num = NP_[5] * xsq;
+        double den = xsq;
+        for (int i = 0; i < 4; ++i) {
+            num = (num + NP_[i]) * xsq;
+            den = (den + NQ_[i]) * xsq;
+        }
+        double t = xsq * (num + NP_[4]) / (den + NQ_[4]);
+        small = exp_half_sq_times(y, (FRAC_1_SQRT_2PI - t) / y);
+    } else if (x > 0.0) {
+        return 0.0;
+    } else {
+        return 1.0;
+    }
+    return x > 0.0 ? small : 1.0 - small;
+}
+
+// pcalg: r NA -> 0, clamp to +-0.9999999, z = sqrt(n - |S| - 3) * 0.5 * log1p(2r / (1 - r)),
+// z NA -> 0, p = 2 * pnorm(|z|, lower.tail = FALSE). zfac = sqrt(n - |S| - 3) * 0.5 (NaN when
+// n - |S| - 3 < 0, which makes z NaN, hence 0, hence p = 1, as in R).
+__device__ __forceinline__ double fisher_p(double r, double zfac) {
+    if (r != r) r = 0.0;
+    r = fmax(-CUT_AT, fmin(CUT_AT, r));
+    double z = zfac * log1p(2.0 * r / (1.0 - r));
+    if (z != z) z = 0.0;
+    return 2.0 * pnorm_upper(fabs(z));
+}
+
+__device__ __forceinline__ double na_map(double pv, double na_value) { return pv != pv ? na_value : pv; }
+
+// Bit pattern of a non-negative double, + 1 (0 is reserved for "no failure").
+__device__ __forceinline__ u64 fail_bits(double mapped) { return (u64)__double_as_longlong(mapped) + 1ull; }
+
+// ---------------------------------------------------------------------------------------------
+// Level 0: one thread per edge, r = C[x, y]. Edge e of the launch's range is the
+// (e - ebase[i])-th of row i's list cols[off[i] + upper[i] ..] (the snapshot's j > i); the raw
+// p-value of side 0 (x = i) goes to p0_out, and of side 1 (x = j) to p1_out when C is not
+// symmetric (when it is, both sides read the same entry and give the same p).
+
+extern "C" __global__ void gauss_level0(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
+                                        const u32* __restrict__ cols, const u32* __restrict__ upper,
+                                        const u64* __restrict__ ebase, u32 n_rows, u64 e0, u64 m, double zfac,
+                                        int both, double* __restrict__ p0_out, double* __restrict__ p1_out) {
+    u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= m) return;
+    u64 e = e0 + k;
+    u32 lo = 0, hi = n_rows;  // ebase[lo] <= e < ebase[lo + 1]
+    while (hi - lo > 1) {
+        u32 mid = (lo + hi) >> 1;
+        if (ebase[mid] <= e) lo = mid; else hi = mid;
+    }
+    u32 i = lo;
+    u32 j = cols[off[i] + upper[i] + (e - ebase[i])];
+    p0_out[k] = fisher_p(C[cidx(i, j, p)], zfac);
+    if (both) p1_out[k] = fisher_p(C[cidx(j, i, p)], zfac);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Level 1: one warp per edge; lanes take consecutive ranks (rank r is S = {list[r]}, list =
+// row(x) \ {y}); after each round of 32 a ballot finds the first success in canonical order.
+
+__device__ __forceinline__ double level1_p(const double* __restrict__ C, u64 p, u32 x, u32 y, u32 k, double zfac) {
+    double cxy = C[cidx(x, y, p)];
+    double cxk = C[cidx(x, k, p)];
+    double cyk = C[cidx(y, k, p)];
+    // pcalg pcorOrder: (C[i,j] - C[i,k] * C[j,k]) / sqrt((1 - C[j,k]^2) * (1 - C[i,k]^2))
+    double r = (cxy - cxk * cyk) / sqrt((1.0 - cyk * cyk) * (1.0 - cxk * cxk));
+    return fisher_p(r, zfac);
+}
+
+extern "C" __global__ void gauss_level1(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
+                                        const u32* __restrict__ cols, const u32* __restrict__ ei,
+                                        const u32* __restrict__ ej, const u32* __restrict__ qi,
+                                        const u32* __restrict__ qj, const u8* __restrict__ sides, u64 n_edges,
+                                        double zfac, double alpha, double na_value, u64* __restrict__ key_out,
+                                        double* __restrict__ pbest_out, double* __restrict__ maxfail_out) {
+    u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    u32 lane = threadIdx.x & 31;
+    if (warp >= n_edges) return;  // uniform across the warp
+    u32 i = ei[warp], j = ej[warp];
+    u8 fl = sides[warp];
+    u64 key = NO_KEY;
+    double pb = nan_value();
+    double mf = neg_inf();
+    for (int side = 0; side < 2 && key == NO_KEY; ++side) {
+        if (!((fl >> side) & 1)) continue;
+        u32 x = side ? j : i, y = side ? i : j;
+        u32 qy = side ? qj[warp] : qi[warp];  // position of y in row(x)
+        const u32* row = cols + off[x];
+        u64 len = off[x + 1] - off[x] - 1;
+        for (u64 base = 0; base < len; base += 32) {
+            u64 r = base + lane;
+            bool succ = false;
+            double pv = 0.0;
+            if (r < len) {
+                u64 q = r + (r >= qy ? 1 : 0);
+                pv = level1_p(C, p, x, y, row[q], zfac);
+                double mapped = na_map(pv, na_value);
+                succ = mapped >= alpha;
+                if (!succ) mf = fmax(mf, mapped);
+            }
+            unsigned ball = __ballot_sync(FULL_MASK, succ);
+            if (ball) {
+                int w = __ffs(ball) - 1;
+                key = ((u64)side << 63) | (base + (u64)w);
+                pb = __shfl_sync(FULL_MASK, pv, w);
+                break;
+            }
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) mf = fmax(mf, __shfl_xor_sync(FULL_MASK, mf, o));
+    if (lane == 0) {
+        key_out[warp] = key;
+        pbest_out[warp] = pb;
+        maxfail_out[warp] = mf;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Levels >= 2, cuPC-S shape: one thread per (row x, rank t of an l-subset S of row(x)); C[S, S]
+// is factored once and reused for every y in row(x) \ S.
+//
+// The arithmetic is pc-core's (citest/linalg.rs), operation for operation, split at the S / y
+// boundary: the LDL^T factorisation of M = C[(S, x, y), (S, x, y)] (rows left to right, every
+// pivot d > 0 or the fast path is off), the "safely positive definite" test
+// trace(M^-1) * (1024 * m * trace(M) * eps) < 1 with trace(M^-1) = sum_ij (L^-1)_ij^2 / d_i summed
+// column by column in the same order, and r = l d_x / sqrt(d_x (d_y + l^2 d_x)) with l = L[y, x];
+// otherwise r = -P12 / sqrt(P11 P22) for P the pseudo-inverse of C[c(x, y, S), c(x, y, S)] by
+// one-sided Jacobi, keeping singular values > m * sigma_max * eps (corpcor's rule). A C that is
+// not exactly symmetric always takes the pseudo-inverse, as on the CPU.
+
+#define TRI(r, c) ((r) * ((r) + 1) / 2 + (c))
+
+template <int MAXL>
+struct SetFactor {
+    u32 S[MAXL];
+    double L[MAXL * (MAXL + 1) / 2];     // unit lower factor of C[S, S] below the diagonal (packed rows)
+    double U[MAXL * (MAXL + 1) / 2];     // its inverse below the diagonal (packed rows)
+    double inv_d[MAXL];                  // 1 / pivots of the S block
+    double lx[MAXL];                     // row x of L over the S columns
+    double dx, inv_dx;                   // pivot of x
+    double trace;                        // C[s,s] summed over S, then C[x,x]
+    bool ok;                             // all pivots so far > 0 (and C symmetric)
+};
+
+template <int MAXL>
+__device__ __forceinline__ void factor_set(SetFactor<MAXL>& f, const double* __restrict__ C, u64 p, u32 x, int l,
+                                           bool symmetric) {
+    f.ok = symmetric;
+    if (!symmetric) return;
+    f.trace = 0.0;
+    double w[MAXL];
+    for (int j = 0; j < l; ++j) {
+        for (int k = 0; k < j; ++k) {
+            double sum = C[cidx(f.S[k], f.S[j], p)];
+            for (int t = 0; t < k; ++t) sum -= w[t] * f.L[TRI(k, t)];
+            w[k] = sum;
+            f.L[TRI(j, k)] = sum * f.inv_d[k];
+        }
+        double ajj = C[cidx(f.S[j], f.S[j], p)];
+        f.trace += ajj;
+        double d = ajj;
+        for (int t = 0; t < j; ++t) d -= w[t] * f.L[TRI(j, t)];
+        if (!(d > 0.0)) {
+            f.ok = false;
+            return;
+        }
+        f.inv_d[j] = 1.0 / d;
+    }
+    // row x
+    for (int k = 0; k < l; ++k) {
+        double sum = C[cidx(f.S[k], x, p)];
+        for (int t = 0; t < k; ++t) sum -= w[t] * f.L[TRI(k, t)];
+        w[k] = sum;
+        f.lx[k] = sum * f.inv_d[k];
+    }
+    double axx = C[cidx(x, x, p)];
+    f.trace += axx;
+    double d = axx;
+    for (int t = 0; t < l; ++t) d -= w[t] * f.lx[t];
+    if (!(d > 0.0)) {
+        f.ok = false;
+        return;
+    }
+    f.dx = d;
+    f.inv_dx = 1.0 / d;
+    // inverse of the unit lower S block, column by column
+    for (int j = 0; j < l; ++j) {
+        f.U[TRI(j, j)] = 1.0;
+        for (int i = j + 1; i < l; ++i) {
+            double sum = 0.0;
+            for (int t = j; t < i; ++t) sum -= f.L[TRI(i, t)] * f.U[TRI(t, j)];
+            f.U[TRI(i, j)] = sum;
+        }
+    }
+}
+
+// r from the pseudo-inverse of A = C[c(x, y, S), c(x, y, S)] (column-major): one-sided (Hestenes)
+// Jacobi as pc-core's linalg::pinv_pcor, keeping singular values above m * sigma_max * eps.
+template <int MAXL>
+__device__ __noinline__ double pinv_r(const double* __restrict__ C, u64 p, u32 x, u32 y, const u32* S, int l) {
+    const int m = l + 2;
+    double A[(MAXL + 2) * (MAXL + 2)];
+    double V[(MAXL + 2) * (MAXL + 2)];
+    u32 idx[MAXL + 2];
+    idx[0] = x;
+    idx[1] = y;
+    for (int k = 0; k < l; ++k) idx[2 + k] = S[k];
+    for (int j = 0; j < m; ++j)
+        for (int i = 0; i < m; ++i) {
+            A[j * m + i] = C[cidx(idx[i], idx[j], p)];
+            V[j * m + i] = (i == j) ? 1.0 : 0.0;
+        }
+    for (int sweep = 0; sweep < 100; ++sweep) {
+        bool rotated = false;
+        for (int i = 0; i < m - 1; ++i) {
+            for (int j = i + 1; j < m; ++j) {
+                int ci = i * m, cj = j * m;
+                double alpha = 0.0, beta = 0.0, gamma = 0.0;
+                for (int r = 0; r < m; ++r) {
+                    double ai = A[ci + r], aj = A[cj + r];
+                    alpha += ai * ai;
+                    beta += aj * aj;
+                    gamma += ai * aj;
+                }
+                if (gamma == 0.0 || fabs(gamma) <= DBL_EPS * sqrt(alpha * beta)) continue;
+                rotated = true;
+                double zeta = (beta - alpha) / (2.0 * gamma);
+                double t;
+                if (fabs(zeta) > 1e150) {
+                    t = 0.5 / zeta;
+                } else {
+                    t = copysign(1.0, zeta) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+                }
+                double c = 1.0 / sqrt(1.0 + t * t);
+                double s = c * t;
+                for (int r = 0; r < m; ++r) {
+                    double ai = A[ci + r], aj = A[cj + r];
+                    A[ci + r] = c * ai - s * aj;
+                    A[cj + r] = s * ai + c * aj;
+                    double vi = V[ci + r], vj = V[cj + r];
+                    V[ci + r] = c * vi - s * vj;
+                    V[cj + r] = s * vi + c * vj;
+                }
+            }
+        }
+        if (!rotated) break;
+    }
+    double sigma_max = 0.0;
+    for (int k = 0; k < m; ++k) {
+        double s2 = 0.0;
+        for (int r = 0; r < m; ++r) s2 += A[k * m + r] * A[k * m + r];
+        sigma_max = fmax(sigma_max, sqrt(s2));
+    }
+    double tol = (double)m * sigma_max * DBL_EPS;
+    double p00 = 0.0, p01 = 0.0, p11 = 0.0;
+    for (int k = 0; k < m; ++k) {
+        double s2 = 0.0;
+        for (int r = 0; r < m; ++r) s2 += A[k * m + r] * A[k * m + r];
+        double sigma = sqrt(s2);
+        if (!(sigma > tol) || sigma == 0.0) continue;
+        double v0 = V[k * m], v1 = V[k * m + 1];
+        p00 += v0 * A[k * m] / s2;
+        p01 += v0 * A[k * m + 1] / s2;
+        p11 += v1 * A[k * m + 1] / s2;
+    }
+    return -p01 / sqrt(p00 * p11);
+}
+
+// p-value of the test (x, y | S) given the factor of S; *fallback is set when the pseudo-inverse
+// path was taken.
+template <int MAXL>
+__device__ __forceinline__ double test_y(const SetFactor<MAXL>& f, const double* __restrict__ C, u64 p, u32 x,
+                                         u32 y, int l, double pd_margin, double zfac, bool* fallback) {
+    if (f.ok) {
+        double w[MAXL];
+        double ly[MAXL];
+        for (int k = 0; k < l; ++k) {
+            double sum = C[cidx(f.S[k], y, p)];
+            for (int t = 0; t < k; ++t) sum -= w[t] * f.L[TRI(k, t)];
+            w[k] = sum;
+            ly[k] = sum * f.inv_d[k];
+        }
+        double sum = C[cidx(x, y, p)];
+        for (int t = 0; t < l; ++t) sum -= w[t] * f.lx[t];
+        double wx = sum;
+        double lyx = sum * f.inv_dx;
+        double ayy = C[cidx(y, y, p)];
+        double trace = f.trace + ayy;
+        double d = ayy;
+        for (int t = 0; t < l; ++t) d -= w[t] * ly[t];
+        d -= wx * lyx;
+        if (d > 0.0) {
+            double dy = d, inv_dy = 1.0 / d;
+            // trace(M^-1) column by column of L^-1: S rows, then x, then y
+            double trace_inv = 0.0;
+            for (int j = 0; j < l; ++j) {
+                trace_inv += f.inv_d[j];
+                for (int i = j + 1; i < l; ++i) {
+                    double u = f.U[TRI(i, j)];
+                    trace_inv += u * u * f.inv_d[i];
+                }
+                double su = 0.0;
+                for (int t = j; t < l; ++t) su -= f.lx[t] * f.U[TRI(t, j)];
+                double ux = su;
+                trace_inv += ux * ux * f.inv_dx;
+                double sv = 0.0;
+                for (int t = j; t < l; ++t) sv -= ly[t] * f.U[TRI(t, j)];
+                sv -= lyx * ux;
+                trace_inv += sv * sv * inv_dy;
+            }
+            trace_inv += f.inv_dx;
+            double sxu = 0.0;
+            sxu -= lyx * 1.0;
+            trace_inv += sxu * sxu * inv_dy;
+            trace_inv += inv_dy;
+            double cutoff = pd_margin * (double)(l + 2) * trace * DBL_EPS;
+            if (trace_inv * cutoff < 1.0) {
+                *fallback = false;
+                double sxy = lyx * f.dx;
+                return fisher_p(sxy / sqrt(f.dx * (dy + lyx * sxy)), zfac);
+            }
+        }
+    }
+    *fallback = true;
+    return fisher_p(pinv_r<MAXL>(C, p, x, y, f.S, l), zfac);
+}
+
+// Positions P[0..l) of the t-th (lexicographic) l-subset of {0..n}; binom[n' * (l + 1) + k].
+__device__ __forceinline__ void unrank_set(u32 n, int l, u64 t, const u64* __restrict__ binom, u32* P) {
+    u64 r = t;
+    u32 v = 0;
+    u64 lp1 = (u64)l + 1;
+    for (int c = 0; c < l; ++c) {
+        int rem = l - c - 1;
+        for (;;) {
+            u64 cnt = binom[(u64)(n - v - 1) * lp1 + rem];
+            if (r < cnt) break;
+            r -= cnt;
+            ++v;
+        }
+        P[c] = v;
+        ++v;
+    }
+}
+
+__device__ __forceinline__ u64 warp_sum(u64 v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
+    return v;
+}
+
+template <int MAXL>
+__device__ __forceinline__ void sets_body(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
+                                          const u32* __restrict__ cols, const int* __restrict__ edge_of,
+                                          const u32* __restrict__ task_row, const u64* __restrict__ task_t0,
+                                          const u64* __restrict__ task_prefix, u32 n_tasks, u64 total,
+                                          const u64* __restrict__ binom, int l, double zfac, double alpha,
+                                          double na_value, double pd_margin, int symmetric, u64* best, u64* maxfail, u64* stats) {
+    u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 n_tests = 0, n_fallback = 0;
+    if (g < total) {
+        // the task holding g: task_prefix[w] <= g < task_prefix[w + 1]
+        u32 lo = 0, hi = n_tasks;
+        while (hi - lo > 1) {
+            u32 mid = (lo + hi) >> 1;
+            if (task_prefix[mid] <= g) lo = mid; else hi = mid;
+        }
+        u32 x = task_row[lo];
+        u64 t = task_t0[lo] + (g - task_prefix[lo]);
+        u64 o = off[x];
+        u32 d = (u32)(off[x + 1] - o);
+        const u32* row = cols + o;
+        u64 lp1 = (u64)l + 1;
+
+        u32 P[MAXL];
+        unrank_set(d, l, t, binom, P);
+        SetFactor<MAXL> f;
+        // rank of S within row(x) \ {y}, for y at position q (n' = d - 1 elements):
+        //   C(d - 1, l) - 1 - sum_c C(d - 2 - P'_c, l - c),  P'_c = P_c - [P_c > q].
+        // With ip = #{c : P_c < q}: sum = sum_{c < ip} A_c + sum_{c >= ip} B_c,
+        //   A_c = C(d - 2 - P_c, l - c), B_c = C(d - 1 - P_c, l - c).
+        u64 sum = 0;
+        for (int c = 0; c < l; ++c) {
+            f.S[c] = row[P[c]];
+            sum += binom[(u64)(d - 1 - P[c]) * lp1 + (l - c)];
+        }
+        u64 top = binom[(u64)(d - 1) * lp1 + l] - 1;
+        int ip = 0;
+        bool factored = false;
+        for (u32 q = 0; q < d; ++q) {
+            if (ip < l && P[ip] == q) {
+                u64 a_c = (P[ip] + 2 <= d) ? binom[(u64)(d - 2 - P[ip]) * lp1 + (l - ip)] : 0;
+                sum = sum - binom[(u64)(d - 1 - P[ip]) * lp1 + (l - ip)] + a_c;
+                ++ip;
+                continue;
+            }
+            int e = edge_of[o + q];
+            if (e < 0) continue;
+            u32 y = row[q];
+            u64 key = ((u64)(x > y ? 1 : 0) << 63) | (top - sum);
+            u64 cur = *((volatile u64*)(best + e));
+            if (key >= cur) continue;  // a success with a smaller key is known
+            if (!factored) {
+                factor_set<MAXL>(f, C, p, x, l, symmetric != 0);
+                factored = true;
+            }
+            bool fb;
+            double pv = test_y<MAXL>(f, C, p, x, y, l, pd_margin, zfac, &fb);
+            ++n_tests;
+            n_fallback += fb ? 1 : 0;
+            double mapped = na_map(pv, na_value);
+            if (mapped >= alpha) {
+                atomicMin(best + e, key);
+            } else {
+                atomicMax(maxfail + e, fail_bits(mapped));
+            }
+        }
+    }
+    n_tests = warp_sum(n_tests);
+    n_fallback = warp_sum(n_fallback);
+    if ((threadIdx.x & 31) == 0 && n_tests) {
+        atomicAdd(stats + 0, n_tests);
+        atomicAdd(stats + 1, n_fallback);
+    }
+}
+
+// Re-evaluates the winning test of each listed edge (same functions as sets_body, so the same bits).
+template <int MAXL>
+__device__ __forceinline__ void pbest_body(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
+                                           const u32* __restrict__ cols, const u32* __restrict__ ei,
+                                           const u32* __restrict__ ej, const u32* __restrict__ items, u32 n_items,
+                                           const u64* __restrict__ binom, int l, double zfac, double pd_margin, int symmetric,
+                                           const u64* __restrict__ best, double* __restrict__ pbest_out) {
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n_items) return;
+    u32 e = items[k];
+    u64 key = best[e];
+    u32 side = (u32)(key >> 63);
+    u64 rank = key & ~SIDE_BIT;
+    u32 x = side ? ej[e] : ei[e];
+    u32 y = side ? ei[e] : ej[e];
+    u64 o = off[x];
+    u32 d = (u32)(off[x + 1] - o);
+    const u32* row = cols + o;
+    u32 lo = 0, hi = d;  // position of y in row(x)
+    while (lo < hi) {
+        u32 mid = (lo + hi) >> 1;
+        if (row[mid] < y) lo = mid + 1; else hi = mid;
+    }
+    u32 qy = lo;
+    u32 P[MAXL];
+    unrank_set(d - 1, l, rank, binom, P);
+    SetFactor<MAXL> f;
+    for (int c = 0; c < l; ++c) f.S[c] = row[P[c] + (P[c] >= qy ? 1 : 0)];
+    factor_set<MAXL>(f, C, p, x, l, symmetric != 0);
+    bool fb;
+    pbest_out[k] = test_y<MAXL>(f, C, p, x, y, l, pd_margin, zfac, &fb);
+}
+
+#define GAUSS_SET_KERNELS(M)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(256) gauss_sets_l##M(                                           \
+        const double* __restrict__ C, u64 p, const u64* __restrict__ off, const u32* __restrict__ cols,          \
+        const int* __restrict__ edge_of, const u32* __restrict__ task_row, const u64* __restrict__ task_t0,      \
+        const u64* __restrict__ task_prefix, u32 n_tasks, u64 total, const u64* __restrict__ binom, int l,       \
+        double zfac, double alpha, double na_value, double pd_margin, int symmetric, u64* best, u64* maxfail, u64* stats) {          \
+        sets_body<M>(C, p, off, cols, edge_of, task_row, task_t0, task_prefix, n_tasks, total, binom, l, zfac,  \
+                     alpha, na_value, pd_margin, symmetric, best, maxfail, stats);                                               \
+    }                                                                                                            \
+    extern "C" __global__ void gauss_pbest_l##M(                                                                 \
+        const double* __restrict__ C, u64 p, const u64* __restrict__ off, const u32* __restrict__ cols,          \
+        const u32* __restrict__ ei, const u32* __restrict__ ej, const u32* __restrict__ items, u32 n_items,      \
+        const u64* __restrict__ binom, int l, double zfac, double pd_margin, int symmetric, const u64* __restrict__ best,             \
+        double* __restrict__ pbest_out) {                                                                        \
+        pbest_body<M>(C, p, off, cols, ei, ej, items, n_items, binom, l, zfac, pd_margin, symmetric, best, pbest_out);            \
+    }
+
+GAUSS_SET_KERNELS(4)
+GAUSS_SET_KERNELS(8)
+GAUSS_SET_KERNELS(16)
+GAUSS_SET_KERNELS(32)
+
+// A row still has work when some edge of it has no success yet, or only one on a later side
+// (side 1 is row j's; row i's side-0 tests all come before it in canonical order). A success on
+// this row's own side came from an earlier round, whose ranks for that y are all smaller.
+extern "C" __global__ void gauss_rows_live(const u64* __restrict__ off, const u32* __restrict__ cols,
+                                     const int* __restrict__ edge_of, const u32* __restrict__ rows, u32 n_rows,
+                                     const u64* __restrict__ best, u8* __restrict__ live) {
+    u32 w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= n_rows) return;
+    u32 x = rows[w];
+    u8 alive = 0;
+    for (u64 q = off[x]; q < off[x + 1]; ++q) {
+        int e = edge_of[q];
+        if (e < 0) continue;
+        u64 side = cols[q] < x ? 1 : 0;
+        u64 b = *((volatile const u64*)(best + e));
+        if (b == NO_KEY || (b >> 63) > side) {
+            alive = 1;
+            break;
+        }
+    }
+    live[w] = alive;
+}
