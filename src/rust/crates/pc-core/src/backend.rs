@@ -54,9 +54,19 @@ pub fn run_watched<T: Send>(
     work: impl FnOnce(&Control) -> Result<T> + Send,
 ) -> Result<T> {
     let ctl = Control::default();
+    let ctl_ref = &ctl;
+    // the worker flags its end and wakes the watcher, so a level never waits out a whole `every`
+    let done = AtomicBool::new(false);
+    let done_ref = &done;
+    let watcher = std::thread::current();
     let out = std::thread::scope(|s| {
-        let handle = s.spawn(|| work(&ctl));
-        while !handle.is_finished() {
+        let handle = s.spawn(move || {
+            let r = work(ctl_ref);
+            done_ref.store(true, Ordering::Release);
+            watcher.unpark();
+            r
+        });
+        while !done.load(Ordering::Acquire) && !handle.is_finished() {
             std::thread::park_timeout(every);
             if !ctl.cancelled() && !watch.tick(ctl.edges_done.load(Ordering::Relaxed), total) {
                 ctl.cancel.store(true, Ordering::Relaxed);

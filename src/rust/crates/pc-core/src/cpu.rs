@@ -34,7 +34,10 @@ pub fn eval_edge<T: CiTest + ?Sized>(
     let mut max_fail = f64::NEG_INFINITY;
     for (si, side) in edge.sides.iter().enumerate() {
         let Some(side) = side else { continue };
-        plan.side_list(side, &mut sc.list);
+        // level 0 draws no set from the list: skip copying the whole row for every edge
+        if l > 0 {
+            plan.side_list(side, &mut sc.list);
+        }
         sc.pos.clear();
         sc.pos.extend(0..l as u32);
         for rank in 0..side.n_ranks {

@@ -145,6 +145,9 @@ impl LevelPlan {
     /// The separating set of test (side, rank), in the side list's order (pcalg stores it so).
     pub fn sepset(&self, edge: &EdgeWork, side: u8, rank: u64) -> Vec<u32> {
         let s = edge.sides[side as usize].expect("side exists");
+        if self.level == 0 {
+            return Vec::new(); // no need to build the side's list
+        }
         let mut list = Vec::new();
         self.side_list(&s, &mut list);
         let mut pos = vec![0u32; self.level];
