@@ -143,3 +143,16 @@ test_that("numCores: NULL, 1 and 2 give identical results; bad values are errors
                    "numCores")
   }
 })
+
+test_that("a run long enough to show progress prints no errors and equals pcalg", {
+  ## an R indepTest that takes over 1 ms a call: ~2500 calls, > 3 s, past cli's progress delay (2 s)
+  set.seed(4711)
+  g <- pcalg::randomDAG(15, 4 / 14)
+  suff <- list(C = stats::cor(pcalg::rmvDAG(1000, g)), n = 1000L)
+  slow <- function(x, y, S, suffStat) { Sys.sleep(0.0012); pcalg::gaussCItest(x, y, S, suffStat) }
+  msg <- utils::capture.output(out <- utils::capture.output(
+    got <- gpupc::gpu_skeleton(suff, slow, 0.05, p = 15, backend = "cpu")), type = "message")
+  expect_false(any(grepl("Error|error", c(out, msg))), label = paste(c(out, msg), collapse = "\n"))
+  want <- pcalg::skeleton(suff, pcalg::gaussCItest, 0.05, p = 15)
+  expect_same_pcalgo(got, want, 0.05, "long run with progress")
+})

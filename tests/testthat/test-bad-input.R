@@ -33,10 +33,11 @@ valid_call_works <- function(fun, method, label) {
                      strict_type = method == "stable.fast")
 }
 
-## Calls gpu_<fun>() with the defaults below replaced by `...`, expects an error matching `pattern`,
+## Calls gpu_<fun>() with the defaults below replaced by `...`, expects an error matching `.pattern`,
 ## then checks a valid call.
-expect_arg_error <- function(pattern, ..., indepTest = pcalg::gaussCItest, suffStat = bad_gauss,
-                             alpha = 0.05, label = pattern) {
+## (`.pattern` has a dot so that a `p = ` in `...` cannot partially match it.)
+expect_arg_error <- function(.pattern, ..., indepTest = pcalg::gaussCItest, suffStat = bad_gauss,
+                             alpha = 0.05, label = .pattern) {
   for (fun in FUNS) for (method in METHODS) {
     f <- under_test(fun)
     args <- list(suffStat = suffStat, indepTest = indepTest, alpha = alpha, ...)
@@ -48,7 +49,7 @@ expect_arg_error <- function(pattern, ..., indepTest = pcalg::gaussCItest, suffS
     if (is.null(err)) {
       fail(sprintf("%s: no error", lab))
     } else {
-      expect_match(conditionMessage(err), pattern, label = lab)
+      expect_match(conditionMessage(err), .pattern, label = lab)
     }
     valid_call_works(fun, method, lab)
   }
@@ -172,5 +173,27 @@ test_that("bad u2pd / orientation combinations are errors, as in pcalg", {
     expect_error(gpupc::gpu_pc(bad_gauss, pcalg::gaussCItest, 0.05, p = 6L, skel.method = method,
                                u2pd = "retry", solve.confl = TRUE), "u2pd|relaxed")
     valid_call_works("pc", method, "orientation errors")
+  }
+})
+
+test_that("after an error, later valid calls run cleanly (nothing printed, no stale state)", {
+  ## stdout and stderr (where R prints errors caught inside callbacks) of a valid call
+  silent_run <- function(expr) {
+    msg <- utils::capture.output(out <- utils::capture.output(val <- expr), type = "message")
+    list(val = val, text = c(out, msg))
+  }
+  boom <- function(x, y, S, suffStat) stop("boom-clean")
+  w <- function(x, y, S, suffStat) pcalg::gaussCItest(x, y, S, suffStat)
+  for (method in METHODS) {
+    expect_error(gpupc::gpu_skeleton(bad_gauss, boom, 0.05, p = 6L, method = method), "boom-clean")
+    for (k in 1:2) {
+      r <- silent_run(gpupc::gpu_skeleton(bad_gauss, pcalg::gaussCItest, 0.05, p = 6L, method = method))
+      expect_identical(r$text, character(0), label = sprintf("output of valid call %d after an indepTest error (%s)", k, method))
+      r <- silent_run(gpupc::gpu_skeleton(bad_gauss, w, 0.05, p = 6L, method = method))
+      expect_identical(r$text, character(0), label = sprintf("output of valid R-test call %d after an indepTest error (%s)", k, method))
+    }
+    expect_error(gpupc::gpu_skeleton(bad_gauss, pcalg::gaussCItest, 2, p = 6L, method = method), "alpha")
+    r <- silent_run(gpupc::gpu_pc(bad_gauss, pcalg::gaussCItest, 0.05, p = 6L, skel.method = method))
+    expect_identical(r$text, character(0), label = sprintf("output of valid gpu_pc call after an alpha error (%s)", method))
   }
 })

@@ -111,6 +111,9 @@ run_gauss_case <- function(cs) {
   labels <- if (cs$labels) paste0("V", seq_len(cs$p), "_", cs$seed) else NULL
   label <- paste0("gauss case ", case_label(cs))
   gpu_args <- if (is.na(cs$numCores)) list() else list(numCores = cs$numCores)
+  ## GPUPC_TEST_BACKEND=cuda (on a GPU machine) runs the native Gaussian "stable" cases on that backend
+  tb <- Sys.getenv("GPUPC_TEST_BACKEND")
+  if (nzchar(tb) && cs$test == "gauss" && cs$method == "stable") gpu_args$backend <- tb
   res <- compare_run(cs$fun, suff, itest, cs$alpha, p = cs$p, labels = labels, args = args,
                      gpu_args = gpu_args, seed = cs$seed + 1L, label = label,
                      strict_type = cs$method == "stable.fast")
