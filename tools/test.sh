@@ -108,8 +108,11 @@ if (length(files) == 0L) {
   cat("no test files in tests/testthat\n")
   write_counts(0L, 0L, 0L)
 } else {
+  # on a terminal the live progress table; in a log (CI) dots per test file, then every problem
+  reporter <- if (isatty(stdout())) testthat::ProgressReporter$new(show_praise = FALSE) else
+    testthat::SummaryReporter$new(show_praise = FALSE, max_reports = Inf)
   res <- testthat::test_dir("tests/testthat", package = "gpupc", load_package = "installed",
-                            reporter = testthat::ProgressReporter$new(show_praise = FALSE),
+                            reporter = reporter,
                             stop_on_failure = FALSE, stop_on_warning = FALSE)
   kinds <- unlist(lapply(res, function(t) vapply(t$results, function(e) {
     if (inherits(e, "expectation_error")) "error"
