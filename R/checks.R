@@ -1,13 +1,13 @@
 # Argument checks in pcalg's words. Every error names the argument, so a user who replaced
 # pc( by gpu_pc( sees which input is wrong.
 
-abort_arg <- function(arg, msg, call = rlang_caller()) {
-  cli::cli_abort(c("{.arg {arg}} {msg}"), class = c("gpupc_invalid_argument", "gpupc_error"),
-                 call = call)
+# The message names the argument; the call is left out because the checks run several frames
+# below the user's gpu_pc() / gpu_skeleton() call.
+abort_arg <- function(arg, msg) {
+  text <- cli::format_inline(msg, .envir = parent.frame())  # {p}, {nrow(C)} live in the caller
+  cli::cli_abort(c("{.arg {arg}} {text}"), class = c("gpupc_invalid_argument", "gpupc_error"),
+                 call = NULL)
 }
-
-# cli's `call` wants the user's call, two frames up from the check helpers.
-rlang_caller <- function() sys.call(-2)
 
 # labels / p exactly as pcalg::skeleton() settles them; returns list(labels, p).
 resolve_labels <- function(labels, p, missing_labels, missing_p, chatty = FALSE) {

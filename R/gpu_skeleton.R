@@ -142,7 +142,7 @@ level_hooks <- function(verbose, method, backend) {
     },
     tick = function(done, total) {
       if (is.null(state$bar)) {
-        state$bar <- cli::cli_progress_bar(sprintf("gpupc level %d", state$level), total = total,
+        state$bar <- cli::cli_progress_bar(sprintf("gpupc level %d", state$level), total = total, .auto_close = FALSE,
                                            .envir = state)
       }
       cli::cli_progress_update(id = state$bar, set = done, .envir = state)
@@ -163,8 +163,7 @@ as_pcalgo <- function(res, labels, cl) {
   Gobject <- if (sum(G) == 0) {
     new("graphNEL", nodes = labels)
   } else {
-    colnames(G) <- rownames(G) <- labels
-    as(G, "graphNEL")
+    undirected_graphnel(G, labels)
   }
   new("pcAlgo", graph = Gobject, call = cl, n = integer(0), max.ord = as.integer(res$max.ord),
       n.edgetests = res$n.edgetests, sepset = res$sepset, pMax = res$pMax,
