@@ -89,7 +89,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   }
   if (!is.null(res$error)) raise_core_error(res)
   if (verbose) cat(sprintf("gpupc: backend %s (%s)\n", res$backend, choice$why))
-  .gpupc_state$last <- list(backend = res$backend, why = choice$why, levels = as.data.frame(res$levels))
+  .gpupc_state$last <- list(backend = res$backend, why = choice$why, levels = as.data.frame(res$levels),
+                            details = res$extra)
   if (test$kind == "gauss") warn_small_n(test$data$n, res$levels)
   as_pcalgo(res, labels, cl)
 }
@@ -103,7 +104,10 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
 #'
 #' @return A list: `backend` (e.g. `"cpu (16 threads)"`), `why` (why that backend was chosen) and
 #'   `levels`, a data frame with one row per level: `level`, `edges` (at the level's start),
-#'   `tests`, `removed` and `seconds`. `NULL` before the first run.
+#'   `tests`, `removed`, `seconds` (the whole level), `plan_seconds` (listing each edge's
+#'   tests) and `backend_seconds` (running them); and `details`, the backend's own figures (for
+#'   the GPU: NVRTC compile seconds, upload, kernel and transfer seconds, launches). `NULL`
+#'   before the first run.
 #' @export
 gpupc_last_run <- function() .gpupc_state$last
 
@@ -141,15 +145,19 @@ level_hooks <- function(verbose, method, backend) {
       }
     },
     tick = function(done, total) {
-      if (is.null(state$bar)) {
-        state$bar <- cli::cli_progress_bar(sprintf("gpupc level %d", state$level), total = total, .auto_close = FALSE,
-                                           .envir = state)
-      }
-      cli::cli_progress_update(id = state$bar, set = done, .envir = state)
+      # a broken progress display must never stop a run
+      try(silent = TRUE, {
+        if (is.null(state$bar)) {
+          # auto_terminate = FALSE: the watcher may tick again after the level reached its total
+          state$bar <- cli::cli_progress_bar(sprintf("gpupc level %d", state$level), total = total,
+                                             auto_terminate = FALSE, .auto_close = FALSE, .envir = state)
+        }
+        cli::cli_progress_update(id = state$bar, set = done, .envir = state)
+      })
     },
     level_end = function(level, tests, removed, seconds) {
       if (!is.null(state$bar)) {
-        cli::cli_progress_done(id = state$bar, .envir = state)
+        try(cli::cli_progress_done(id = state$bar, .envir = state), silent = TRUE)
         state$bar <- NULL
       }
       if (verbose) cat(sprintf("  level %d: %.0f tests, %.0f edges removed, %.3f s (%s)\n",

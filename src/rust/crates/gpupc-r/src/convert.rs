@@ -81,20 +81,20 @@ pub fn gsquare_test(data: &List, p: usize, kind: GSquareKind) -> CoreResult<GSqu
     GSquareTest::new(data, kind, adapt_df)
 }
 
-/// `sepset[[x]][[y]]`: a list of p lists of p entries, NULL or 1-based integer vectors.
-fn sepsets_to_r(res: &SkeletonResult, p: usize) -> Robj {
-    let mut rows: Vec<Vec<Option<Vec<i32>>>> = vec![vec![None; p]; p];
+/// `sepset[[x]][[y]]`: a list of p lists of p entries, NULL or 1-based integer vectors. The R
+/// lists are allocated NULL-filled and only the found sets are written (at p = 5000 there are
+/// 25 million entries, nearly all NULL).
+fn sepsets_to_r(res: &SkeletonResult, p: usize) -> CoreResult<Robj> {
+    let mut rows: Vec<List> = (0..p).map(|_| List::new(p)).collect();
     for s in &res.sepsets {
-        rows[s.x as usize][s.y as usize] = Some(s.set.iter().map(|&v| v as i32 + 1).collect());
+        let set: Vec<i32> = s.set.iter().map(|&v| v as i32 + 1).collect();
+        rows[s.x as usize].set_elt(s.y as usize, Robj::from(set)).map_err(|e| PcError::Internal(e.to_string()))?;
     }
-    let outer: Vec<Robj> = rows
-        .into_iter()
-        .map(|row| {
-            let inner: Vec<Robj> = row.into_iter().map(|e| e.map_or_else(|| Robj::from(()), Robj::from)).collect();
-            List::from_values(inner).into()
-        })
-        .collect();
-    List::from_values(outer).into()
+    let mut outer = List::new(p);
+    for (i, row) in rows.into_iter().enumerate() {
+        outer.set_elt(i, row.into_robj()).map_err(|e| PcError::Internal(e.to_string()))?;
+    }
+    Ok(outer.into_robj())
 }
 
 pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: List) -> CoreResult<Robj> {
@@ -108,13 +108,15 @@ pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: Lis
     };
     let lv = &res.levels;
     let levels = List::from_names_and_values(
-        ["level", "edges", "tests", "removed", "seconds"],
+        ["level", "edges", "tests", "removed", "seconds", "plan_seconds", "backend_seconds"],
         [
             Robj::from(lv.iter().map(|l| l.level as i32).collect::<Vec<_>>()),
             Robj::from(lv.iter().map(|l| l.edges_at_start as f64).collect::<Vec<_>>()),
             Robj::from(lv.iter().map(|l| l.tests as f64).collect::<Vec<_>>()),
             Robj::from(lv.iter().map(|l| l.removed as f64).collect::<Vec<_>>()),
             Robj::from(lv.iter().map(|l| l.seconds).collect::<Vec<_>>()),
+            Robj::from(lv.iter().map(|l| l.plan_seconds).collect::<Vec<_>>()),
+            Robj::from(lv.iter().map(|l| l.backend_seconds).collect::<Vec<_>>()),
         ],
     )
     .map_err(|e| PcError::Internal(e.to_string()))?;
@@ -122,7 +124,7 @@ pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: Lis
         ["G", "sepset", "pMax", "n.edgetests", "max.ord", "backend", "levels", "extra"],
         [
             graph.into_robj(),
-            sepsets_to_r(res, p),
+            sepsets_to_r(res, p)?,
             pmax.into_robj(),
             n_edgetests,
             Robj::from(res.max_ord),

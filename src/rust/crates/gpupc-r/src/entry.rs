@@ -36,6 +36,8 @@ struct Run<'a> {
     watch: RWatch,
     threads: usize,
     backend: &'a str,
+    /// Backend-specific details for `gpupc_last_run()` (CUDA timings).
+    extra: List,
 }
 
 impl Run<'_> {
@@ -80,7 +82,7 @@ fn skeleton_impl(
         start: logical_matrix(&start, p, "fixedGaps")?,
         fixed_edges: logical_matrix(&fixed_edges, p, "fixedEdges")?,
     };
-    let mut run = Run { params, watch: RWatch::new(&hooks), threads: threads.max(0) as usize, backend };
+    let mut run = Run { params, watch: RWatch::new(&hooks), threads: threads.max(0) as usize, backend, extra: List::new(0) };
     if run.backend == "cuda" && test != "gauss" {
         return Err(PcError::Cuda(format!("the GPU backend does not run the \"{test}\" test yet")));
     }
@@ -106,12 +108,24 @@ fn skeleton_impl(
     if run.watch.interrupted {
         return Err(PcError::Interrupted);
     }
-    result_to_r(&res, order, &name, List::new(0))
+    result_to_r(&res, order, &name, run.extra)
 }
 
 fn cuda_gauss(run: &mut Run, t: &pc_core::citest::GaussTest) -> CoreResult<(pc_core::SkeletonResult, String)> {
     let mut b = pc_cuda::CudaGauss::new(&t.c, t.p, t.n)?;
-    run.go(&mut b)
+    let out = run.go(&mut b)?;
+    let tm = b.timings();
+    run.extra = list!(
+        nvrtc_compile_s = tm.compile_s,
+        nvrtc_cached = tm.compile_cached,
+        nvrtc_target = tm.target.clone(),
+        upload_c_s = tm.upload_c_s,
+        kernel_s = tm.kernel_s,
+        transfer_s = tm.transfer_s,
+        launches = tm.levels.iter().map(|l| l.launches as f64).sum::<f64>(),
+        pinv_fallbacks = tm.levels.iter().map(|l| l.fallbacks as f64).sum::<f64>()
+    );
+    Ok(out)
 }
 
 /// Runs the skeleton search. `test` is "gauss", "dis", "bin" or "rfun" (then `rtest` is an R

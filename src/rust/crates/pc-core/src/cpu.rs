@@ -89,17 +89,24 @@ impl<T: CiTest + Sync> Backend for ParallelCpu<'_, T> {
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         let test = self.test;
         let pool = &self.pool;
+        // Chunks small enough to balance uneven edges (a hub's sets dwarf a leaf's), large enough
+        // that scheduling and the shared progress counter cost nothing per edge.
+        let chunk = (plan.edges.len() / (self.threads() * 64)).clamp(1, 512);
         run_watched(plan.edges.len() as u64, watch, Duration::from_millis(100), |ctl: &Control| {
             pool.install(|| {
-                plan.edges
-                    .par_iter()
-                    .with_max_len(16)
-                    .map_init(EdgeScratch::<T::Scratch>::default, |sc, e| {
-                        let out = eval_edge(plan, test, sc, e, &mut || !ctl.cancelled());
-                        ctl.edge_done();
-                        out
+                let parts = plan
+                    .edges
+                    .par_chunks(chunk)
+                    .map_init(EdgeScratch::<T::Scratch>::default, |sc, edges| {
+                        let mut out = Vec::with_capacity(edges.len());
+                        for e in edges {
+                            out.push(eval_edge(plan, test, sc, e, &mut || !ctl.cancelled())?);
+                        }
+                        ctl.edges_done.fetch_add(edges.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                        Ok(out)
                     })
-                    .collect::<Result<Vec<_>>>()
+                    .collect::<Result<Vec<Vec<EdgeOutcome>>>>()?;
+                Ok(parts.concat())
             })
         })
     }

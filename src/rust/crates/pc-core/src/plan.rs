@@ -31,7 +31,7 @@ pub struct Rows {
 impl Rows {
     pub fn from_adjacency(adj: &Adjacency) -> Self {
         let mut offsets = Vec::with_capacity(adj.p() + 1);
-        let mut cols = Vec::new();
+        let mut cols = Vec::with_capacity((0..adj.p()).map(|i| adj.degree(i)).sum());
         offsets.push(0);
         for i in 0..adj.p() {
             cols.extend(adj.neighbours(i));
@@ -174,9 +174,10 @@ pub fn plan_level(
     na_value: f64,
 ) -> Result<LevelPlan> {
     let rows = Rows::from_adjacency(adj);
-    let mut edges = Vec::new();
+    let mut edges = Vec::with_capacity(rows.cols.len() / 2);
     let mut qualifying = 0usize;
-    for (i, j) in adj.edges() {
+    let edge_pairs = (0..adj.p() as u32).flat_map(|i| rows.row(i).iter().copied().filter(move |&j| j > i).map(move |j| (i, j)));
+    for (i, j) in edge_pairs {
         if fixed.has(i as usize, j as usize) {
             continue;
         }

@@ -35,7 +35,10 @@ pub struct LevelStat {
     pub edges_at_start: usize,
     pub tests: u64,
     pub removed: usize,
+    /// Wall time of the whole level: planning + backend + applying the outcomes.
     pub seconds: f64,
+    pub plan_seconds: f64,
+    pub backend_seconds: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -116,8 +119,9 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
             let mut level = 0usize;
             let mut done = false;
             while !done && st.graph.n_edges() > 0 && within_m_max(level) {
+                let t0 = Instant::now();
                 let plan = plan_level(Order::Stable, level, &st.graph, &params.fixed_edges, params.alpha, na_value)?;
-                done = !run_one_level(&mut st, &plan, backend, watch, Order::Stable)?;
+                done = !run_one_level(&mut st, &plan, t0, backend, watch, Order::Stable)?;
                 level += 1;
             }
             if st.n_edgetests.is_empty() {
@@ -135,11 +139,12 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
                 // C++ level 0 keeps an edge only when p < alpha, so NaN deletes it whatever
                 // NAdelete says (and leaves no sepset; see run_one_level)
                 let na = if level == 0 { 1.0 } else { na_value };
+                let t0 = Instant::now();
                 let plan = plan_level(Order::StableFast, level, &st.graph, &params.fixed_edges, params.alpha, na)?;
                 if level > 0 && plan.qualifying == 0 {
                     break;
                 }
-                run_one_level(&mut st, &plan, backend, watch, Order::StableFast)?;
+                run_one_level(&mut st, &plan, t0, backend, watch, Order::StableFast)?;
                 level += 1;
                 if level > m_max {
                     break;
@@ -154,12 +159,15 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
 
 /// Runs one planned level and applies its outcomes; returns pcalg R's "not done" flag (some
 /// processed side had more than `level` neighbours).
-fn run_one_level(st: &mut State, plan: &LevelPlan, backend: &mut dyn Backend, watch: &mut dyn Watch, order: Order) -> Result<bool> {
+/// `t0` is when planning the level began.
+fn run_one_level(st: &mut State, plan: &LevelPlan, t0: Instant, backend: &mut dyn Backend, watch: &mut dyn Watch, order: Order) -> Result<bool> {
     let level = plan.level;
     let edges_at_start = st.graph.n_edges();
+    let plan_seconds = t0.elapsed().as_secs_f64();
     watch.level_start(level, edges_at_start, plan.total_tests());
-    let t0 = Instant::now();
+    let t1 = Instant::now();
     let outcomes = backend.run_level(plan, watch)?;
+    let backend_seconds = t1.elapsed().as_secs_f64();
     if outcomes.len() != plan.edges.len() {
         return Err(PcError::Internal(format!("backend returned {} outcomes for {} edges", outcomes.len(), plan.edges.len())));
     }
@@ -205,7 +213,7 @@ fn run_one_level(st: &mut State, plan: &LevelPlan, backend: &mut dyn Backend, wa
     st.n_edgetests.push(tests as f64);
     let seconds = t0.elapsed().as_secs_f64();
     watch.level_end(level, tests, removed, seconds);
-    st.levels.push(LevelStat { level, edges_at_start, tests, removed, seconds });
+    st.levels.push(LevelStat { level, edges_at_start, tests, removed, seconds, plan_seconds, backend_seconds });
     Ok(not_done)
 }
 

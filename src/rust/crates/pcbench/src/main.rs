@@ -173,9 +173,9 @@ fn tests(r: &SkeletonResult) -> f64 {
 
 fn print_levels(label: &str, r: &SkeletonResult) {
     // seconds: the backend's run_level plus the level loop's bookkeeping of its outcomes
-    println!("  {label}: level  edges  tests  removed  seconds");
+    println!("  {label}: level  edges  tests  removed  seconds  plan_s  backend_s");
     for l in &r.levels {
-        println!("  {label}: {:>5} {:>6} {:>6} {:>8} {:>8.3}", l.level, l.edges_at_start, l.tests, l.removed, l.seconds);
+        println!("  {label}: {:>5} {:>6} {:>6} {:>8} {:>8.3} {:>7.3} {:>9.3}", l.level, l.edges_at_start, l.tests, l.removed, l.seconds, l.plan_seconds, l.backend_seconds);
     }
 }
 

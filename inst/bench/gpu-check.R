@@ -1,0 +1,151 @@
+# GPU check: backend "cuda" against backend "cpu" and pcalg::pc() slot by slot, each GPU case run
+# twice; then a timing table on data shaped like the seeds' data sets. Run on a GPU machine:
+#
+#   Rscript inst/bench/gpu-check.R --out DIR [--cases 100] [--cap 240] [--bench 1] [--parity 1]
+#
+# Writes DIR/gpu-parity.csv (one row per case) and DIR/gpu-bench.csv (one row per tool and data
+# set), and prints both. Exit status 1 when any case differs for a reason other than a tie at
+# p ~ alpha.
+args <- commandArgs(trailingOnly = TRUE)
+opt <- function(name, default) { i <- match(paste0("--", name), args); if (is.na(i)) default else args[i + 1] }
+out <- opt("out", "gpu-check-out")
+n_cases <- as.integer(opt("cases", "100"))
+cap <- as.numeric(opt("cap", "240"))
+do_bench <- opt("bench", "1") == "1"
+do_parity <- opt("parity", "1") == "1"
+here <- dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(here, "lib.R"))
+dir.create(out, showWarnings = FALSE, recursive = TRUE)
+
+info <- gpu_info()
+machine <- machine_info()
+print(machine)
+if (!isTRUE(info$usable)) stop("no usable GPU: ", info$reason)
+cat(sprintf("GPU %s, %.0f GB, compute capability %s, driver CUDA %s, NVRTC %s\n", info$name,
+            info$memory_bytes / 2^30, info$compute_capability, info$driver_cuda_version, info$nvrtc_version))
+
+# Every slot pcalg returns; "" when identical, else the first slot that differs.
+diff_slot <- function(a, b, tol = 1e-9) {
+  if (!identical(as(a, "amat"), as(b, "amat"))) return("graph")
+  if (!identical(a@sepset, b@sepset)) return("sepset")
+  pa <- a@pMax; pb <- b@pMax
+  if (!identical(is.finite(pa), is.finite(pb)) || !identical(pa[!is.finite(pa)], pb[!is.finite(pb)])) return("pMax pattern")
+  f <- is.finite(pa)
+  if (any(abs(pa[f] - pb[f]) > tol * pmax(abs(pb[f]), 1e-300))) return("pMax values")
+  if (!identical(a@n.edgetests, b@n.edgetests)) return("n.edgetests")
+  if (!identical(a@max.ord, b@max.ord)) return("max.ord")
+  ""
+}
+# A difference is a tie when pcalg's own answer changes with alpha moved by 1e-9 relative.
+is_tie <- function(suff, alpha, p) {
+  lo <- pc(suff, gaussCItest, alpha * (1 - 1e-9), p = p)
+  hi <- pc(suff, gaussCItest, alpha * (1 + 1e-9), p = p)
+  !identical(as(lo, "amat"), as(hi, "amat")) || !identical(lo@sepset, hi@sepset)
+}
+
+status <- 0L
+if (do_parity) {
+  set.seed(20261122)
+  cases <- data.frame(
+    id = seq_len(n_cases),
+    p = pmin(300L, as.integer(round(exp(runif(n_cases, log(10), log(300)))))),
+    n = as.integer(round(exp(runif(n_cases, log(20), log(5000))))),
+    degree = sample(c(1, 2, 3, 4, 6), n_cases, replace = TRUE),
+    alpha = sample(c(0.001, 0.01, 0.05, 0.2), n_cases, replace = TRUE),
+    seed = sample.int(1e6, n_cases))
+  cases$n[seq(1, n_cases, by = 5)] <- pmax(20L, cases$p[seq(1, n_cases, by = 5)] %/% 3L)  # n < p
+  make <- function(k) {
+    cs <- cases[k, ]
+    d <- gauss_data(cs$p, cs$n, degree = cs$degree, seed = cs$seed)
+    d$suff
+  }
+  # pcalg's answers, computed in parallel (independent single-threaded R runs)
+  t_ref <- system.time(refs <- parallel::mclapply(seq_len(n_cases), function(k) {
+    cs <- cases[k, ]
+    pc(make(k), gaussCItest, cs$alpha, p = cs$p)
+  }, mc.cores = max(1L, parallel::detectCores() - 1L)))[[3]]
+  cat(sprintf("pcalg references: %d cases in %.1f s\n", n_cases, t_ref))
+  rows <- vector("list", n_cases)
+  for (k in seq_len(n_cases)) {
+    cs <- cases[k, ]
+    suff <- make(k)
+    g1 <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = "cuda")
+    g2 <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = "cuda")
+    cpu <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = "cpu")
+    ref <- refs[[k]]
+    d_pcalg <- if (inherits(ref, "try-error")) "pcalg error" else diff_slot(g1, ref)
+    d_cpu <- diff_slot(g1, cpu, tol = 0)
+    d_rerun <- diff_slot(g1, g2, tol = 0)
+    tie <- if (nzchar(d_pcalg) || nzchar(d_cpu)) is_tie(suff, cs$alpha, cs$p) else FALSE
+    rows[[k]] <- data.frame(cs, max.ord = g1@max.ord, tests = sum(g1@n.edgetests),
+                            edges = sum(skel_amat(g1)) / 2, vs_pcalg = d_pcalg, vs_cpu = d_cpu,
+                            rerun = d_rerun, tie = tie)
+    if (nzchar(d_rerun) || ((nzchar(d_pcalg) || nzchar(d_cpu)) && !tie)) status <- 1L
+  }
+  par <- do.call(rbind, rows)
+  write.csv(cbind(par, machine), file.path(out, "gpu-parity.csv"), row.names = FALSE)
+  cat(sprintf("\nparity: %d cases (p %d-%d, n %d-%d, %d with n < p), %d tests in all\n", nrow(par),
+              min(par$p), max(par$p), min(par$n), max(par$n), sum(par$n < par$p), sum(par$tests)))
+  cat(sprintf("  identical to pcalg: %d, to the CPU backend: %d, GPU run 2 identical to run 1: %d, ties at alpha: %d\n",
+              sum(par$vs_pcalg == ""), sum(par$vs_cpu == ""), sum(par$rerun == ""), sum(par$tie)))
+  bad <- par[par$vs_pcalg != "" | par$vs_cpu != "" | par$rerun != "", ]
+  if (nrow(bad)) print(bad)
+}
+
+if (do_bench) {
+  shapes <- data.frame(name = c("NCI-60-like", "DREAM5-like", "S.cerevisiae-like", "p10000"),
+                       p = c(1190L, 1643L, 5361L, 10000L), n = c(47L, 850L, 63L, 1000L))
+  rows <- list()
+  add <- function(...) { rows[[length(rows) + 1]] <<- data.frame(..., stringsAsFactors = FALSE); print(rows[[length(rows)]][, 1:9], row.names = FALSE) }
+  fits <- list()
+  for (k in seq_len(nrow(shapes))) {
+    sh <- shapes[k, ]
+    d <- gauss_data(sh$p, sh$n, degree = 4, seed = sh$p)
+    for (b in c("cuda", "cpu")) {
+      sk <- timed(gpu_skeleton(d$suff, gaussCItest, 0.01, p = sh$p, backend = b))
+      last <- gpupc_last_run()
+      e2e <- timed(gpu_pc(d$suff, gaussCItest, 0.01, p = sh$p, backend = b))
+      det <- last$details
+      add(data = sh$name, p = sh$p, n = sh$n, tool = paste("gpupc", last$backend),
+          skeleton_s = sk$secs, end_to_end_s = e2e$secs, orientation_s = e2e$secs - sk$secs,
+          levels = sk$value@max.ord, edges = sum(skel_amat(sk$value)) / 2,
+          kernel_s = if (length(det)) det$kernel_s else NA, nvrtc_compile_s = if (length(det)) det$nvrtc_compile_s else NA,
+          level_s = paste(sprintf("%d:%.3f", last$levels$level, last$levels$seconds), collapse = " "),
+          same_as_cpu = if (b == "cpu") same_as(sk$value, fits[[paste(k, "cuda")]]) else NA, machine)
+      fits[[paste(k, b)]] <- sk$value
+    }
+  }
+  # pcalg stable.fast, single-threaded (Linux builds of pcalg have no OpenMP), all shapes at
+  # once in forked children so the capped runs overlap
+  jobs <- lapply(seq_len(nrow(shapes)), function(k) {
+    sh <- shapes[k, ]
+    parallel::mcparallel({
+      d <- gauss_data(sh$p, sh$n, degree = 4, seed = sh$p)
+      t <- system.time(s <- skeleton(d$suff, gaussCItest, 0.01, p = sh$p, method = "stable.fast"))[[3]]
+      t2 <- system.time(pcalg::udag2pdagRelaxed(s))[[3]]
+      list(secs = t, e2e = t + t2, value = s)
+    }, silent = TRUE)
+  })
+  res <- parallel::mccollect(jobs, wait = FALSE, timeout = cap)
+  t_end <- Sys.time() + cap
+  while (length(res) < length(jobs) && Sys.time() < t_end) {
+    Sys.sleep(2)
+    res <- c(res, parallel::mccollect(jobs, wait = FALSE, timeout = 1))
+    res <- res[!duplicated(names(res))]
+  }
+  for (j in jobs) if (!as.character(j$pid) %in% names(res)) tools::pskill(j$pid, tools::SIGKILL)
+  for (k in seq_len(nrow(shapes))) {
+    sh <- shapes[k, ]
+    r <- res[[as.character(jobs[[k]]$pid)]]
+    ok <- is.list(r) && !is.null(r$secs)
+    add(data = sh$name, p = sh$p, n = sh$n, tool = "pcalg stable.fast (1 core)",
+        skeleton_s = if (ok) r$secs else NA, end_to_end_s = if (ok) r$e2e else NA,
+        orientation_s = if (ok) r$e2e - r$secs else NA,
+        levels = if (ok) r$value@max.ord else NA, edges = if (ok) sum(skel_amat(r$value)) / 2 else NA,
+        kernel_s = NA, nvrtc_compile_s = NA, level_s = if (ok) "" else sprintf("> %d s (cap)", as.integer(cap)),
+        same_as_cpu = NA, machine)
+  }
+  bench <- do.call(rbind, rows)
+  write.csv(bench, file.path(out, "gpu-bench.csv"), row.names = FALSE)
+}
+quit(status = status)
