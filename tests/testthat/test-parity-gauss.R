@@ -111,9 +111,11 @@ run_gauss_case <- function(cs) {
   labels <- if (cs$labels) paste0("V", seq_len(cs$p), "_", cs$seed) else NULL
   label <- paste0("gauss case ", case_label(cs))
   gpu_args <- if (is.na(cs$numCores)) list() else list(numCores = cs$numCores)
-  ## GPUPC_TEST_BACKEND=cuda (on a GPU machine) runs the native Gaussian "stable" cases on that backend
+  ## GPUPC_TEST_BACKEND=cuda (on a GPU machine) runs the native Gaussian cases on that backend
+  ## (GPUPC_TEST_BACKEND_METHODS, default "stable", says for which skel methods)
   tb <- Sys.getenv("GPUPC_TEST_BACKEND")
-  if (nzchar(tb) && cs$test == "gauss" && cs$method == "stable") gpu_args$backend <- tb
+  tm <- strsplit(Sys.getenv("GPUPC_TEST_BACKEND_METHODS", "stable"), ",")[[1]]
+  if (nzchar(tb) && cs$test == "gauss" && cs$method %in% tm) gpu_args$backend <- tb
   res <- compare_run(cs$fun, suff, itest, cs$alpha, p = cs$p, labels = labels, args = args,
                      gpu_args = gpu_args, seed = cs$seed + 1L, label = label,
                      strict_type = cs$method == "stable.fast")
@@ -123,7 +125,7 @@ run_gauss_case <- function(cs) {
     pl <- if (is.null(labels)) list(p = cs$p) else list(labels = labels)
     set.seed(cs$seed + 1L)
     two <- quietly(do.call(f, c(list(suffStat = quote(suff), indepTest = quote(itest), alpha = cs$alpha),
-                                pl, args, list(numCores = 2L))))
+                                pl, args, modifyList(gpu_args, list(numCores = 2L)))))
     expect_identical_pcalgo(two, res$got, paste(label, "(numCores 2 vs 1)"))
   }
 }
