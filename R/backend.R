@@ -16,9 +16,15 @@ gpu_info <- function() {
 # compilation (about a second) would pay off.
 .gpu_min_p <- 300L
 
+check_backend <- function(backend) {
+  if (!is.character(backend) || length(backend) != 1 || !backend %in% c("auto", "cpu", "cuda"))
+    abort_arg("backend", "must be one of \"auto\", \"cpu\" or \"cuda\".")
+  backend
+}
+
 # Decides the backend to try; returns list(backend, why).
 resolve_backend <- function(backend, kind, order, p) {
-  backend <- match.arg(backend, c("auto", "cpu", "cuda"))
+  backend <- check_backend(backend)
   if (backend != "auto") return(list(backend = backend, why = "asked for"))
   if (kind != "gauss") return(list(backend = "cpu", why = sprintf("the %s test runs on the CPU", kind)))
   if (order != "stable") return(list(backend = "cpu", why = "stable.fast order runs on the CPU"))

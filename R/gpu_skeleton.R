@@ -83,7 +83,7 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                 method, b, threads, level_hooks(verbose, method, b))
   }
   res <- run(choice$backend)
-  if (!is.null(res$error) && res$kind == "cuda" && match.arg(backend, c("auto", "cpu", "cuda")) == "auto") {
+  if (!is.null(res$error) && res$kind == "cuda" && backend == "auto") {
     message("gpupc: the GPU failed (", res$error, "); running on the CPU instead")
     res <- run("cpu")
   }

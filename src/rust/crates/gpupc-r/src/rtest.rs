@@ -3,6 +3,9 @@
 use extendr_api::prelude::*;
 use pc_core::{CiTest, PcError};
 
+/// R's NA_real_: a NaN whose low word is 1954.
+const R_NA_REAL: f64 = f64::from_bits(0x7FF0_0000_0000_07A2);
+
 /// `f(x, y, S)` with 1-based indices, as the R wrapper built it around the user's indepTest and
 /// suffStat. The wrapper catches R errors and returns them as a `gpupc_test_error` string, so
 /// no R error ever unwinds through Rust frames.
@@ -32,14 +35,17 @@ impl CiTest for RTest {
         if out.len() != 1 {
             return Err(PcError::Test(format!("indepTest must return one p-value, it returned {} values", out.len())));
         }
-        if let Some(v) = out.as_real() {
-            return Ok(v); // NA_real_ is a NaN: the level loop maps it by NAdelete
+        if let Some(v) = out.as_real_slice() {
+            // the raw double keeps NA_real_'s payload: pcalg's stable.fast stores a level-0 p
+            // unmapped in pMax, and NA must stay NA there (NaN, not NA, marks a failed
+            // computation); everywhere else the level loop maps any NaN by NAdelete
+            return Ok(v[0]);
         }
-        if let Some(v) = out.as_integer() {
-            return Ok(v as f64);
+        if let Some(v) = out.as_integer_slice() {
+            return Ok(if v[0] == i32::MIN { R_NA_REAL } else { v[0] as f64 });
         }
-        if out.is_na() || out.as_logical().is_some() {
-            return Ok(f64::NAN);
+        if out.as_logical_slice().is_some() {
+            return Ok(R_NA_REAL);
         }
         Err(PcError::Test(format!("indepTest must return a numeric p-value, it returned a {:?}", out.rtype())))
     }
