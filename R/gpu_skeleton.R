@@ -134,7 +134,7 @@ warn_small_n <- function(n, levels) {
 # The R callbacks the Rust level loop calls on the main thread: verbose lines and a cli
 # progress bar for levels that take a while.
 level_hooks <- function(verbose, method, backend) {
-  state <- new.env(parent = emptyenv())
+  state <- new.env()  # cli evaluates its format strings here, so it needs a normal parent
   state$bar <- NULL
   list(
     level_start = function(level, edges, planned) {

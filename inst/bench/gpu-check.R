@@ -13,6 +13,7 @@ n_cases <- as.integer(opt("cases", "100"))
 cap <- as.numeric(opt("cap", "240"))
 do_bench <- opt("bench", "1") == "1"
 do_parity <- opt("parity", "1") == "1"
+gpu <- opt("gpu-backend", "cuda")  # "cpu" dry-runs the script on a machine without a GPU
 here <- dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)[1]))
 source(file.path(here, "lib.R"))
 dir.create(out, showWarnings = FALSE, recursive = TRUE)
@@ -20,8 +21,8 @@ dir.create(out, showWarnings = FALSE, recursive = TRUE)
 info <- gpu_info()
 machine <- machine_info()
 print(machine)
-if (!isTRUE(info$usable)) stop("no usable GPU: ", info$reason)
-cat(sprintf("GPU %s, %.0f GB, compute capability %s, driver CUDA %s, NVRTC %s\n", info$name,
+if (!isTRUE(info$usable) && gpu == "cuda") stop("no usable GPU: ", info$reason)
+if (isTRUE(info$usable)) cat(sprintf("GPU %s, %.0f GB, compute capability %s, driver CUDA %s, NVRTC %s\n", info$name,
             info$memory_bytes / 2^30, info$compute_capability, info$driver_cuda_version, info$nvrtc_version))
 
 # Every slot pcalg returns; "" when identical, else the first slot that differs.
@@ -46,14 +47,19 @@ is_tie <- function(suff, alpha, p) {
 status <- 0L
 if (do_parity) {
   set.seed(20261122)
+  p <- pmin(300L, as.integer(round(exp(runif(n_cases, log(10), log(300))))))
+  # pcalg's R loop is the reference: dense graphs with large p and alpha take it many minutes,
+  # so degree and alpha shrink as p grows
   cases <- data.frame(
-    id = seq_len(n_cases),
-    p = pmin(300L, as.integer(round(exp(runif(n_cases, log(10), log(300)))))),
+    id = seq_len(n_cases), p = p,
     n = as.integer(round(exp(runif(n_cases, log(20), log(5000))))),
-    degree = sample(c(1, 2, 3, 4, 6), n_cases, replace = TRUE),
-    alpha = sample(c(0.001, 0.01, 0.05, 0.2), n_cases, replace = TRUE),
+    degree = ifelse(p > 100, sample(1:3, n_cases, replace = TRUE), sample(c(1, 2, 3, 4, 6), n_cases, replace = TRUE)),
+    alpha = ifelse(p > 60, sample(c(0.001, 0.01, 0.05), n_cases, replace = TRUE),
+                   sample(c(0.001, 0.01, 0.05, 0.2), n_cases, replace = TRUE)),
     seed = sample.int(1e6, n_cases))
-  cases$n[seq(1, n_cases, by = 5)] <- pmax(20L, cases$p[seq(1, n_cases, by = 5)] %/% 3L)  # n < p
+  cases[1, c("p", "n", "degree", "alpha")] <- list(300L, 5000L, 3, 0.01)
+  lowp <- seq(2, n_cases, by = 5)
+  cases$n[lowp] <- pmax(20L, cases$p[lowp] %/% 3L)  # n < p: rank-deficient correlation matrices
   make <- function(k) {
     cs <- cases[k, ]
     d <- gauss_data(cs$p, cs$n, degree = cs$degree, seed = cs$seed)
@@ -63,14 +69,14 @@ if (do_parity) {
   t_ref <- system.time(refs <- parallel::mclapply(seq_len(n_cases), function(k) {
     cs <- cases[k, ]
     pc(make(k), gaussCItest, cs$alpha, p = cs$p)
-  }, mc.cores = max(1L, parallel::detectCores() - 1L)))[[3]]
+  }, mc.cores = max(1L, parallel::detectCores() - 1L), mc.preschedule = FALSE))[[3]]
   cat(sprintf("pcalg references: %d cases in %.1f s\n", n_cases, t_ref))
   rows <- vector("list", n_cases)
   for (k in seq_len(n_cases)) {
     cs <- cases[k, ]
     suff <- make(k)
-    g1 <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = "cuda")
-    g2 <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = "cuda")
+    g1 <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = gpu)
+    g2 <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = gpu)
     cpu <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = "cpu")
     ref <- refs[[k]]
     d_pcalg <- if (inherits(ref, "try-error")) "pcalg error" else diff_slot(g1, ref)
@@ -81,6 +87,7 @@ if (do_parity) {
                             edges = sum(skel_amat(g1)) / 2, vs_pcalg = d_pcalg, vs_cpu = d_cpu,
                             rerun = d_rerun, tie = tie)
     if (nzchar(d_rerun) || ((nzchar(d_pcalg) || nzchar(d_cpu)) && !tie)) status <- 1L
+    if (k %% 10 == 0) cat(sprintf("  %d cases compared\n", k))
   }
   par <- do.call(rbind, rows)
   write.csv(cbind(par, machine), file.path(out, "gpu-parity.csv"), row.names = FALSE)
@@ -95,13 +102,15 @@ if (do_parity) {
 if (do_bench) {
   shapes <- data.frame(name = c("NCI-60-like", "DREAM5-like", "S.cerevisiae-like", "p10000"),
                        p = c(1190L, 1643L, 5361L, 10000L), n = c(47L, 850L, 63L, 1000L))
+  scale <- as.numeric(opt("scale", "1"))  # < 1 shrinks p for a dry run
+  shapes$p <- pmax(20L, as.integer(round(shapes$p * scale)))
   rows <- list()
   add <- function(...) { rows[[length(rows) + 1]] <<- data.frame(..., stringsAsFactors = FALSE); print(rows[[length(rows)]][, 1:9], row.names = FALSE) }
   fits <- list()
   for (k in seq_len(nrow(shapes))) {
     sh <- shapes[k, ]
     d <- gauss_data(sh$p, sh$n, degree = 4, seed = sh$p)
-    for (b in c("cuda", "cpu")) {
+    for (b in unique(c(gpu, "cpu"))) {
       sk <- timed(gpu_skeleton(d$suff, gaussCItest, 0.01, p = sh$p, backend = b))
       last <- gpupc_last_run()
       e2e <- timed(gpu_pc(d$suff, gaussCItest, 0.01, p = sh$p, backend = b))
@@ -111,7 +120,7 @@ if (do_bench) {
           levels = sk$value@max.ord, edges = sum(skel_amat(sk$value)) / 2,
           kernel_s = if (length(det)) det$kernel_s else NA, nvrtc_compile_s = if (length(det)) det$nvrtc_compile_s else NA,
           level_s = paste(sprintf("%d:%.3f", last$levels$level, last$levels$seconds), collapse = " "),
-          same_as_cpu = if (b == "cpu") same_as(sk$value, fits[[paste(k, "cuda")]]) else NA, machine)
+          same_as_cpu = if (b == "cpu") same_as(sk$value, fits[[paste(k, gpu)]]) else NA, machine)
       fits[[paste(k, b)]] <- sk$value
     }
   }
@@ -126,12 +135,13 @@ if (do_bench) {
       list(secs = t, e2e = t + t2, value = s)
     }, silent = TRUE)
   })
-  res <- parallel::mccollect(jobs, wait = FALSE, timeout = cap)
+  res <- list()
   t_end <- Sys.time() + cap
-  while (length(res) < length(jobs) && Sys.time() < t_end) {
-    Sys.sleep(2)
-    res <- c(res, parallel::mccollect(jobs, wait = FALSE, timeout = 1))
-    res <- res[!duplicated(names(res))]
+  repeat {
+    pending <- Filter(function(j) !as.character(j$pid) %in% names(res), jobs)
+    if (!length(pending) || Sys.time() >= t_end) break
+    got <- parallel::mccollect(pending, wait = FALSE, timeout = 2)
+    if (length(got)) res[names(got)] <- got
   }
   for (j in jobs) if (!as.character(j$pid) %in% names(res)) tools::pskill(j$pid, tools::SIGKILL)
   for (k in seq_len(nrow(shapes))) {
