@@ -42,11 +42,28 @@ fn list_elt(data: &List, name: &str, arg: &'static str) -> CoreResult<Robj> {
     data.iter().find(|(n, _)| *n == name).map(|(_, v)| v).ok_or_else(|| invalid(arg, "is missing"))
 }
 
+/// C must be a symmetric matrix of correlations (NA is rejected in R before this point).
+fn check_correlation(c: &[f64], p: usize) -> CoreResult<()> {
+    for j in 0..p {
+        for i in 0..j {
+            let (a, b) = (c[i + j * p], c[j + i * p]);
+            if (a - b).abs() > 1e-10 * (1.0 + a.abs().max(b.abs())) {
+                return Err(invalid("suffStat$C", format!("must be symmetric: C[{}, {}] = {a} but C[{}, {}] = {b}", i + 1, j + 1, j + 1, i + 1)));
+            }
+        }
+    }
+    if let Some(k) = c.iter().position(|v| v.abs() > 1.0 + 1e-12) {
+        return Err(invalid("suffStat$C", format!("must hold correlations in [-1, 1]; C[{}, {}] = {}", k % p + 1, k / p + 1, c[k])));
+    }
+    Ok(())
+}
+
 pub fn gauss_test(data: &List, p: usize, order: Order) -> CoreResult<GaussTest> {
     let c = double_vec(&list_elt(data, "C", "suffStat$C")?, "suffStat$C")?;
     if c.len() != p * p {
         return Err(invalid("suffStat$C", format!("must be a {p} x {p} matrix")));
     }
+    check_correlation(&c, p)?;
     let n = scalar_f64(&list_elt(data, "n", "suffStat$n")?, "suffStat$n")?;
     let flavour = match order {
         Order::Stable => GaussFlavour::R,
@@ -81,14 +98,33 @@ pub fn gsquare_test(data: &List, p: usize, kind: GSquareKind) -> CoreResult<GSqu
     GSquareTest::new(data, kind, adapt_df)
 }
 
-/// `sepset[[x]][[y]]`: a list of p lists of p entries, NULL or 1-based integer vectors. The R
-/// lists are allocated NULL-filled and only the found sets are written (at p = 5000 there are
-/// 25 million entries, nearly all NULL).
+/// `sepset[[x]][[y]]`: a list of p lists of p entries, NULL or 1-based integer vectors.
+///
+/// At level 0 nearly every pair is removed with an empty set: 14 million of them at p = 5361.
+/// Going through extendr's `Robj` for each (GC-protection bookkeeping per object) took longer
+/// than the whole search, so the vectors are made with R's C API and stored at once into a
+/// protected parent; the empty sets share one `integer(0)` (R copies on modification).
 fn sepsets_to_r(res: &SkeletonResult, p: usize) -> CoreResult<Robj> {
-    let mut rows: Vec<List> = (0..p).map(|_| List::new(p)).collect();
-    for s in &res.sepsets {
-        let set: Vec<i32> = s.set.iter().map(|&v| v as i32 + 1).collect();
-        rows[s.x as usize].set_elt(s.y as usize, Robj::from(set)).map_err(|e| PcError::Internal(e.to_string()))?;
+    use extendr_ffi::{Rf_allocVector, INTEGER, SET_VECTOR_ELT, SEXPTYPE};
+    let rows: Vec<List> = (0..p).map(|_| List::new(p)).collect();
+    let empty = Robj::from(Vec::<i32>::new());
+    // SAFETY: every SEXP written here is stored into a row list that `rows` keeps protected,
+    // right after its allocation and before any other R allocation; all on R's main thread.
+    unsafe {
+        let empty_sexp = empty.get();
+        for s in &res.sepsets {
+            let row = rows[s.x as usize].get();
+            if s.set.is_empty() {
+                SET_VECTOR_ELT(row, s.y as isize, empty_sexp);
+                continue;
+            }
+            let v = Rf_allocVector(SEXPTYPE::INTSXP, s.set.len() as isize);
+            let dst = std::slice::from_raw_parts_mut(INTEGER(v), s.set.len());
+            for (d, &x) in dst.iter_mut().zip(&s.set) {
+                *d = x as i32 + 1;
+            }
+            SET_VECTOR_ELT(row, s.y as isize, v);
+        }
     }
     let mut outer = List::new(p);
     for (i, row) in rows.into_iter().enumerate() {
