@@ -12,9 +12,11 @@ gpu_info <- function() {
   rs_gpu_info()
 }
 
-# Problems below this many variables finish on the CPU before a GPU context and the kernel
-# compilation (about a second) would pay off.
-.gpu_min_p <- 300L
+# Below this many variables the CPU backend is as fast as the GPU one: measured on an H100
+# host with 16 cores (BENCHMARKS.md), p = 1643 took 0.75 s on the GPU and 0.52 s on the CPU,
+# p = 5361 6.5 s and 5.9 s, because level 0's host-side bookkeeping dominates both; and the
+# first CUDA call of a process costs seconds (context creation).
+.gpu_min_p <- 5000L
 
 check_backend <- function(backend) {
   if (!is.character(backend) || length(backend) != 1 || !backend %in% c("auto", "cpu", "cuda"))

@@ -52,6 +52,14 @@ impl Watch for RWatch {
         }
     }
 
+    fn keep_going(&mut self) -> bool {
+        if user_interrupted() {
+            self.interrupted = true;
+            return false;
+        }
+        true
+    }
+
     fn tick(&mut self, done: u64, total: u64) -> bool {
         if user_interrupted() {
             self.interrupted = true;

@@ -22,6 +22,11 @@ pub trait Watch {
     fn tick(&mut self, _edges_done: u64, _edges_total: u64) -> bool {
         true
     }
+    /// Like `tick`, for work that reports no progress (planning, bookkeeping): only asks whether
+    /// to go on, so Ctrl-C also lands between a level's tests.
+    fn keep_going(&mut self) -> bool {
+        true
+    }
 }
 
 pub struct NullWatch;
@@ -45,8 +50,9 @@ impl Control {
     }
 }
 
-/// Runs `work` on a scoped worker thread while the calling thread ticks `watch` every `every`;
-/// a `false` from the watch sets `cancel`, and the result is then `Interrupted`.
+/// Runs `work` on a scoped worker thread while the calling thread ticks `watch` every `every`
+/// (`keep_going` when `total` is 0: work without progress counts); a `false` from the watch sets
+/// `cancel`, and the result is then `Interrupted`.
 pub fn run_watched<T: Send>(
     total: u64,
     watch: &mut dyn Watch,
@@ -68,7 +74,8 @@ pub fn run_watched<T: Send>(
         });
         while !done.load(Ordering::Acquire) && !handle.is_finished() {
             std::thread::park_timeout(every);
-            if !ctl.cancelled() && !watch.tick(ctl.edges_done.load(Ordering::Relaxed), total) {
+            let go_on = if total == 0 { watch.keep_going() } else { watch.tick(ctl.edges_done.load(Ordering::Relaxed), total) };
+            if !ctl.cancelled() && !go_on {
                 ctl.cancel.store(true, Ordering::Relaxed);
             }
         }

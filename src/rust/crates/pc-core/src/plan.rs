@@ -165,19 +165,32 @@ fn ranks(len: usize, level: usize) -> Result<u64> {
 }
 
 /// Plans level `level` on the snapshot `adj`; fixed edges are never tested.
-pub fn plan_level(
+pub fn plan_level(order: Order, level: usize, adj: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<LevelPlan> {
+    plan_level_cancellable(order, level, adj, fixed, alpha, na_value, &|| false)
+}
+
+/// [`plan_level`] that gives up with `Interrupted` soon after `cancelled()` turns true (level 0
+/// of a large problem lists tens of millions of edges).
+pub fn plan_level_cancellable(
     order: Order,
     level: usize,
     adj: &Adjacency,
     fixed: &Adjacency,
     alpha: f64,
     na_value: f64,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<LevelPlan> {
     let rows = Rows::from_adjacency(adj);
+    if cancelled() {
+        return Err(PcError::Interrupted);
+    }
     let mut edges = Vec::with_capacity(rows.cols.len() / 2);
     let mut qualifying = 0usize;
     let edge_pairs = (0..adj.p() as u32).flat_map(|i| rows.row(i).iter().copied().filter(move |&j| j > i).map(move |j| (i, j)));
-    for (i, j) in edge_pairs {
+    for (k, (i, j)) in edge_pairs.enumerate() {
+        if k % 65536 == 0 && cancelled() {
+            return Err(PcError::Interrupted);
+        }
         if fixed.has(i as usize, j as usize) {
             continue;
         }

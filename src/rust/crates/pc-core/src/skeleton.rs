@@ -3,10 +3,12 @@
 
 use std::time::Instant;
 
-use crate::backend::{Backend, Watch};
+use std::time::Duration;
+
+use crate::backend::{run_watched, Backend, Control, Watch};
 use crate::error::{PcError, Result};
 use crate::graph::Adjacency;
-use crate::plan::{plan_level, EdgeOutcome, EdgeWork, LevelPlan, Order};
+use crate::plan::{plan_level_cancellable, EdgeOutcome, EdgeWork, LevelPlan, Order};
 
 #[derive(Clone, Debug)]
 pub struct SkeletonParams {
@@ -120,7 +122,7 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
             let mut done = false;
             while !done && st.graph.n_edges() > 0 && within_m_max(level) {
                 let t0 = Instant::now();
-                let plan = plan_level(Order::Stable, level, &st.graph, &params.fixed_edges, params.alpha, na_value)?;
+                let plan = plan_watched(Order::Stable, level, &st.graph, params, na_value, watch)?;
                 done = !run_one_level(&mut st, &plan, t0, backend, watch, Order::Stable)?;
                 level += 1;
             }
@@ -140,7 +142,7 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
                 // NAdelete says (and leaves no sepset; see run_one_level)
                 let na = if level == 0 { 1.0 } else { na_value };
                 let t0 = Instant::now();
-                let plan = plan_level(Order::StableFast, level, &st.graph, &params.fixed_edges, params.alpha, na)?;
+                let plan = plan_watched(Order::StableFast, level, &st.graph, params, na, watch)?;
                 if level > 0 && plan.qualifying == 0 {
                     break;
                 }
@@ -159,6 +161,15 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
 
 /// Runs one planned level and applies its outcomes; returns pcalg R's "not done" flag (some
 /// processed side had more than `level` neighbours).
+const POLL: Duration = Duration::from_millis(100);
+
+/// Plans a level on a worker thread while the caller's thread keeps answering Ctrl-C.
+fn plan_watched(order: Order, level: usize, graph: &Adjacency, params: &SkeletonParams, na: f64, watch: &mut dyn Watch) -> Result<LevelPlan> {
+    run_watched(0, watch, POLL, |ctl: &Control| {
+        plan_level_cancellable(order, level, graph, &params.fixed_edges, params.alpha, na, &|| ctl.cancelled())
+    })
+}
+
 /// `t0` is when planning the level began.
 fn run_one_level(st: &mut State, plan: &LevelPlan, t0: Instant, backend: &mut dyn Backend, watch: &mut dyn Watch, order: Order) -> Result<bool> {
     let level = plan.level;
@@ -171,11 +182,27 @@ fn run_one_level(st: &mut State, plan: &LevelPlan, t0: Instant, backend: &mut dy
     if outcomes.len() != plan.edges.len() {
         return Err(PcError::Internal(format!("backend returned {} outcomes for {} edges", outcomes.len(), plan.edges.len())));
     }
+    // applying tens of millions of outcomes takes seconds: on a worker, so Ctrl-C is answered
+    let (tests, removed, not_done) = run_watched(0, watch, POLL, |ctl: &Control| apply_outcomes(st, plan, &outcomes, order, ctl))?;
+    st.n_edgetests.push(tests as f64);
+    let seconds = t0.elapsed().as_secs_f64();
+    watch.level_end(level, tests, removed, seconds);
+    st.levels.push(LevelStat { level, edges_at_start, tests, removed, seconds, plan_seconds, backend_seconds });
+    Ok(not_done)
+}
+
+/// Applies a level's outcomes to the state with pcalg's rules; returns (tests, removed edges,
+/// R's "not done" flag).
+fn apply_outcomes(st: &mut State, plan: &LevelPlan, outcomes: &[EdgeOutcome], order: Order, ctl: &Control) -> Result<(u64, usize, bool)> {
+    let level = plan.level;
     let mut tests = 0u64;
     let mut removed = 0usize;
     let mut not_done = false;
     let l = level as u32;
-    for (e, o) in plan.edges.iter().zip(&outcomes) {
+    for (k, (e, o)) in plan.edges.iter().zip(outcomes).enumerate() {
+        if k % 65536 == 0 && ctl.cancelled() {
+            return Err(PcError::Interrupted);
+        }
         tests += tests_in_prefix(e, o);
         let mapped_best = if o.p_best.is_nan() { plan.na_value } else { o.p_best };
         let level_p = match o.best {
@@ -210,11 +237,7 @@ fn run_one_level(st: &mut State, plan: &LevelPlan, t0: Instant, backend: &mut dy
             }
         }
     }
-    st.n_edgetests.push(tests as f64);
-    let seconds = t0.elapsed().as_secs_f64();
-    watch.level_end(level, tests, removed, seconds);
-    st.levels.push(LevelStat { level, edges_at_start, tests, removed, seconds, plan_seconds, backend_seconds });
-    Ok(not_done)
+    Ok((tests, removed, not_done))
 }
 
 fn finish(st: State, max_ord: i32) -> SkeletonResult {
