@@ -24,13 +24,24 @@ check_backend <- function(backend) {
   backend
 }
 
-# Decides the backend to try; returns list(backend, why).
-resolve_backend <- function(backend, kind, order, p) {
+# For the G^2 tests the work of level 0 is about n p^2 / 2 sample visits; below this the
+# CPU's cores finish before the GPU has started (the first CUDA call of a process takes
+# seconds).
+.gpu_min_discrete_work <- 5e9
+
+# Decides the backend to try; returns list(backend, why). `n` is the sample size (rows of dm).
+resolve_backend <- function(backend, kind, order, p, n = NA_real_) {
   backend <- check_backend(backend)
   if (backend != "auto") return(list(backend = backend, why = "asked for"))
-  if (kind != "gauss") return(list(backend = "cpu", why = sprintf("the %s test runs on the CPU", kind)))
-  if (order != "stable") return(list(backend = "cpu", why = "stable.fast order runs on the CPU"))
-  if (p < .gpu_min_p) return(list(backend = "cpu", why = sprintf("p = %d is small (< %d)", p, .gpu_min_p)))
+  if (kind == "rfun") return(list(backend = "cpu", why = "a user-supplied test runs on the CPU"))
+  if (kind == "gauss") {
+    if (order != "stable") return(list(backend = "cpu", why = "stable.fast order runs on the CPU"))
+    if (p < .gpu_min_p) return(list(backend = "cpu", why = sprintf("p = %d is small (< %d)", p, .gpu_min_p)))
+  } else {
+    work <- as.double(n) * p * p / 2
+    if (!is.finite(work) || work < .gpu_min_discrete_work)
+      return(list(backend = "cpu", why = sprintf("n p^2 / 2 = %.3g is small (< %.3g)", work, .gpu_min_discrete_work)))
+  }
   info <- gpu_info()
   if (!isTRUE(info$usable)) return(list(backend = "cpu", why = paste("no usable GPU:", info$reason)))
   list(backend = "cuda", why = sprintf("GPU %s", info$name))

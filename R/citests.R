@@ -60,15 +60,18 @@ check_discrete_stat <- function(suffStat, p, binary) {
   if (ncol(dm) != p) abort_arg("suffStat$dm", "has {ncol(dm)} columns, but there are {p} variables (labels/p).")
   if (nrow(dm) < 1) abort_arg("suffStat$dm", "has no rows.")
   if (anyNA(dm)) abort_arg("suffStat$dm", "must not contain NA.")
-  if (any(dm != round(dm))) abort_arg("suffStat$dm", "must be discrete, with whole-number codes in {{0,1,..}}.")
-  if (any(dm < 0)) abort_arg("suffStat$dm", "must not contain negative codes.")
-  if (!any(dm == 0)) abort_arg("suffStat$dm", "must have values in {{0,1,..}} with at least one 0 value.")
+  # whole-matrix passes without temporaries: dm may hold 10^9 codes (10^6 rows x 1000 variables)
+  if (is.double(dm) && any(dm != round(dm)))
+    abort_arg("suffStat$dm", "must be discrete, with whole-number codes in {{0,1,..}}.")
+  rng <- range(dm)
+  if (rng[1] < 0) abort_arg("suffStat$dm", "must not contain negative codes.")
+  if (rng[1] != 0) abort_arg("suffStat$dm", "must have values in {{0,1,..}} with at least one 0 value.")
   adaptDF <- suffStat$adaptDF
   if (is.null(adaptDF)) adaptDF <- FALSE
   if (!is.logical(adaptDF) || length(adaptDF) != 1 || is.na(adaptDF))
     abort_arg("suffStat$adaptDF", "must be TRUE or FALSE.")
   if (binary) {
-    if (any(dm > 1)) abort_arg("suffStat$dm", "must be binary (0/1) for binCItest.")
+    if (rng[2] > 1) abort_arg("suffStat$dm", "must be binary (0/1) for binCItest.")
     nlev <- rep(2L, p)
   } else {
     nlev <- suffStat$nlev
@@ -80,10 +83,12 @@ check_discrete_stat <- function(suffStat, p, binary) {
     }
     if (any(nlev < 2)) abort_arg("suffStat$nlev", "must be >= 2: each column of dm needs at least two different values.")
     if (any(nlev > 255)) abort_arg("suffStat$nlev", "must be <= 255: gpupc stores codes in one byte.")
-    mx <- apply(dm, 2, max)
-    if (any(mx >= nlev)) {
-      j <- which(mx >= nlev)[1]
-      abort_arg("suffStat$dm", "column {j} has code {mx[j]}, but its nlev is {nlev[j]} (codes must be 0..nlev-1).")
+    if (rng[2] >= min(nlev)) { # only then can a column hold a code >= its nlev
+      mx <- vapply(seq_len(p), function(j) max(dm[, j]), 0)
+      if (any(mx >= nlev)) {
+        j <- which(mx >= nlev)[1]
+        abort_arg("suffStat$dm", "column {j} has code {mx[j]}, but its nlev is {nlev[j]} (codes must be 0..nlev-1).")
+      }
     }
   }
   storage.mode(dm) <- "integer"

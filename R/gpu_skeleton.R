@@ -30,6 +30,19 @@
 #' edge) and per-edge results (16 bytes per edge). A run that would not fit stops with an error
 #' before any work, saying how much it needs.
 #'
+#' For `disCItest` and `binCItest` the data go to the device once as one byte per value
+#' (n p bytes: 1 GB for 10^6 rows of 1000 variables), so a variable may have at most 255
+#' levels (`nlev`; more is an error naming `suffStat$nlev`, on every backend). Each block of
+#' GPU threads builds one test's contingency table in shared memory, or, when the table is
+#' larger than 8192 cells, in its own slot of global memory (at most 0.9 n words of 4 bytes,
+#' since a test only runs when n >= 10 df); when free memory would not hold a slot per block,
+#' fewer blocks run at once. Both `method = "stable"` and `"stable.fast"` run on the GPU.
+#'
+#' With `backend = "auto"`, Gaussian data go to the GPU from p = 5000 on (`method = "stable"`),
+#' discrete data when n p^2 / 2 >= 5e9 (LINK, 724 variables, at 20000 rows); smaller problems
+#' finish on the CPU before a GPU would have started (the first CUDA call of an R session takes
+#' seconds). An R-function `indepTest` always runs on the CPU.
+#'
 #' @inheritParams pcalg::skeleton
 #' @param numCores `NULL` (the default) uses every core; a number limits the threads. Unlike
 #'   pcalg, this applies to every method.
@@ -75,7 +88,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
     return(sk)
   }
   test <- prepare_test(indepTest, suffStat, p)
-  choice <- resolve_backend(backend, test$kind, method, p)
+  choice <- resolve_backend(backend, test$kind, method, p,
+                            n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm))
   start <- !gaps
   diag(start) <- FALSE
   run <- function(b) {

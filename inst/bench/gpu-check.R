@@ -2,9 +2,12 @@
 # twice; then a timing table on data shaped like the seeds' data sets. Run on a GPU machine:
 #
 #   Rscript inst/bench/gpu-check.R --out DIR [--cases 100] [--cap 240] [--bench 1] [--parity 1]
+#                                  [--discrete 1] [--disc-n 5000]
 #
-# Writes DIR/gpu-parity.csv (one row per case) and DIR/gpu-bench.csv (one row per tool and data
-# set), and prints both. Exit status 1 when any case differs for a reason other than a tie at
+# Writes DIR/gpu-parity.csv (one row per Gaussian case), DIR/gpu-parity-discrete.csv (one row per
+# discrete case: samples of bnlearn-repository networks, disCItest and binCItest, alpha 0.01 and
+# 0.05, both skeleton orders) and DIR/gpu-bench.csv (one row per tool and data set), and prints
+# them. Exit status 1 when any case differs for a reason other than a tie at
 # p ~ alpha.
 args <- commandArgs(trailingOnly = TRUE)
 opt <- function(name, default) { i <- match(paste0("--", name), args); if (is.na(i)) default else args[i + 1] }
@@ -13,6 +16,8 @@ n_cases <- as.integer(opt("cases", "100"))
 cap <- as.numeric(opt("cap", "240"))
 do_bench <- opt("bench", "1") == "1"
 do_parity <- opt("parity", "1") == "1"
+do_discrete <- opt("discrete", "1") == "1"
+disc_n <- as.integer(opt("disc-n", "5000"))
 gpu <- opt("gpu-backend", "cuda")  # "cpu" dry-runs the script on a machine without a GPU
 here <- dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)[1]))
 source(file.path(here, "lib.R"))
@@ -38,9 +43,9 @@ diff_slot <- function(a, b, tol = 1e-9) {
   ""
 }
 # A difference is a tie when pcalg's own answer changes with alpha moved by 1e-9 relative.
-is_tie <- function(suff, alpha, p) {
-  lo <- pc(suff, gaussCItest, alpha * (1 - 1e-9), p = p)
-  hi <- pc(suff, gaussCItest, alpha * (1 + 1e-9), p = p)
+is_tie <- function(suff, alpha, p, test = gaussCItest, ...) {
+  lo <- pc(suff, test, alpha * (1 - 1e-9), p = p, ...)
+  hi <- pc(suff, test, alpha * (1 + 1e-9), p = p, ...)
   !identical(as(lo, "amat"), as(hi, "amat")) || !identical(lo@sepset, hi@sepset)
 }
 
@@ -101,6 +106,65 @@ if (do_parity) {
   cat(sprintf("  largest relative pMax difference GPU vs CPU: %.2g (CUDA's exp/log1p against glibc's)\n", max(par$pmax_rel_diff_cpu)))
   bad <- par[par$vs_pcalg != "" | par$vs_cpu != "" | par$rerun != "", ]
   if (nrow(bad)) print(bad)
+}
+
+if (do_discrete) {
+  # disCItest up to level 4 against pcalg (whose gSquareDis is wrong from |S| = 5 on: p = 1), and
+  # at every level against the CPU backend; binCItest on binarised networks likewise
+  nets <- c("asia", "sachs", "child", "insurance", "alarm", "hepar2", "alarm:bin", "child:bin")
+  dcases <- expand.grid(alpha = c(0.01, 0.05), net = nets, stringsAsFactors = FALSE)
+  dcases$method <- rep(c("stable", "stable.fast"), length.out = nrow(dcases))
+  dcases$adaptDF <- rep(c(FALSE, FALSE, TRUE, TRUE), length.out = nrow(dcases))
+  dcases$n <- disc_n
+  make_disc <- function(k) {
+    cs <- dcases[k, ]
+    d <- network_data(sub(":bin$", "", cs$net), cs$n, seed = k)
+    dm <- d$suff$dm
+    dimnames(dm) <- NULL
+    if (grepl(":bin$", cs$net)) list(suff = list(dm = (dm > 0L) + 0L, adaptDF = cs$adaptDF), test = binCItest)
+    else list(suff = list(dm = dm, nlev = d$suff$nlev, adaptDF = cs$adaptDF), test = disCItest)
+  }
+  t_ref <- system.time(drefs <- parallel::mclapply(seq_len(nrow(dcases)), function(k) {
+    cs <- dcases[k, ]
+    d <- make_disc(k)
+    pc(d$suff, d$test, cs$alpha, p = ncol(d$suff$dm), skel.method = cs$method, m.max = 4)
+  }, mc.cores = max(1L, parallel::detectCores() - 1L), mc.preschedule = FALSE))[[3]]
+  cat(sprintf("pcalg references (discrete): %d cases in %.1f s\n", nrow(dcases), t_ref))
+  rows <- vector("list", nrow(dcases))
+  for (k in seq_len(nrow(dcases))) {
+    cs <- dcases[k, ]
+    d <- make_disc(k)
+    p <- ncol(d$suff$dm)
+    run <- function(b, m.max) gpu_pc(d$suff, d$test, cs$alpha, p = p, skel.method = cs$method, m.max = m.max, backend = b)
+    g1 <- run(gpu, 4); g2 <- run(gpu, 4)
+    ref <- drefs[[k]]
+    d_pcalg <- if (inherits(ref, "try-error")) "pcalg error" else diff_slot(g1, ref)
+    d_rerun <- diff_slot(g1, g2, tol = 0)
+    # every level: GPU against CPU, twice on the GPU
+    t_gpu <- system.time(a1 <- run(gpu, Inf))[[3]]
+    a2 <- run(gpu, Inf)
+    t_cpu <- system.time(c1 <- run("cpu", Inf))[[3]]
+    d_cpu <- diff_slot(a1, c1)
+    d_rerun_all <- diff_slot(a1, a2, tol = 0)
+    f <- is.finite(c1@pMax)
+    rel_cpu <- max(c(0, abs(a1@pMax[f] - c1@pMax[f]) / pmax(abs(c1@pMax[f]), 1e-300)))
+    tie <- if (nzchar(d_pcalg)) is_tie(d$suff, cs$alpha, p, d$test, skel.method = cs$method, m.max = 4) else FALSE
+    rows[[k]] <- data.frame(cs, test = if (identical(d$test, binCItest)) "binCItest" else "disCItest", p = p,
+                            max.ord_m4 = g1@max.ord, tests_m4 = sum(g1@n.edgetests), max.ord = a1@max.ord,
+                            tests = sum(a1@n.edgetests), edges = sum(skel_amat(a1)) / 2,
+                            vs_pcalg_m4 = d_pcalg, rerun_m4 = d_rerun, vs_cpu = d_cpu, rerun = d_rerun_all,
+                            pmax_rel_diff_cpu = rel_cpu, tie = tie, gpu_s = t_gpu, cpu_s = t_cpu)
+    if (nzchar(d_rerun) || nzchar(d_rerun_all) || nzchar(d_cpu) || (nzchar(d_pcalg) && !tie)) status <- 1L
+  }
+  dpar <- do.call(rbind, rows)
+  write.csv(cbind(dpar, machine), file.path(out, "gpu-parity-discrete.csv"), row.names = FALSE)
+  print(dpar[, c("net", "test", "alpha", "method", "adaptDF", "n", "max.ord", "tests", "vs_pcalg_m4", "vs_cpu",
+                 "rerun_m4", "rerun", "pmax_rel_diff_cpu", "tie", "gpu_s", "cpu_s")], row.names = FALSE)
+  cat(sprintf("\ndiscrete parity: %d cases (%d networks, n = %d), %d tests in all\n", nrow(dpar),
+              length(unique(dpar$net)), disc_n, sum(dpar$tests)))
+  cat(sprintf("  same as pcalg (m.max = 4): %d, as the CPU backend (all levels): %d, GPU run 2 identical to run 1: %d, ties at alpha: %d\n",
+              sum(dpar$vs_pcalg_m4 == ""), sum(dpar$vs_cpu == ""), sum(dpar$rerun == "" & dpar$rerun_m4 == ""), sum(dpar$tie)))
+  cat(sprintf("  largest relative pMax difference GPU vs CPU: %.2g\n", max(dpar$pmax_rel_diff_cpu)))
 }
 
 if (do_bench) {

@@ -72,6 +72,34 @@ test_that("backend = 'cuda' errors clearly without a usable GPU (and works with 
   }
 })
 
+test_that("discrete tests on backend = 'cuda': a clear error without a GPU, pcalg's answer with one", {
+  o <- load_disc("alarm", 2000)
+  dm <- o$dm; dimnames(dm) <- NULL
+  for (m in c("stable", "stable.fast")) {
+    dis <- list(dm = dm, nlev = o$nlev, adaptDF = FALSE)
+    bin <- list(dm = (dm > 0L) + 0L, adaptDF = TRUE)
+    if (!gpu_usable()) {
+      expect_error(gpupc::gpu_skeleton(dis, pcalg::disCItest, 0.01, p = ncol(dm), method = m, m.max = 3,
+                                       backend = "cuda"), "CUDA|GPU|cuda|gpu")
+      expect_error(gpupc::gpu_pc(bin, pcalg::binCItest, 0.01, p = ncol(dm), skel.method = m, m.max = 3,
+                                 backend = "cuda"), "CUDA|GPU|cuda|gpu")
+    } else {
+      want <- pcalg::skeleton(dis, pcalg::disCItest, 0.01, p = ncol(dm), method = m, m.max = 3)
+      got <- gpupc::gpu_skeleton(dis, pcalg::disCItest, 0.01, p = ncol(dm), method = m, m.max = 3, backend = "cuda")
+      expect_same_pcalgo(got, want, 0.01, paste("cuda disCItest", m), strict_type = m == "stable.fast")
+      want <- pcalg::skeleton(bin, pcalg::binCItest, 0.01, p = ncol(dm), method = m, m.max = 3)
+      got <- gpupc::gpu_skeleton(bin, pcalg::binCItest, 0.01, p = ncol(dm), method = m, m.max = 3, backend = "cuda")
+      expect_same_pcalgo(got, want, 0.01, paste("cuda binCItest", m), strict_type = m == "stable.fast")
+    }
+  }
+  ## a user-supplied test never goes to the GPU: an error for "cuda", the CPU for "auto"
+  wrap <- function(x, y, S, suffStat) pcalg::disCItest(x, y, S, suffStat)
+  small <- list(dm = dm[1:300, 1:8], nlev = o$nlev[1:8], adaptDF = FALSE)
+  expect_error(gpupc::gpu_skeleton(small, wrap, 0.01, p = 8, backend = "cuda"), "CUDA|GPU|cuda|gpu")
+  r <- capture_all(gpupc::gpu_skeleton(small, wrap, 0.01, p = 8, backend = "auto", verbose = TRUE))
+  expect_match(r$text, "user-supplied test runs on the CPU")
+})
+
 test_that("backend = 'auto' runs (on the CPU without a GPU) and says so when verbose", {
   want <- pcalg::skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25)
   r <- capture_all(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, backend = "auto",

@@ -90,7 +90,10 @@ run_disc_case <- function(cs) {
     if (cs$fixed %in% c("edges", "both")) args$fixedEdges <- edges
   }
   labels <- colnames(load_disc(sub(":bin$", "", cs$net), 1)$dm)
-  compare_run(cs$fun, suff, itest, cs$alpha, labels = labels, args = args, seed = cs$seed,
+  ## GPUPC_TEST_BACKEND=cuda (on a GPU machine) runs the native cases on that backend (both orders)
+  tb <- Sys.getenv("GPUPC_TEST_BACKEND")
+  gpu_args <- if (nzchar(tb) && cs$test %in% c("dis", "bin")) list(backend = tb) else list()
+  compare_run(cs$fun, suff, itest, cs$alpha, labels = labels, args = args, gpu_args = gpu_args, seed = cs$seed,
               label = paste0("discrete case ", case_label(cs)),
               strict_type = cs$method == "stable.fast")
 }

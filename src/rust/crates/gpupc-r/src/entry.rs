@@ -83,8 +83,8 @@ fn skeleton_impl(
         fixed_edges: logical_matrix(&fixed_edges, p, "fixedEdges")?,
     };
     let mut run = Run { params, watch: RWatch::new(&hooks), threads: threads.max(0) as usize, backend, extra: List::new(0) };
-    if run.backend == "cuda" && test != "gauss" {
-        return Err(PcError::Cuda(format!("the GPU backend does not run the \"{test}\" test yet")));
+    if run.backend == "cuda" && test == "rfun" {
+        return Err(PcError::Cuda("the GPU backend runs only gaussCItest, disCItest and binCItest".into()));
     }
     let (res, name) = match test {
         "gauss" => {
@@ -95,8 +95,15 @@ fn skeleton_impl(
                 run.cpu(&t)?
             }
         }
-        "dis" => run.cpu(&gsquare_test(&data, p, GSquareKind::Dis)?)?,
-        "bin" => run.cpu(&gsquare_test(&data, p, GSquareKind::Bin)?)?,
+        "dis" | "bin" => {
+            let kind = if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin };
+            let t = gsquare_test(&data, p, kind)?;
+            if run.backend == "cuda" {
+                cuda_gsquare(&mut run, &t)?
+            } else {
+                run.cpu(&t)?
+            }
+        }
         "rfun" => {
             let f = rtest.as_function().ok_or_else(|| PcError::invalid("indepTest", "must be a function"))?;
             let t = RTest::new(f);
@@ -114,18 +121,30 @@ fn skeleton_impl(
 fn cuda_gauss(run: &mut Run, t: &pc_core::citest::GaussTest) -> CoreResult<(pc_core::SkeletonResult, String)> {
     let mut b = pc_cuda::CudaGauss::new(&t.c, t.p, t.n)?;
     let out = run.go(&mut b)?;
-    let tm = b.timings();
-    run.extra = list!(
+    run.extra = cuda_details(b.timings());
+    Ok(out)
+}
+
+fn cuda_gsquare(run: &mut Run, t: &pc_core::citest::GSquareTest) -> CoreResult<(pc_core::SkeletonResult, String)> {
+    let mut b = pc_cuda::CudaGSquare::new(t)?;
+    let out = run.go(&mut b)?;
+    run.extra = cuda_details(b.timings());
+    Ok(out)
+}
+
+/// The CUDA backend's figures for `gpupc_last_run()$details` (`upload_s`: C or the data).
+fn cuda_details(tm: &pc_cuda::CudaTimings) -> List {
+    list!(
         nvrtc_compile_s = tm.compile_s,
         nvrtc_cached = tm.compile_cached,
         nvrtc_target = tm.target.clone(),
-        upload_c_s = tm.upload_c_s,
+        upload_s = tm.upload_c_s,
         kernel_s = tm.kernel_s,
         transfer_s = tm.transfer_s,
         launches = tm.levels.iter().map(|l| l.launches as f64).sum::<f64>(),
+        gpu_tests = tm.levels.iter().map(|l| l.gpu_tests as f64).sum::<f64>(),
         pinv_fallbacks = tm.levels.iter().map(|l| l.fallbacks as f64).sum::<f64>()
-    );
-    Ok(out)
+    )
 }
 
 /// Runs the skeleton search. `test` is "gauss", "dis", "bin" or "rfun" (then `rtest` is an R

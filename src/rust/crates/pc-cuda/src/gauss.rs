@@ -20,26 +20,20 @@
 //!
 //! Every CUDA error becomes `PcError::Cuda`; every call into cudarc runs inside `catch_unwind`.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{
-    result as dres, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, DriverError,
-    LaunchConfig, PushKernelArg, ValidAsZeroBits,
-};
-use pc_core::backend::{panic_message, run_watched, Backend, Control, Watch};
+use cudarc::driver::{result as dres, CudaFunction, CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use pc_core::backend::{run_watched, Backend, Control, Watch};
 use pc_core::citest::{GaussFlavour, GaussTest};
 use pc_core::cpu::ParallelCpu;
 use pc_core::plan::{unpack_key, EdgeOutcome, EdgeWork, LevelPlan};
 use pc_core::PcError;
 
-use crate::device::{self, gb, DeviceInfo};
+use crate::device::{gb, DeviceInfo};
+use crate::gpu::{append, cuda_err, guard, Clock, Gpu, Result};
 use crate::host::{self, NO_KEY};
 use crate::module;
-
-type Result<T> = std::result::Result<T, PcError>;
 
 /// The Cholesky fast path is taken when ||L^-1||_F^2 * PD_MARGIN * m * trace(M) * eps < 1 (and
 /// every pivot is positive), else the pseudo-inverse; the same rule and constant as pc-core's
@@ -99,13 +93,11 @@ struct Fns {
 
 /// The CUDA Gaussian backend; see the module docs.
 pub struct CudaGauss {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    gpu: Gpu,
     f: Fns,
     c: CudaSlice<f64>,
     p: usize,
     n: f64,
-    info: DeviceInfo,
     timings: CudaTimings,
     round_budget: Option<u64>,
     nvrtc_log: String,
@@ -114,38 +106,6 @@ pub struct CudaGauss {
     symmetric: bool,
     /// C holds a NaN: levels >= 2 then run on the CPU, which reproduces pcalg's error there.
     has_nan: bool,
-}
-
-fn cuda_err(what: &str) -> impl Fn(DriverError) -> PcError + '_ {
-    move |e| PcError::Cuda(format!("{what}: {e}"))
-}
-
-/// Runs `f`, turning a panic inside cudarc into `PcError::Cuda`.
-fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(e) => Err(PcError::Cuda(format!("{what}: the CUDA library panicked: {}", panic_message(&*e)))),
-    }
-}
-
-/// Accumulates kernel and copy time of one level.
-#[derive(Default)]
-struct Clock {
-    kernel: f64,
-    transfer: f64,
-    launches: u64,
-    /// Host work before the first launch (lists, lookups) and after the last (outcomes).
-    host: f64,
-    collect: f64,
-}
-
-impl Clock {
-    fn copy<T>(&mut self, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let t = Instant::now();
-        let r = f();
-        self.transfer += t.elapsed().as_secs_f64();
-        r
-    }
 }
 
 impl CudaGauss {
@@ -165,15 +125,10 @@ impl CudaGauss {
             return Err(PcError::invalid("suffStat$n", format!("must be a finite number >= 0, got {n}")));
         }
         let (symmetric, has_nan) = host::symmetry_and_nan(c, p);
-        let info = device::probe().map_err(PcError::Cuda)?;
         guard("opening the GPU", || {
-            let ctx = CudaContext::new(info.ordinal).map_err(cuda_err("could not open the GPU"))?;
-            // One stream, used in order: cudarc's cross-stream event tracking is not needed.
-            // SAFETY: every launch and copy of this backend goes to `stream`, so ordering holds.
-            unsafe { ctx.disable_event_tracking() };
-            let stream = ctx.default_stream();
+            let gpu = Gpu::open()?;
             let need = 8 * p * p;
-            let (free, _) = ctx.mem_get_info().map_err(cuda_err("could not read free GPU memory"))?;
+            let free = gpu.free_bytes()?;
             // C plus room for a level's lists and the kernels' local memory
             let reserve = (512usize << 20).min(need / 4 + (64 << 20));
             if need + reserve > free {
@@ -183,7 +138,7 @@ impl CudaGauss {
                     gb(free)
                 )));
             }
-            let compiled = module::module_for(&ctx, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
+            let compiled = module::module_for(&gpu.ctx, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
             let get = |name: &str| compiled.function(name).map_err(PcError::Cuda);
             let mut sets = Vec::new();
             for m in host::SET_KERNEL_VARIANTS {
@@ -191,8 +146,8 @@ impl CudaGauss {
             }
             let f = Fns { level0: get("gauss_level0")?, level1: get("gauss_level1")?, rows_live: get("gauss_rows_live")?, sets };
             let t = Instant::now();
-            let dc = stream.clone_htod(c).map_err(cuda_err("could not upload C"))?;
-            stream.synchronize().map_err(cuda_err("could not upload C"))?;
+            let dc = gpu.stream.clone_htod(c).map_err(cuda_err("could not upload C"))?;
+            gpu.stream.synchronize().map_err(cuda_err("could not upload C"))?;
             let upload_c_s = t.elapsed().as_secs_f64();
             let timings = CudaTimings {
                 compile_s: compiled.compile_seconds,
@@ -202,13 +157,11 @@ impl CudaGauss {
                 ..Default::default()
             };
             Ok(CudaGauss {
-                ctx,
-                stream,
+                gpu,
                 f,
                 c: dc,
                 p,
                 n,
-                info: info.clone(),
                 timings,
                 round_budget: None,
                 nvrtc_log: compiled.log.clone(),
@@ -220,7 +173,7 @@ impl CudaGauss {
     }
 
     pub fn info(&self) -> &DeviceInfo {
-        &self.info
+        &self.gpu.info
     }
 
     pub fn timings(&self) -> &CudaTimings {
@@ -241,53 +194,6 @@ impl CudaGauss {
         self.round_budget.unwrap_or(((1u64 << 23) / (l * l) as u64).max(1 << 16))
     }
 
-    fn ensure_free(&self, bytes: usize, what: &str) -> Result<()> {
-        let (free, _) = self.ctx.mem_get_info().map_err(cuda_err("could not read free GPU memory"))?;
-        if bytes + (32 << 20) > free {
-            return Err(PcError::Cuda(format!("{what} needs {:.2} GB of GPU memory, {:.2} GB free", gb(bytes), gb(free))));
-        }
-        Ok(())
-    }
-
-    fn up<T: DeviceRepr + ValidAsZeroBits>(&self, clock: &mut Clock, v: &[T], what: &str) -> Result<CudaSlice<T>> {
-        clock.copy(|| {
-            if v.is_empty() {
-                // one zero element: kernels never read it, and no zero-byte allocation is made
-                return self.stream.alloc_zeros::<T>(1).map_err(cuda_err(what));
-            }
-            self.stream.clone_htod(v).map_err(cuda_err(what))
-        })
-    }
-
-    fn down<T: DeviceRepr + Default + Clone>(&self, clock: &mut Clock, s: &CudaSlice<T>, len: usize, what: &str) -> Result<Vec<T>> {
-        clock.copy(|| {
-            let mut v = vec![T::default(); len];
-            if len > 0 {
-                self.stream.memcpy_dtoh(&s.slice(0..len), &mut v).map_err(cuda_err(what))?;
-            }
-            self.stream.synchronize().map_err(cuda_err(what))?;
-            Ok(v)
-        })
-    }
-
-    fn alloc<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize, what: &str) -> Result<CudaSlice<T>> {
-        self.stream.alloc_zeros::<T>(len.max(1)).map_err(cuda_err(what))
-    }
-
-    /// Waits for the kernel just launched and books its time.
-    fn finish_launch(&self, clock: &mut Clock, t: Instant, name: &str) -> Result<()> {
-        self.stream.synchronize().map_err(|e| {
-            PcError::Cuda(if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                format!("kernel {name}: out of GPU memory (for its per-thread local memory, say): {e}")
-            } else {
-                format!("kernel {name} failed: {e}")
-            })
-        })?;
-        clock.kernel += t.elapsed().as_secs_f64();
-        clock.launches += 1;
-        Ok(())
-    }
-
     fn level0(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock) -> Result<Vec<EdgeOutcome>> {
         let t = Instant::now();
         let rows = host::level0_rows(plan);
@@ -298,13 +204,13 @@ impl CudaGauss {
         let (pu, n_rows, flag) = (self.p as u64, self.p as u32, both as i32);
         let cols_h: &[u32] = rows.cols.as_deref().unwrap_or(&plan.rows.cols);
         let chunk = LEVEL0_CHUNK.min(ne);
-        self.ensure_free(rows.off.len() * 20 + cols_h.len() * 4 + chunk * 16, "level 0")?;
-        let off = self.up(clock, &rows.off, "level 0 rows")?;
-        let cols = self.up(clock, cols_h, "level 0 rows")?;
-        let upper = self.up(clock, &rows.upper, "level 0 rows")?;
-        let ebase = self.up(clock, &rows.ebase, "level 0 rows")?;
-        let mut p0_d = self.alloc::<f64>(chunk, "level 0 results")?;
-        let mut p1_d = self.alloc::<f64>(if both { chunk } else { 1 }, "level 0 results")?;
+        self.gpu.ensure_free(rows.off.len() * 20 + cols_h.len() * 4 + chunk * 16, "level 0")?;
+        let off = self.gpu.up(clock, &rows.off, "level 0 rows")?;
+        let cols = self.gpu.up(clock, cols_h, "level 0 rows")?;
+        let upper = self.gpu.up(clock, &rows.upper, "level 0 rows")?;
+        let ebase = self.gpu.up(clock, &rows.ebase, "level 0 rows")?;
+        let mut p0_d = self.gpu.alloc::<f64>(chunk, "level 0 results")?;
+        let mut p1_d = self.gpu.alloc::<f64>(if both { chunk } else { 1 }, "level 0 results")?;
         let mut p0 = vec![0.0f64; 0];
         let mut p1 = vec![0.0f64; 0];
         for start in (0..ne).step_by(LEVEL0_CHUNK) {
@@ -315,16 +221,16 @@ impl CudaGauss {
             let (e0, mu) = (start as u64, m as u64);
             let cfg = LaunchConfig { grid_dim: ((m as u32).div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let t = Instant::now();
-            let mut b = self.stream.launch_builder(&self.f.level0);
+            let mut b = self.gpu.stream.launch_builder(&self.f.level0);
             b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&upper).arg(&ebase).arg(&n_rows).arg(&e0).arg(&mu);
             b.arg(&zfac).arg(&flag).arg(&mut p0_d).arg(&mut p1_d);
             // SAFETY: argument types and order follow gauss_level0; edges start..start + m exist in
             // the row lists (ebase[p] = number of plan edges), the result buffers hold >= m entries.
             unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_level0"))?;
-            self.finish_launch(clock, t, "gauss_level0")?;
-            append(&mut p0, self.down(clock, &p0_d, m, "level 0 results")?);
+            self.gpu.finish_launch(clock, t, "gauss_level0")?;
+            append(&mut p0, self.gpu.down(clock, &p0_d, m, "level 0 results")?);
             if both {
-                append(&mut p1, self.down(clock, &p1_d, m, "level 0 results")?);
+                append(&mut p1, self.gpu.down(clock, &p1_d, m, "level 0 results")?);
             }
             ctl.edges_done.fetch_add(m as u64, Ordering::Relaxed);
         }
@@ -346,23 +252,23 @@ impl CudaGauss {
         let (mut keys, mut pbs, mut mfs) = (Vec::new(), Vec::new(), Vec::new());
         let zfac = host::z_factor(self.n, 1);
         let (pu, alpha, na) = (self.p as u64, plan.alpha, plan.na_value);
-        self.ensure_free(li.off.len() * 8 + li.cols.len() * 4 + LEVEL1_CHUNK.min(ne) * 41, "level 1")?;
-        let off = self.up(clock, &li.off, "level 1 adjacency")?;
-        let cols = self.up(clock, &li.cols, "level 1 adjacency")?;
+        self.gpu.ensure_free(li.off.len() * 8 + li.cols.len() * 4 + LEVEL1_CHUNK.min(ne) * 41, "level 1")?;
+        let off = self.gpu.up(clock, &li.off, "level 1 adjacency")?;
+        let cols = self.gpu.up(clock, &li.cols, "level 1 adjacency")?;
         for start in (0..ne).step_by(LEVEL1_CHUNK) {
             if ctl.cancelled() {
                 return Err(PcError::Interrupted);
             }
             let end = ne.min(start + LEVEL1_CHUNK);
             let m = end - start;
-            let ei = self.up(clock, &li.ei[start..end], "level 1 edges")?;
-            let ej = self.up(clock, &li.ej[start..end], "level 1 edges")?;
-            let qi = self.up(clock, &li.qi[start..end], "level 1 edges")?;
-            let qj = self.up(clock, &li.qj[start..end], "level 1 edges")?;
-            let sides = self.up(clock, &li.sides[start..end], "level 1 edges")?;
-            let mut key = self.alloc::<u64>(m, "level 1 results")?;
-            let mut pbest = self.alloc::<f64>(m, "level 1 results")?;
-            let mut mf = self.alloc::<f64>(m, "level 1 results")?;
+            let ei = self.gpu.up(clock, &li.ei[start..end], "level 1 edges")?;
+            let ej = self.gpu.up(clock, &li.ej[start..end], "level 1 edges")?;
+            let qi = self.gpu.up(clock, &li.qi[start..end], "level 1 edges")?;
+            let qj = self.gpu.up(clock, &li.qj[start..end], "level 1 edges")?;
+            let sides = self.gpu.up(clock, &li.sides[start..end], "level 1 edges")?;
+            let mut key = self.gpu.alloc::<u64>(m, "level 1 results")?;
+            let mut pbest = self.gpu.alloc::<f64>(m, "level 1 results")?;
+            let mut mf = self.gpu.alloc::<f64>(m, "level 1 results")?;
             let mu = m as u64;
             let threads = m as u64 * 32;
             let cfg = LaunchConfig {
@@ -371,16 +277,16 @@ impl CudaGauss {
                 shared_mem_bytes: 0,
             };
             let t = Instant::now();
-            let mut b = self.stream.launch_builder(&self.f.level1);
+            let mut b = self.gpu.stream.launch_builder(&self.f.level1);
             b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&ei).arg(&ej).arg(&qi).arg(&qj).arg(&sides).arg(&mu);
             b.arg(&zfac).arg(&alpha).arg(&na).arg(&mut key).arg(&mut pbest).arg(&mut mf);
             // SAFETY: argument types and order follow gauss_level1; per-edge buffers hold m entries,
             // off / cols are the level's CSR.
             unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_level1"))?;
-            self.finish_launch(clock, t, "gauss_level1")?;
-            append(&mut keys, self.down(clock, &key, m, "level 1 results")?);
-            append(&mut pbs, self.down(clock, &pbest, m, "level 1 results")?);
-            append(&mut mfs, self.down(clock, &mf, m, "level 1 results")?);
+            self.gpu.finish_launch(clock, t, "gauss_level1")?;
+            append(&mut keys, self.gpu.down(clock, &key, m, "level 1 results")?);
+            append(&mut pbs, self.gpu.down(clock, &pbest, m, "level 1 results")?);
+            append(&mut mfs, self.gpu.down(clock, &mf, m, "level 1 results")?);
             ctl.edges_done.fetch_add(m as u64, Ordering::Relaxed);
         }
         let t = Instant::now();
@@ -408,30 +314,30 @@ impl CudaGauss {
         let budget = self.budget(l);
         let nr = rows.len();
         clock.host += t.elapsed().as_secs_f64();
-        self.ensure_free(
+        self.gpu.ensure_free(
             li.off.len() * 8 + li.cols.len() * 8 + ne * 32 + table.len() * 8 + nr * 30,
             &format!("level {l} (maxl {maxl})"),
         )?;
-        let off = self.up(clock, &li.off, "adjacency")?;
-        let cols = self.up(clock, &li.cols, "adjacency")?;
-        let edge_of = self.up(clock, &li.edge_of, "edge lookup")?;
-        let ei = self.up(clock, &li.ei, "edges")?;
-        let ej = self.up(clock, &li.ej, "edges")?;
-        let binom = self.up(clock, &table, "binomial table")?;
+        let off = self.gpu.up(clock, &li.off, "adjacency")?;
+        let cols = self.gpu.up(clock, &li.cols, "adjacency")?;
+        let edge_of = self.gpu.up(clock, &li.edge_of, "edge lookup")?;
+        let ei = self.gpu.up(clock, &li.ei, "edges")?;
+        let ej = self.gpu.up(clock, &li.ej, "edges")?;
+        let binom = self.gpu.up(clock, &table, "binomial table")?;
         let row_ids: Vec<u32> = rows.iter().map(|r| r.row).collect();
-        let row_list = self.up(clock, &row_ids, "row list")?;
-        let mut best = self.alloc::<u64>(ne, "per-edge best keys")?;
+        let row_list = self.gpu.up(clock, &row_ids, "row list")?;
+        let mut best = self.gpu.alloc::<u64>(ne, "per-edge best keys")?;
         {
-            let (ptr, _sync) = best.device_ptr_mut(&self.stream);
+            let (ptr, _sync) = best.device_ptr_mut(&self.gpu.stream);
             // SAFETY: ptr addresses the ne (>= 1) u64 of `best`; 0xFF bytes make NO_KEY.
-            unsafe { dres::memset_d8_async(ptr, 0xFF, ne.max(1) * 8, self.stream.cu_stream()) }.map_err(cuda_err("initialising keys"))?;
+            unsafe { dres::memset_d8_async(ptr, 0xFF, ne.max(1) * 8, self.gpu.stream.cu_stream()) }.map_err(cuda_err("initialising keys"))?;
         }
-        let mut maxfail = self.alloc::<u64>(ne, "per-edge max p")?;
-        let mut stats = self.alloc::<u64>(2, "counters")?;
-        let mut live_d = self.alloc::<u8>(nr, "row flags")?;
-        let mut task_row = self.alloc::<u32>(nr, "tasks")?;
-        let mut task_t0 = self.alloc::<u64>(nr, "tasks")?;
-        let mut task_prefix = self.alloc::<u64>(nr + 1, "tasks")?;
+        let mut maxfail = self.gpu.alloc::<u64>(ne, "per-edge max p")?;
+        let mut stats = self.gpu.alloc::<u64>(2, "counters")?;
+        let mut live_d = self.gpu.alloc::<u8>(nr, "row flags")?;
+        let mut task_row = self.gpu.alloc::<u32>(nr, "tasks")?;
+        let mut task_t0 = self.gpu.alloc::<u64>(nr, "tasks")?;
+        let mut task_prefix = self.gpu.alloc::<u64>(nr + 1, "tasks")?;
 
         let (pu, li_, zfac, alpha, na) = (self.p as u64, l as i32, host::z_factor(self.n, l), plan.alpha, plan.na_value);
         let (margin, sym) = (PD_MARGIN, self.symmetric as i32);
@@ -446,9 +352,9 @@ impl CudaGauss {
                 break;
             }
             clock.copy(|| {
-                self.stream.memcpy_htod(&round.task_row, &mut task_row).map_err(cuda_err("uploading tasks"))?;
-                self.stream.memcpy_htod(&round.task_t0, &mut task_t0).map_err(cuda_err("uploading tasks"))?;
-                self.stream.memcpy_htod(&round.task_prefix, &mut task_prefix).map_err(cuda_err("uploading tasks"))
+                self.gpu.stream.memcpy_htod(&round.task_row, &mut task_row).map_err(cuda_err("uploading tasks"))?;
+                self.gpu.stream.memcpy_htod(&round.task_t0, &mut task_t0).map_err(cuda_err("uploading tasks"))?;
+                self.gpu.stream.memcpy_htod(&round.task_prefix, &mut task_prefix).map_err(cuda_err("uploading tasks"))
             })?;
             let threads = round.threads();
             let n_tasks = round.n_tasks() as u32;
@@ -458,14 +364,14 @@ impl CudaGauss {
                 shared_mem_bytes: 0,
             };
             let t = Instant::now();
-            let mut b = self.stream.launch_builder(sets_fn);
+            let mut b = self.gpu.stream.launch_builder(sets_fn);
             b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&edge_of).arg(&task_row).arg(&task_t0).arg(&task_prefix);
             b.arg(&n_tasks).arg(&threads).arg(&binom).arg(&li_).arg(&zfac).arg(&alpha).arg(&na).arg(&margin).arg(&sym);
             b.arg(&mut best).arg(&mut maxfail).arg(&mut stats);
             // SAFETY: argument types and order follow gauss_sets_l*; the task arrays hold n_tasks
             // (+ 1) entries whose ranks lie below each row's C(d, l); l <= the kernel's maximum.
             unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_sets"))?;
-            self.finish_launch(clock, t, "gauss_sets")?;
+            self.gpu.finish_launch(clock, t, "gauss_sets")?;
             done_sets += threads as u128;
             if let Some(done) = (done_sets * ne as u128).checked_div(total_sets) {
                 ctl.edges_done.store(done as u64, Ordering::Relaxed);
@@ -477,19 +383,19 @@ impl CudaGauss {
             let nru = nr as u32;
             let cfg = LaunchConfig { grid_dim: (nru.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let t = Instant::now();
-            let mut b = self.stream.launch_builder(&self.f.rows_live);
+            let mut b = self.gpu.stream.launch_builder(&self.f.rows_live);
             b.arg(&off).arg(&cols).arg(&edge_of).arg(&row_list).arg(&nru).arg(&best).arg(&mut live_d);
             // SAFETY: argument types and order follow rows_live; row_list and live_d hold nr entries.
             unsafe { b.launch(cfg) }.map_err(cuda_err("launching rows_live"))?;
-            self.finish_launch(clock, t, "rows_live")?;
-            let flags = self.down(clock, &live_d, nr, "row flags")?;
+            self.gpu.finish_launch(clock, t, "rows_live")?;
+            let flags = self.gpu.down(clock, &live_d, nr, "row flags")?;
             for (a, f) in live.iter_mut().zip(flags) {
                 *a = *a && f != 0;
             }
         }
-        let best_h = self.down(clock, &best, ne, "keys")?;
-        let mf_h = self.down(clock, &maxfail, ne, "max p")?;
-        let st = self.down(clock, &stats, 2, "counters")?;
+        let best_h = self.gpu.down(clock, &best, ne, "keys")?;
+        let mf_h = self.gpu.down(clock, &maxfail, ne, "max p")?;
+        let st = self.gpu.down(clock, &stats, 2, "counters")?;
         lt.gpu_tests += st[0];
         lt.fallbacks += st[1];
 
@@ -498,17 +404,17 @@ impl CudaGauss {
         let mut p_best = vec![f64::NAN; ne];
         if !items.is_empty() {
             let n_items = items.len() as u32;
-            let items_d = self.up(clock, &items, "winning tests")?;
-            let mut pb = self.alloc::<f64>(items.len(), "winning p-values")?;
+            let items_d = self.gpu.up(clock, &items, "winning tests")?;
+            let mut pb = self.gpu.alloc::<f64>(items.len(), "winning p-values")?;
             let cfg = LaunchConfig { grid_dim: (n_items.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let t = Instant::now();
-            let mut b = self.stream.launch_builder(pbest_fn);
+            let mut b = self.gpu.stream.launch_builder(pbest_fn);
             b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&ei).arg(&ej).arg(&items_d).arg(&n_items);
             b.arg(&binom).arg(&li_).arg(&zfac).arg(&margin).arg(&sym).arg(&best).arg(&mut pb);
             // SAFETY: argument types and order follow gauss_pbest_l*; items index edges with a key.
             unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_pbest"))?;
-            self.finish_launch(clock, t, "gauss_pbest")?;
-            let pb = self.down(clock, &pb, items.len(), "winning p-values")?;
+            self.gpu.finish_launch(clock, t, "gauss_pbest")?;
+            let pb = self.gpu.down(clock, &pb, items.len(), "winning p-values")?;
             for (k, v) in items.iter().zip(pb) {
                 p_best[*k as usize] = v;
             }
@@ -521,7 +427,7 @@ impl CudaGauss {
     }
 
     fn level_gpu(&self, plan: &LevelPlan, ctl: &Control, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
-        self.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let mut clock = Clock::default();
         let r = match plan.level {
             0 => self.level0(plan, ctl, &mut clock),
@@ -539,23 +445,14 @@ impl CudaGauss {
     fn level_on_cpu(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         if self.cpu_test.is_none() {
             let c = guard("copying C back", || {
-                let v = self.stream.clone_dtoh(&self.c).map_err(cuda_err("copying C back"))?;
-                self.stream.synchronize().map_err(cuda_err("copying C back"))?;
+                let v = self.gpu.stream.clone_dtoh(&self.c).map_err(cuda_err("copying C back"))?;
+                self.gpu.stream.synchronize().map_err(cuda_err("copying C back"))?;
                 Ok(v)
             })?;
             self.cpu_test = Some(GaussTest::new(c, self.p, self.n, GaussFlavour::R)?);
         }
         let test = self.cpu_test.as_ref().expect("set above");
         ParallelCpu::new(test, 0)?.run_level(plan, watch)
-    }
-}
-
-/// Appends a chunk's results (the first chunk is moved, not copied).
-fn append<T>(all: &mut Vec<T>, chunk: Vec<T>) {
-    if all.is_empty() {
-        *all = chunk;
-    } else {
-        all.extend(chunk);
     }
 }
 
@@ -575,7 +472,7 @@ fn outcome_of(e: &EdgeWork, key: u64, p_best: f64, max_fail: f64) -> Result<Edge
 
 impl Backend for CudaGauss {
     fn name(&self) -> String {
-        format!("cuda ({})", self.info.name)
+        format!("cuda ({})", self.gpu.info.name)
     }
 
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {

@@ -8,9 +8,13 @@
 //! arithmetic the kernels rely on lives in [`host`], testable without a GPU.
 
 pub mod device;
+pub mod discrete;
 pub mod gauss;
+mod gpu;
 pub mod host;
 pub mod module;
+pub mod windows;
 
 pub use device::{probe, DeviceInfo};
+pub use discrete::CudaGSquare;
 pub use gauss::{CudaGauss, CudaTimings, LevelTimings};

@@ -15,6 +15,8 @@ use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
 
 /// The Gaussian kernels' source, embedded in the library.
 pub const GAUSS_SRC: &str = include_str!("kernels/gauss.cu");
+/// The G^2 kernel's source.
+pub const GSQUARE_SRC: &str = include_str!("kernels/gsquare.cu");
 
 /// A compiled module and how it was made.
 pub struct Compiled {
@@ -159,5 +161,7 @@ mod tests {
         for m in crate::host::SET_KERNEL_VARIANTS {
             assert!(GAUSS_SRC.contains(&format!("GAUSS_SET_KERNELS({m})")));
         }
+        assert!(GSQUARE_SRC.contains("__global__ void __launch_bounds__(BLOCK) gsquare_tests("));
+        assert!(GSQUARE_SRC.contains(&format!("#define MAXL {}", crate::discrete::MAX_LEVEL)));
     }
 }

@@ -4,12 +4,15 @@
 //!   pcbench run --gen --p 1643 --n 850 --degree 4 --backend both --threads 16 --repeat 2
 //!   pcbench run --cor C.bin --n 850 --backend cuda
 //!   pcbench parity --cases 100 --p-max 300 --n-min 20 --n-max 5000 --repeat 2
+//!   pcbench discrete --cases 60 --repeat 2                 (G^2: random discrete data)
+//!   pcbench discrete --p 1000 --n 1000000 --max-levels 21 --backend cuda --m-max 1
 //!
 //! Exit status: 0 when everything matched, 1 on a CPU/GPU mismatch that is not a tie at alpha,
 //! 2 when two GPU runs differ, 3 on an error.
 
 mod compare;
 mod data;
+mod discrete;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,6 +42,8 @@ enum Cmd {
     Run(RunArgs),
     /// Many random simulated data sets, CPU against GPU.
     Parity(ParityArgs),
+    /// Discrete data (G^2 tests), CPU against GPU.
+    Discrete(discrete::DiscreteArgs),
     /// Print what the GPU probe finds.
     Probe,
 }
@@ -51,28 +56,28 @@ enum Which {
 }
 
 #[derive(Args, Clone)]
-struct Common {
+pub struct Common {
     /// Significance level.
     #[arg(long, default_value_t = 0.01)]
-    alpha: f64,
+    pub alpha: f64,
     /// Largest conditioning-set size (default: no limit).
     #[arg(long)]
-    m_max: Option<usize>,
+    pub m_max: Option<usize>,
     /// CPU threads (0: all cores).
     #[arg(long, default_value_t = 0)]
-    threads: usize,
+    pub threads: usize,
     /// GPU runs per data set (2 or more also checks that they are identical).
     #[arg(long, default_value_t = 1)]
-    repeat: usize,
+    pub repeat: usize,
     /// A decision flip counts as a tie when the p-value is within this relative distance of alpha.
     #[arg(long, default_value_t = 1e-6)]
-    tie_tol: f64,
+    pub tie_tol: f64,
     /// Threads per GPU launch at levels >= 2 (default: the backend's choice).
     #[arg(long)]
-    round_budget: Option<u64>,
+    pub round_budget: Option<u64>,
     /// Stop the CPU run after this many seconds (its timing is then reported as a lower bound).
     #[arg(long)]
-    cpu_limit: Option<f64>,
+    pub cpu_limit: Option<f64>,
 }
 
 #[derive(Args)]
@@ -146,7 +151,7 @@ impl Watch for Deadline {
     }
 }
 
-type Res<T> = Result<T, String>;
+pub type Res<T> = Result<T, String>;
 
 fn run_cpu(c: &[f64], p: usize, n: f64, common: &Common) -> Res<(Option<SkeletonResult>, f64)> {
     let test = GaussTest::new(c.to_vec(), p, n, GaussFlavour::R).map_err(|e| e.to_string())?;
@@ -445,7 +450,7 @@ fn cmd_parity(a: &ParityArgs) -> Res<ExitCode> {
     })
 }
 
-fn log_uniform(rng: &mut data::Rng, lo: usize, hi: usize) -> usize {
+pub fn log_uniform(rng: &mut data::Rng, lo: usize, hi: usize) -> usize {
     let (a, b) = ((lo.max(1) as f64).ln(), (hi.max(lo).max(1) as f64).ln());
     ((a + (b - a) * rng.uniform()).exp().round() as usize).clamp(lo, hi.max(lo))
 }
@@ -456,6 +461,7 @@ fn main() -> ExitCode {
         Cmd::Probe => return cmd_probe(),
         Cmd::Run(a) => cmd_run(a),
         Cmd::Parity(a) => cmd_parity(a),
+        Cmd::Discrete(a) => discrete::cmd_discrete(a),
     };
     match r {
         Ok(code) => code,

@@ -1,0 +1,279 @@
+//! The discrete backend: pcalg's `disCItest` / `binCItest` (G^2 on contingency tables) on a GPU.
+//!
+//! The codes go to the device once (n x p bytes, column-major; at most 255 levels per variable,
+//! as `DiscreteData` enforces). Each level runs in rounds of per-edge windows ([`windows`]): the
+//! host writes out the round's tests (x, y, S), `gsquare_tests` evaluates them (one block per
+//! test; the table in shared memory when it fits, else in the block's slot of global scratch,
+//! with fewer blocks when device memory would run short), and the host takes each edge's first
+//! success in canonical order. Both of pcalg's orders work (the windows follow the plan's side
+//! lists). Levels deeper than the kernel's MAXL (32; a table then has >= 2^32 strata, so no test
+//! there is ever run) go to the CPU.
+//!
+//! The kernel repeats pc-core's `citest::discrete` and `citest::special` arithmetic, compiled
+//! without FMA contraction; only the order of G^2's compensated sum over cells differs (per-thread
+//! runs, then the runs in thread order), so p-values agree with the CPU's to about 1e-13 relative
+//! and are identical from run to run.
+
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use pc_core::backend::{run_watched, Backend, Control, Watch};
+use pc_core::citest::{GSquareKind, GSquareTest};
+use pc_core::cpu::ParallelCpu;
+use pc_core::plan::{EdgeOutcome, LevelPlan};
+use pc_core::PcError;
+
+use crate::device::{gb, DeviceInfo};
+use crate::gauss::{CudaTimings, LevelTimings};
+use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::module;
+use crate::windows::{run_rounds, Batch};
+
+const BLOCK: u32 = 256;
+/// The kernel's deepest level.
+pub const MAX_LEVEL: usize = 32;
+/// Table words a block keeps in shared memory (32 KB; more goes to global scratch).
+const SHARED_WORDS: u32 = 8192;
+/// Resident blocks per multiprocessor the grid is sized for.
+const BLOCKS_PER_SM: u32 = 6;
+
+/// Tests per round: about 2^32 sample visits, at least 4096 tests, at most 2^20.
+pub fn round_budget(n: usize) -> usize {
+    ((1usize << 32) / n.max(1)).clamp(4096, 1 << 20)
+}
+
+/// Words of table a test needs (the kernel's `table_words`), or None when the test is not run
+/// (n < 10 df: p = 1 without a table). `lev` are the levels as the test counts them.
+pub fn test_words(n: usize, lev: &[u32], bin: bool, x: u32, y: u32, s: &[u32]) -> Option<u64> {
+    let (lx, ly) = (lev[x as usize] as u64, lev[y as usize] as u64);
+    let strata_f: f64 = s.iter().map(|&k| lev[k as usize] as f64).product();
+    let df = if bin { 2f64.powi(s.len() as i32) } else { (lx as f64 - 1.0) * (ly as f64 - 1.0) * strata_f };
+    if (n as f64) < 10.0 * df {
+        return None;
+    }
+    let ns = strata_f as u64;
+    Some(lx * ly * ns + (lx + ly + 1) * ns)
+}
+
+/// The CUDA G^2 backend; see the module docs.
+pub struct CudaGSquare<'a> {
+    test: &'a GSquareTest,
+    gpu: Gpu,
+    f: CudaFunction,
+    data: CudaSlice<u8>,
+    lev_d: CudaSlice<u32>,
+    lev: Vec<u32>,
+    timings: CudaTimings,
+    budget: usize,
+}
+
+impl<'a> CudaGSquare<'a> {
+    /// Opens the GPU, compiles the kernel (once per process) and uploads the codes.
+    pub fn new(test: &'a GSquareTest) -> Result<Self> {
+        let d = &test.data;
+        let (n, p) = (d.n, d.p);
+        if d.codes.len() != n * p || d.nlev.len() != p || n == 0 {
+            return Err(PcError::invalid("suffStat$dm", "inconsistent dimensions"));
+        }
+        if n > (u32::MAX as usize) {
+            return Err(PcError::invalid("suffStat$dm", "the GPU backend takes at most 2^32 - 1 rows"));
+        }
+        let bin = test.kind == GSquareKind::Bin;
+        let lev: Vec<u32> = if bin { vec![2; p] } else { d.nlev.clone() };
+        guard("opening the GPU", || {
+            let gpu = Gpu::open()?;
+            let need = n * p + 4 * p + (64 << 20);
+            let free = gpu.free_bytes()?;
+            if need > free {
+                return Err(PcError::Cuda(format!(
+                    "the data ({n} rows x {p} variables, one byte each) need {:.2} GB on the GPU, {:.2} GB free",
+                    gb(need),
+                    gb(free)
+                )));
+            }
+            let compiled = module::module_for(&gpu.ctx, "gsquare.cu", module::GSQUARE_SRC).map_err(PcError::Cuda)?;
+            let f = compiled.function("gsquare_tests").map_err(PcError::Cuda)?;
+            let t = Instant::now();
+            let data = gpu.stream.clone_htod(&d.codes).map_err(cuda_err("could not upload the data"))?;
+            let lev_d = gpu.stream.clone_htod(&lev).map_err(cuda_err("could not upload the levels"))?;
+            gpu.stream.synchronize().map_err(cuda_err("could not upload the data"))?;
+            let timings = CudaTimings {
+                compile_s: compiled.compile_seconds,
+                compile_cached: compiled.from_cache,
+                target: compiled.target.clone(),
+                upload_c_s: t.elapsed().as_secs_f64(),
+                ..Default::default()
+            };
+            Ok(CudaGSquare { test, gpu, f, data, lev_d, lev, timings, budget: round_budget(n) })
+        })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.gpu.info
+    }
+
+    /// Kernel, copy and host times per level (`upload_c_s` is the data's upload).
+    pub fn timings(&self) -> &CudaTimings {
+        &self.timings
+    }
+
+    /// Tests per round (default [`round_budget`]); for tuning.
+    pub fn set_round_budget(&mut self, tests: Option<usize>) {
+        self.budget = tests.unwrap_or_else(|| round_budget(self.test.data.n));
+    }
+
+    /// Evaluates one batch: returns one p-value per test.
+    fn eval(&self, b: &Batch, l: usize, clock: &mut Clock, lt: &mut LevelTimings) -> Result<Vec<f64>> {
+        let m = b.len();
+        if m == 0 {
+            return Ok(Vec::new());
+        }
+        let t = Instant::now();
+        let n = self.test.data.n;
+        let bin = self.test.kind == GSquareKind::Bin;
+        // the largest table that does not fit in shared memory sizes the global slots
+        let slot_words = (0..m)
+            .filter_map(|k| test_words(n, &self.lev, bin, b.x[k], b.y[k], &b.s[k * l..(k + 1) * l]))
+            .filter(|&w| w > SHARED_WORDS as u64)
+            .max()
+            .unwrap_or(0);
+        clock.host += t.elapsed().as_secs_f64();
+        let mut grid = (self.gpu.info.multiprocessors.max(1) as u32 * BLOCKS_PER_SM).min(m as u32);
+        if slot_words > 0 {
+            // fewer blocks when the slots would not fit in half the free memory
+            let free = self.gpu.free_bytes()?;
+            let fit = (free / 2) as u64 / (slot_words * 4);
+            if fit == 0 {
+                return Err(PcError::Cuda(format!(
+                    "a contingency table of {slot_words} cells needs {:.2} GB of GPU memory, {:.2} GB free",
+                    gb(slot_words as usize * 4),
+                    gb(free)
+                )));
+            }
+            grid = grid.min(fit.min(u32::MAX as u64) as u32);
+        }
+        let tx = self.gpu.up(clock, &b.x, "round tests")?;
+        let ty = self.gpu.up(clock, &b.y, "round tests")?;
+        let ts = self.gpu.up(clock, &b.s, "round tests")?;
+        let mut scratch = self.gpu.alloc::<u32>((grid as u64 * slot_words) as usize, "table scratch")?;
+        let mut p = self.gpu.alloc::<f64>(m, "round p-values")?;
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: SHARED_WORDS * 4 };
+        let (nu, li, mu, binf, adapt, shw) =
+            (n as u64, l as i32, m as u32, bin as i32, self.test.adapt_df as i32, SHARED_WORDS);
+        let t = Instant::now();
+        let mut lb = self.gpu.stream.launch_builder(&self.f);
+        lb.arg(&self.data).arg(&nu).arg(&self.lev_d).arg(&tx).arg(&ty).arg(&ts).arg(&li).arg(&mu);
+        lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut scratch).arg(&slot_words).arg(&mut p);
+        // SAFETY: argument types and order follow gsquare_tests; tx/ty hold m tests, ts m * l set
+        // members (all < p), scratch grid * slot_words words, p m doubles; l <= MAX_LEVEL.
+        unsafe { lb.launch(cfg) }.map_err(cuda_err("launching gsquare_tests"))?;
+        self.gpu.finish_launch(clock, t, "gsquare_tests")?;
+        lt.gpu_tests += m as u64;
+        self.gpu.down(clock, &p, m, "round p-values")
+    }
+
+    fn level_gpu(&self, plan: &LevelPlan, ctl: &Control, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
+        self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        let mut clock = Clock::default();
+        let l = plan.level;
+        let ne = plan.edges.len() as u64;
+        let mut eval_clock = Clock::default();
+        let t = Instant::now();
+        let r = run_rounds(
+            plan,
+            self.budget,
+            |b| self.eval(b, l, &mut eval_clock, lt),
+            |decided| {
+                ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
+                !ctl.cancelled()
+            },
+        );
+        // what is not kernels, copies or sizing is writing out the tests and taking the outcomes
+        let total = t.elapsed().as_secs_f64();
+        clock.kernel = eval_clock.kernel;
+        clock.transfer = eval_clock.transfer;
+        clock.launches = eval_clock.launches;
+        clock.host = eval_clock.host;
+        clock.collect = (total - clock.kernel - clock.transfer - clock.host).max(0.0);
+        lt.kernel_s += clock.kernel;
+        lt.transfer_s += clock.transfer;
+        lt.launches += clock.launches;
+        lt.host_s += clock.host;
+        lt.collect_s += clock.collect;
+        r
+    }
+}
+
+impl Backend for CudaGSquare<'_> {
+    fn name(&self) -> String {
+        format!("cuda ({})", self.gpu.info.name)
+    }
+
+    fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        let t0 = Instant::now();
+        let mut lt = LevelTimings { level: plan.level, ..Default::default() };
+        let out = if plan.edges.is_empty() {
+            Ok(Vec::new())
+        } else if plan.level > MAX_LEVEL {
+            lt.on_cpu = true;
+            ParallelCpu::new(self.test, 0)?.run_level(plan, watch)
+        } else {
+            let me = &*self;
+            let lt_ref = &mut lt;
+            run_watched(plan.edges.len() as u64, watch, Duration::from_millis(100), move |ctl| {
+                guard("running a level on the GPU", || me.level_gpu(plan, ctl, lt_ref))
+            })
+        };
+        lt.total_s = t0.elapsed().as_secs_f64();
+        self.timings.kernel_s += lt.kernel_s;
+        self.timings.transfer_s += lt.transfer_s;
+        self.timings.levels.push(lt);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pc_core::citest::DiscreteData;
+
+    #[test]
+    fn table_words_bound_and_skip_rule() {
+        // 3 x 4 levels, S of levels 2 and 5: df = 2 * 3 * 10 = 60, runs from n = 600
+        let lev = [3, 4, 2, 5];
+        assert_eq!(test_words(599, &lev, false, 0, 1, &[2, 3]), None);
+        let w = test_words(600, &lev, false, 0, 1, &[2, 3]).unwrap();
+        assert_eq!(w, 12 * 10 + (3 + 4 + 1) * 10);
+        // binary: df = 2^|S|
+        assert_eq!(test_words(39, &[2; 4], true, 0, 1, &[2, 3]), None);
+        assert_eq!(test_words(40, &[2; 4], true, 0, 1, &[2, 3]), Some(16 + 5 * 4));
+        // whenever a test runs, its table is at most 0.9 n words (so a slot is O(n))
+        for n in [20usize, 100, 1000, 100000] {
+            for lx in 2..6u32 {
+                for ls in 2..5u32 {
+                    let lev = [lx, 3, ls, ls, ls];
+                    for k in 0..=3 {
+                        let s: Vec<u32> = (2..2 + k as u32).collect();
+                        if let Some(w) = test_words(n, &lev, false, 0, 1, &s) {
+                            assert!(w as f64 <= 0.9 * n as f64 + 1.0, "n {n} lx {lx} ls {ls} k {k}: {w}");
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(round_budget(20000), (1usize << 32) / 20000);
+        assert_eq!(round_budget(1_000_000), 4294);
+        assert_eq!(round_budget(10), 1 << 20);
+    }
+
+    #[test]
+    fn new_fails_cleanly_without_a_gpu() {
+        let d = DiscreteData::new(4, 2, vec![0, 1, 0, 1, 1, 0, 1, 0], vec![2, 2]).unwrap();
+        let t = GSquareTest::new(d, GSquareKind::Dis, false).unwrap();
+        match CudaGSquare::new(&t) {
+            Ok(g) => assert!(g.name().starts_with("cuda")),
+            Err(PcError::Cuda(msg)) => assert!(!msg.is_empty()),
+            Err(e) => panic!("unexpected error {e:?}"),
+        }
+    }
+}

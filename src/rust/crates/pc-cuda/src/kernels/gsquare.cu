@@ -1,0 +1,269 @@
+// G^2 conditional-independence tests (pcalg's disCItest / binCItest) for gpupc's CUDA backend.
+//
+// Compiled at run time by NVRTC (no headers), with --fmad=false, so every p-value follows the
+// rounding of pc-core's citest/discrete.rs and citest/special.rs, which this file mirrors: a
+// change there must be made here too.
+//
+// Layout: data is n x p codes, column-major, one byte each (data[v * n + s] is variable v at
+// sample s), 0 <= code < lev[v] <= 255. A round evaluates n_tasks tests: test t is
+// x = tx[t], y = ty[t], S = ts[t * l .. (t + 1) * l]. One block per test (blocks stride over the
+// tests): its threads count the samples into the contingency table (shared memory when it fits,
+// else the block's own slot of global scratch), then sum the G^2 terms over the cells.
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned char u8;
+
+#define BLOCK 256
+#define MAXL 32
+#define DBL_EPS 2.220446049250313e-16
+#define LN_SQRT_2PI 0.918938533204672741780329736
+#define TAU 6.283185307179586476925286766559
+
+// ---------------------------------------------------------------------------------------------
+// pchisq(q, df, lower.tail = FALSE): the regularized upper incomplete gamma Q(df / 2, q / 2),
+// as pc-core's citest/special.rs computes it (series below the mode, Lentz's continued fraction
+// above it, the prefactor in saddle-point form). Accurate in the far tail.
+// ---------------------------------------------------------------------------------------------
+
+// ln Gamma(n + 1) - (n + 1/2) ln n + n - ln sqrt(2 pi) at n = k/2, k = 1..30 (special.rs).
+__device__ const double STIRLERR_HALVES[30] = {
+    1.534264097200273452914e-1, 8.106146679532725821967e-2, 5.481412105191765389614e-2,
+    4.134069595540929409382e-2, 3.316287351993628748511e-2, 2.767792568499833914879e-2,
+    2.374616365629749597133e-2, 2.079067210376509311152e-2, 1.848845053267318523078e-2,
+    1.664469118982119216319e-2, 1.513497322191737887351e-2, 1.387612882307074799875e-2,
+    1.281046524292022692425e-2, 1.189670994589177009506e-2, 1.110455975820691732663e-2,
+    1.041126526197209649748e-2, 9.79941612615880329839e-3,  9.255462182712732917729e-3,
+    8.768700134139385462955e-3, 8.330563433362871256469e-3, 7.93411456431402054725e-3,
+    7.573675487951840794972e-3, 7.244554301320383179546e-3, 6.942840107209529865664e-3,
+    6.665247032707682442356e-3, 6.40899418800420706844e-3,  6.171712263039457647535e-3,
+    5.951370112758847735624e-3, 5.746216513010115682026e-3, 5.554733551962801371039e-3};
+
+__device__ double stirlerr(double n) {
+    if (n <= 15.0) {
+        double twice = n + n;
+        if (twice == rint(twice) && twice >= 1.0) return STIRLERR_HALVES[(int)twice - 1];
+        // off the half-integer grid (never for the integer df of G^2)
+        return lgamma(n + 1.0) - (n + 0.5) * log(n) + n - LN_SQRT_2PI;
+    }
+    const double S0 = 1.0 / 12.0, S1 = 1.0 / 360.0, S2 = 1.0 / 1260.0, S3 = 1.0 / 1680.0;
+    const double S4 = 1.0 / 1188.0, S5 = 691.0 / 360360.0;
+    double nn = n * n;
+    return (S0 - (S1 - (S2 - (S3 - (S4 - S5 / nn) / nn) / nn) / nn) / nn) / n;
+}
+
+// a ln(a/m) + m - a, without cancellation for |a - m| < (a + m) / 2 (special.rs's bd0).
+__device__ double bd0(double a, double m) {
+    double d = a - m;
+    if (fabs(d) < 0.5 * (a + m)) {
+        double v = d / (a + m);
+        double v2 = v * v;
+        double s = d * v;
+        double ej = 2.0 * a * v;
+        double j = 1.0;
+        for (;;) {
+            ej *= v2;
+            double next = s + ej / (2.0 * j + 1.0);
+            if (next == s) return s;
+            s = next;
+            j += 1.0;
+        }
+    }
+    return a * log(a / m) + m - a;
+}
+
+__device__ double poisson_density(double a, double m) {
+    if (a == 0.0) return exp(-m);
+    return exp(-stirlerr(a) - bd0(a, m)) / sqrt(TAU * a);
+}
+
+__device__ double lower_series(double a, double x) {
+    double term = 1.0, sum = 1.0, den = a;
+    for (;;) {
+        den += 1.0;
+        term *= x / den;
+        if (term <= sum * (DBL_EPS * 0.25)) break;
+        sum += term;
+    }
+    return poisson_density(a, x) * sum;
+}
+
+__device__ double upper_fraction(double a, double x) {
+    const double TINY = 1e-300;
+    double b = x + 1.0 - a;
+    double c = 1.0 / TINY;
+    double d = 1.0 / b;
+    double h = d;
+    double i = 1.0;
+    for (u32 it = 0; it < 10000000u; ++it) {
+        double an = -i * (i - a);
+        b += 2.0;
+        d = an * d + b;
+        if (fabs(d) < TINY) d = TINY;
+        c = b + an / c;
+        if (fabs(c) < TINY) c = TINY;
+        d = 1.0 / d;
+        double delta = d * c;
+        h *= delta;
+        if (fabs(delta - 1.0) <= DBL_EPS * 0.5) break;
+        i += 1.0;
+    }
+    if (a >= 1.0) return poisson_density(a - 1.0, x) * (x * h);
+    return a * poisson_density(a, x) * h;
+}
+
+__device__ double gamma_q(double a, double x) {
+    if (a != a || x != x || a <= 0.0) return __longlong_as_double(0x7FF8000000000000ll);
+    if (x <= 0.0) return 1.0;
+    const double inf = __longlong_as_double(0x7FF0000000000000ll);
+    if (x == inf) return 0.0;
+    if (a == inf) return 1.0;
+    if (x < a + 1.0) return 1.0 - lower_series(a, x);
+    return upper_fraction(a, x);
+}
+
+__device__ double pchisq_upper(double q, double df) {
+    if (q != q || df != df) return __longlong_as_double(0x7FF8000000000000ll);
+    if (q <= 0.0) return 1.0;
+    return gamma_q(df * 0.5, q * 0.5);
+}
+
+// Neumaier's compensated addition, as discrete.rs's `Sum`.
+__device__ __forceinline__ void sum_add(double& s, double& c, double v) {
+    double t = s + v;
+    if (fabs(s) >= fabs(v)) c += (s - t) + v;
+    else c += (v - t) + s;
+    s = t;
+}
+
+// Words of table a test needs: the cells, then x's and y's margins per stratum, then n_k.
+__device__ __forceinline__ u64 table_words(u32 lx, u32 ly, u64 n_strata) {
+    return (u64)lx * ly * n_strata + ((u64)lx + ly + 1) * n_strata;
+}
+
+// One block per test; see the file's head. p_out[t] is pchisq_upper(G^2, df) with pcalg's df
+// rules (p = 1 when n < 10 df; adaptDF with the binary-case constants, as discrete.rs explains).
+extern "C" __global__ void __launch_bounds__(BLOCK) gsquare_tests(
+    const u8* __restrict__ data, u64 n, const u32* __restrict__ lev, const u32* __restrict__ tx,
+    const u32* __restrict__ ty, const u32* __restrict__ ts, int l, u32 n_tasks, int bin, int adapt_df,
+    u32 shared_words, u32* __restrict__ scratch, u64 slot_words, double* __restrict__ p_out) {
+    extern __shared__ u32 smem[];
+    __shared__ double part_s[BLOCK];
+    __shared__ double part_c[BLOCK];
+    __shared__ u32 part_nz[BLOCK];
+    __shared__ u32 part_obs[BLOCK];
+    __shared__ const u8* scol[MAXL];
+    __shared__ u32 smul[MAXL];
+    const u32 tid = threadIdx.x;
+
+    for (u32 task = blockIdx.x; task < n_tasks; task += gridDim.x) {
+        const u32 x = tx[task], y = ty[task];
+        const u32* S = ts + (u64)task * (u64)l;
+        const u32 lx = lev[x], ly = lev[y];
+        double strata_f = 1.0;
+        for (int k = 0; k < l; ++k) strata_f *= (double)lev[S[k]];
+        const double df = bin ? ldexp(1.0, l) : ((double)lx - 1.0) * ((double)ly - 1.0) * strata_f;
+        if ((double)n < 10.0 * df) {  // the same for every thread of the block
+            if (tid == 0) p_out[task] = 1.0;
+            continue;
+        }
+        const u64 n_strata = (u64)strata_f;
+        const u32 block = lx * ly;
+        const u64 cells = (u64)block * n_strata;
+        const u64 words = table_words(lx, ly, n_strata);
+        u32* tab = words <= shared_words ? smem : scratch + (u64)blockIdx.x * slot_words;
+        u32* rowm = tab + cells;
+        u32* colm = rowm + (u64)lx * n_strata;
+        u32* nk = colm + (u64)ly * n_strata;
+        if (tid == 0) {
+            u32 mult = block;
+            for (int k = 0; k < l; ++k) {
+                scol[k] = data + (u64)S[k] * n;
+                smul[k] = mult;
+                mult *= lev[S[k]];
+            }
+        }
+        for (u64 w = tid; w < words; w += BLOCK) tab[w] = 0;
+        __syncthreads();
+
+        const u8* cx = data + (u64)x * n;
+        const u8* cy = data + (u64)y * n;
+        for (u64 s = tid; s < n; s += BLOCK) {
+            u32 c = (u32)cx[s] + lx * (u32)cy[s];
+            for (int k = 0; k < l; ++k) c += smul[k] * (u32)scol[k][s];
+            atomicAdd(&tab[c], 1u);
+        }
+        __syncthreads();
+
+        for (u64 w = tid; w < (u64)lx * n_strata; w += BLOCK) {
+            u64 k = w / lx;
+            u32 i = (u32)(w - k * lx);
+            const u32* t = tab + k * block + i;
+            u32 sum = 0;
+            for (u32 j = 0; j < ly; ++j) sum += t[(u64)lx * j];
+            rowm[w] = sum;
+        }
+        for (u64 w = tid; w < (u64)ly * n_strata; w += BLOCK) {
+            u64 k = w / ly;
+            u32 j = (u32)(w - k * ly);
+            const u32* t = tab + k * block + (u64)lx * j;
+            u32 sum = 0;
+            for (u32 i = 0; i < lx; ++i) sum += t[i];
+            colm[w] = sum;
+        }
+        __syncthreads();
+        u32 obs = 0;
+        for (u64 k = tid; k < n_strata; k += BLOCK) {
+            u32 sum = 0;
+            for (u32 i = 0; i < lx; ++i) sum += rowm[k * lx + i];
+            nk[k] = sum;
+            obs += sum > 0;
+        }
+        __syncthreads();
+
+        // each thread a contiguous run of cells, in the CPU's cell order
+        const u64 per = (cells + BLOCK - 1) / BLOCK;
+        const u64 c0 = (u64)tid * per;
+        const u64 c1 = c0 + per < cells ? c0 + per : cells;
+        double s = 0.0, comp = 0.0;
+        u32 nz = 0;
+        for (u64 c = c0; c < c1; ++c) {
+            const u32 v = tab[c];
+            if (v == 0) continue;
+            ++nz;
+            const u64 k = c / block;
+            const u32 r = (u32)(c - k * block);
+            const u32 j = r / lx;
+            const u32 i = r - j * lx;
+            const double vv = (double)v;
+            const double rc = (double)rowm[k * lx + i] * (double)colm[k * ly + j];
+            const double ratio = l == 0 ? (double)n * (vv / rc) : vv * ((double)nk[k] / rc);
+            sum_add(s, comp, 2.0 * vv * log(ratio));
+        }
+        part_s[tid] = s;
+        part_c[tid] = comp;
+        part_nz[tid] = nz;
+        part_obs[tid] = obs;
+        __syncthreads();
+        if (tid == 0) {
+            double gs = 0.0, gc = 0.0;
+            u64 nonzero = 0, observed = 0;
+            for (int t = 0; t < BLOCK; ++t) {
+                sum_add(gs, gc, part_s[t]);
+                sum_add(gs, gc, part_c[t]);
+                nonzero += part_nz[t];
+                observed += part_obs[t];
+            }
+            const double g2 = gs + gc;
+            double d = df;
+            if (adapt_df && l > 0) {
+                const double pow2 = ldexp(1.0, l);
+                const u64 listed = ((bin && l <= 5) || (!bin && l <= 4)) ? n_strata : observed;
+                const double zero_counts = (double)(listed * block - nonzero) + 4.0 * (pow2 - (double)listed);
+                d = fmax(d - zero_counts, 1.0);
+            }
+            p_out[task] = pchisq_upper(g2, d);
+        }
+        __syncthreads();
+    }
+}

@@ -1,0 +1,388 @@
+//! Rounds of per-edge rank windows: how a backend that evaluates a flat list of tests at once
+//! (the discrete GPU kernel: one block per test) still reports every edge's *first* success in
+//! canonical order.
+//!
+//! Each round takes, for each undecided edge, the next `width` keys of its canonical sequence
+//! (side 0's ranks, then side 1's), with their conditioning sets written out; the backend returns
+//! one p-value per test; [`Windows::absorb`] then walks each edge's window in key order exactly
+//! as `pc_core::cpu::eval_edge` walks the sequence, so the outcome (first success, its raw p,
+//! the largest mapped p of the failures before it) is the CPU's. An edge's window doubles from
+//! round to round (bounded by the round's budget), so at most about half of the tests run past
+//! a success are wasted, and no key below a success is ever skipped.
+
+use pc_core::combinations::{next_subset, unrank};
+use pc_core::plan::{EdgeOutcome, LevelPlan};
+use pc_core::PcError;
+
+/// The first window of an edge at levels >= 1 (level 0 has one or two tests per edge).
+const FIRST_WIDTH: u64 = 4;
+const MAX_WIDTH: u64 = 1 << 16;
+
+/// The tests of one round: test t is x[t] _||_ y[t] | s[t * level .. (t + 1) * level].
+#[derive(Default, Debug)]
+pub struct Batch {
+    pub x: Vec<u32>,
+    pub y: Vec<u32>,
+    pub s: Vec<u32>,
+    spans: Vec<Span>,
+}
+
+impl Batch {
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.x.clear();
+        self.y.clear();
+        self.s.clear();
+        self.spans.clear();
+    }
+}
+
+/// The tests of one edge in a batch: `count` keys from `start` on, at positions `first..`.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    edge: u32,
+    first: usize,
+    count: u64,
+    start: Cursor,
+}
+
+/// A key of an edge's sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cursor {
+    side: u8,
+    rank: u64,
+}
+
+pub struct Windows<'a> {
+    plan: &'a LevelPlan,
+    cursor: Vec<Cursor>,
+    width: Vec<u64>,
+    /// Undecided edges, in plan order.
+    live: Vec<u32>,
+    /// Where the next round starts in `live` (rounds go round, so every edge gets its turn).
+    next: usize,
+    out: Vec<EdgeOutcome>,
+    list: Vec<u32>,
+    pos: Vec<u32>,
+}
+
+impl<'a> Windows<'a> {
+    pub fn new(plan: &'a LevelPlan) -> Self {
+        let ne = plan.edges.len();
+        let first_side = |k: usize| if plan.edges[k].sides[0].is_some() { 0 } else { 1 };
+        Windows {
+            plan,
+            cursor: (0..ne).map(|k| Cursor { side: first_side(k), rank: 0 }).collect(),
+            width: vec![FIRST_WIDTH; ne],
+            live: (0..ne as u32).collect(),
+            next: 0,
+            out: vec![EdgeOutcome::NONE; ne],
+            list: Vec::new(),
+            pos: Vec::new(),
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.live.is_empty()
+    }
+
+    /// Edges decided so far.
+    pub fn decided(&self) -> usize {
+        self.out.len() - self.live.len()
+    }
+
+    /// The key after `c` in edge `e`'s sequence, or None at its end.
+    fn step(&self, e: usize, c: Cursor) -> Option<Cursor> {
+        let sides = &self.plan.edges[e].sides;
+        let n = sides[c.side as usize].map_or(0, |s| s.n_ranks);
+        if c.rank + 1 < n {
+            return Some(Cursor { side: c.side, rank: c.rank + 1 });
+        }
+        if c.side == 0 && sides[1].is_some() {
+            return Some(Cursor { side: 1, rank: 0 });
+        }
+        None
+    }
+
+    /// Keys left in edge `e`'s sequence from `c` on.
+    fn remaining(&self, e: usize, c: Cursor) -> u64 {
+        let sides = &self.plan.edges[e].sides;
+        let here = sides[c.side as usize].map_or(0, |s| s.n_ranks - c.rank);
+        let later = if c.side == 0 { sides[1].map_or(0, |s| s.n_ranks) } else { 0 };
+        here.saturating_add(later)
+    }
+
+    /// Fills `batch` with the next round's tests, about `budget` of them (at least one edge's
+    /// window, so every round makes progress).
+    pub fn next_batch(&mut self, budget: usize, batch: &mut Batch) {
+        batch.clear();
+        let l = self.plan.level;
+        let nl = self.live.len();
+        for step in 0..nl {
+            let e = self.live[(self.next + step) % nl] as usize;
+            let left = budget.saturating_sub(batch.len()) as u64;
+            if left == 0 {
+                self.next = (self.next + step) % nl;
+                return;
+            }
+            let want = if l == 0 { 2 } else { self.width[e] };
+            let count = want.min(self.remaining(e, self.cursor[e])).min(if batch.is_empty() { u64::MAX } else { left });
+            if count == 0 {
+                self.next = (self.next + step) % nl;
+                return;
+            }
+            let start = self.cursor[e];
+            batch.spans.push(Span { edge: e as u32, first: batch.len(), count, start });
+            self.write_tests(e, start, count, batch);
+        }
+        self.next = 0;
+    }
+
+    fn write_tests(&mut self, e: usize, start: Cursor, count: u64, batch: &mut Batch) {
+        let l = self.plan.level;
+        let edge = &self.plan.edges[e];
+        let mut c = start;
+        let mut written = 0u64;
+        while written < count {
+            let side = edge.sides[c.side as usize].expect("cursor on an existing side");
+            if l > 0 {
+                self.plan.side_list(&side, &mut self.list);
+                self.pos.resize(l, 0);
+                unrank(side.len, c.rank, &mut self.pos);
+            }
+            // the ranks of this side that the window holds
+            let here = (side.n_ranks - c.rank).min(count - written);
+            for k in 0..here {
+                batch.x.push(side.x);
+                batch.y.push(side.y);
+                batch.s.extend(self.pos.iter().map(|&q| self.list[q as usize]));
+                if k + 1 < here {
+                    next_subset(side.len, &mut self.pos);
+                }
+            }
+            written += here;
+            if written < count {
+                c = Cursor { side: 1, rank: 0 };
+            }
+        }
+    }
+
+    /// Takes the p-values of `batch` (one per test, in batch order).
+    pub fn absorb(&mut self, batch: &Batch, p: &[f64]) -> Result<(), PcError> {
+        if p.len() != batch.len() {
+            return Err(PcError::Internal(format!("{} p-values for {} tests", p.len(), batch.len())));
+        }
+        let (alpha, na) = (self.plan.alpha, self.plan.na_value);
+        let mut decided = false;
+        for span in &batch.spans {
+            let e = span.edge as usize;
+            let mut c = span.start;
+            let mut next = Some(c);
+            let mut done = false;
+            for t in 0..span.count as usize {
+                c = next.ok_or_else(|| PcError::Internal("a window ran past its edge's tests".into()))?;
+                let pv = p[span.first + t];
+                let mapped = if pv.is_nan() { na } else { pv };
+                if mapped >= alpha {
+                    self.out[e].best = Some((c.side, c.rank));
+                    self.out[e].p_best = pv;
+                    done = true;
+                    break;
+                }
+                self.out[e].max_fail = self.out[e].max_fail.max(mapped);
+                next = self.step(e, c);
+            }
+            match (done, next) {
+                (false, Some(n)) if span.count > 0 => {
+                    // `next` is the key after the window's last test
+                    self.cursor[e] = n;
+                    self.width[e] = (self.width[e] * 2).min(MAX_WIDTH);
+                }
+                _ => {
+                    self.cursor[e] = Cursor { side: 2, rank: 0 };
+                    decided = true;
+                }
+            }
+        }
+        if decided {
+            let before = self.live.len();
+            let cursor = &self.cursor;
+            let keep_from = self.next;
+            // keep the rotation point on the same edge (or the first live one after it)
+            let mut new_next = 0;
+            let mut kept = Vec::with_capacity(before);
+            for (k, &e) in self.live.iter().enumerate() {
+                if cursor[e as usize].side < 2 {
+                    if k < keep_from {
+                        new_next += 1;
+                    }
+                    kept.push(e);
+                }
+            }
+            self.live = kept;
+            self.next = if self.live.is_empty() { 0 } else { new_next % self.live.len() };
+        }
+        Ok(())
+    }
+
+    pub fn into_outcomes(self) -> Vec<EdgeOutcome> {
+        self.out
+    }
+}
+
+/// Runs a whole level by rounds: `eval` computes the p-values of a batch; `keep_going` is asked
+/// between rounds, with the number of edges decided.
+pub fn run_rounds(
+    plan: &LevelPlan,
+    budget: usize,
+    mut eval: impl FnMut(&Batch) -> Result<Vec<f64>, PcError>,
+    mut keep_going: impl FnMut(usize) -> bool,
+) -> Result<Vec<EdgeOutcome>, PcError> {
+    let mut w = Windows::new(plan);
+    let mut batch = Batch::default();
+    while !w.is_done() {
+        if !keep_going(w.decided()) {
+            return Err(PcError::Interrupted);
+        }
+        w.next_batch(budget.max(1), &mut batch);
+        let p = eval(&batch)?;
+        w.absorb(&batch, &p)?;
+    }
+    Ok(w.into_outcomes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pc_core::citest::{CiTest, DiscreteData, GSquareKind, GSquareScratch, GSquareTest};
+    use pc_core::cpu::{eval_edge, EdgeScratch};
+    use pc_core::graph::Adjacency;
+    use pc_core::plan::{plan_level, Order};
+
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self, m: u64) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 33) % m
+        }
+    }
+
+    /// Data where variable j copies a random earlier one with some noise, so that every level
+    /// mixes successes and failures.
+    fn chain_data(n: usize, p: usize, seed: u64) -> DiscreteData {
+        let mut r = Lcg(seed);
+        let nlev: Vec<u32> = (0..p).map(|_| 2 + r.next(3) as u32).collect();
+        let mut codes = vec![0u8; n * p];
+        for j in 0..p {
+            let parent = if j > 0 { Some(r.next(j as u64) as usize) } else { None };
+            for s in 0..n {
+                let v = match parent {
+                    Some(q) if r.next(10) < 7 => codes[q * n + s] as u32 % nlev[j],
+                    _ => r.next(nlev[j] as u64) as u32,
+                };
+                codes[j * n + s] = v as u8;
+            }
+        }
+        DiscreteData::new(n, p, codes, nlev).unwrap()
+    }
+
+    fn random_graph(p: usize, prob: u64, r: &mut Lcg) -> Adjacency {
+        let mut a = Adjacency::empty(p);
+        for i in 0..p {
+            for j in i + 1..p {
+                if r.next(100) < prob {
+                    a.add_edge(i, j);
+                }
+            }
+        }
+        a
+    }
+
+    fn same(a: &EdgeOutcome, b: &EdgeOutcome) -> bool {
+        a.best == b.best && a.p_best.to_bits() == b.p_best.to_bits() && a.max_fail.to_bits() == b.max_fail.to_bits()
+    }
+
+    /// The rounds give exactly eval_edge's outcomes, whatever the budget, in both orders.
+    #[test]
+    fn rounds_match_the_sequential_walk() {
+        let mut r = Lcg(7);
+        for case in 0..24u64 {
+            let p = 6 + r.next(10) as usize;
+            let data = chain_data(300 + 100 * r.next(5) as usize, p, case + 1);
+            let test = GSquareTest::new(data, GSquareKind::Dis, case % 2 == 0).unwrap();
+            let adj = random_graph(p, 30 + r.next(60), &mut r);
+            let fixed = Adjacency::empty(p);
+            let alpha = [0.01, 0.05, 0.2, 0.5][case as usize % 4];
+            for order in [Order::Stable, Order::StableFast] {
+                for level in 0..4 {
+                    let plan = plan_level(order, level, &adj, &fixed, alpha, 1.0).unwrap();
+                    let mut sc = EdgeScratch::<GSquareScratch>::default();
+                    let want: Vec<EdgeOutcome> =
+                        plan.edges.iter().map(|e| eval_edge(&plan, &test, &mut sc, e, &mut || true).unwrap()).collect();
+                    for budget in [1, 3, 17, 1000] {
+                        let mut tsc = GSquareScratch::default();
+                        let mut rounds = 0;
+                        let got = run_rounds(
+                            &plan,
+                            budget,
+                            |b| {
+                                rounds += 1;
+                                (0..b.len())
+                                    .map(|t| test.p_value(&mut tsc, b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]))
+                                    .collect()
+                            },
+                            |_| true,
+                        )
+                        .unwrap();
+                        assert_eq!(got.len(), want.len());
+                        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                            assert!(same(g, w), "case {case} {order:?} level {level} budget {budget} edge {k}: {g:?} vs {w:?}");
+                        }
+                        if budget == 1 {
+                            // one test per round at most, except a round's first window
+                            assert!(rounds >= plan.edges.len().min(1));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn windows_never_skip_a_key_and_stop_at_the_end() {
+        // a star: edge 0-1 with 8 candidates on each side at level 2: 2 * C(8, 2) = 56 keys
+        let mut a = Adjacency::empty(10);
+        for j in 1..10 {
+            a.add_edge(0, j);
+            a.add_edge(1, j);
+        }
+        let plan = plan_level(Order::Stable, 2, &a, &Adjacency::empty(10), 0.05, 1.0).unwrap();
+        let k01 = plan.edges.iter().position(|e| (e.i, e.j) == (0, 1)).unwrap();
+        let total = plan.edges[k01].n_tests();
+        let mut seen = 0u64;
+        // all failures: every key is evaluated once, then the edge is decided without success
+        let out = run_rounds(
+            &plan,
+            5,
+            |b| {
+                seen += b.spans.iter().filter(|s| s.edge as usize == k01).map(|s| s.count).sum::<u64>();
+                Ok(vec![0.0; b.len()])
+            },
+            |_| true,
+        )
+        .unwrap();
+        assert_eq!(seen, total);
+        assert!(out[k01].best.is_none());
+        assert_eq!(out[k01].max_fail, 0.0);
+        // an interrupt between rounds
+        let err = run_rounds(&plan, 5, |b| Ok(vec![0.0; b.len()]), |_| false).unwrap_err();
+        assert!(matches!(err, PcError::Interrupted));
+    }
+}

@@ -1,0 +1,276 @@
+//! `pcbench discrete`: the G^2 tests (disCItest / binCItest) on simulated discrete data, CPU
+//! against GPU: many random cases (parity), or one large data set (timing, size limits).
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use pc_core::backend::NullWatch;
+use pc_core::citest::{DiscreteData, GSquareKind, GSquareTest};
+use pc_core::cpu::ParallelCpu;
+use pc_core::graph::Adjacency;
+use pc_core::plan::Order;
+use pc_core::skeleton::{run_skeleton, SkeletonParams, SkeletonResult};
+use pc_cuda::CudaGSquare;
+
+use crate::compare::{compare, identical};
+use crate::data::Rng;
+use crate::{log_uniform, Common, Res};
+
+#[derive(Args)]
+pub struct DiscreteArgs {
+    /// Random cases to compare (0: one data set of --p variables and --n rows).
+    #[arg(long, default_value_t = 0)]
+    cases: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 100)]
+    p: usize,
+    #[arg(long, default_value_t = 10000)]
+    n: usize,
+    #[arg(long, default_value_t = 5)]
+    p_min: usize,
+    #[arg(long, default_value_t = 80)]
+    p_max: usize,
+    #[arg(long, default_value_t = 100)]
+    n_min: usize,
+    #[arg(long, default_value_t = 50000)]
+    n_max: usize,
+    /// Levels per variable: 2..=this (random per variable).
+    #[arg(long, default_value_t = 5)]
+    max_levels: u32,
+    /// Parents per variable: 0..=this.
+    #[arg(long, default_value_t = 3)]
+    max_parents: u64,
+    /// One data set: which backends run.
+    #[arg(long, default_value = "both")]
+    backend: String,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Each variable is a noisy function of up to `max_parents` earlier ones (so tests at every
+/// level both succeed and fail); rows are generated in parallel chunks.
+pub fn random_discrete(p: usize, n: usize, max_levels: u32, max_parents: u64, seed: u64) -> DiscreteData {
+    let mut r = Rng::new(seed);
+    let nlev: Vec<u32> = (0..p).map(|_| 2 + (r.next_u64() % (max_levels.max(2) as u64 - 1)) as u32).collect();
+    let parents: Vec<Vec<usize>> = (0..p)
+        .map(|j| if j == 0 { vec![] } else { (0..r.next_u64() % (max_parents + 1)).map(|_| (r.next_u64() % j as u64) as usize).collect() })
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let chunk = n.div_ceil(threads).max(1);
+    let parts: Vec<Vec<u8>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..n.div_ceil(chunk))
+            .map(|c| {
+                let (nlev, parents) = (&nlev, &parents);
+                s.spawn(move || {
+                    let rows = chunk.min(n - c * chunk);
+                    let mut rr = Rng::new(seed ^ (c as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                    let mut out = vec![0u8; rows * p]; // row-major within the chunk
+                    for s in 0..rows {
+                        for j in 0..p {
+                            let v = if !parents[j].is_empty() && rr.uniform() < 0.7 {
+                                parents[j].iter().map(|&q| out[s * p + q] as u32 * (q as u32 + 1)).sum::<u32>() % nlev[j]
+                            } else {
+                                (rr.next_u64() % nlev[j] as u64) as u32
+                            };
+                            out[s * p + j] = v as u8;
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("data thread")).collect()
+    });
+    let mut codes = vec![0u8; n * p];
+    for (c, part) in parts.iter().enumerate() {
+        for (s, row) in part.chunks(p).enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                codes[j * n + c * chunk + s] = v;
+            }
+        }
+    }
+    // every level must occur for pcalg-style nlev: relabel to the observed levels
+    let mut nlev_obs = nlev.clone();
+    for j in 0..p {
+        let col = &mut codes[j * n..(j + 1) * n];
+        let mut map = [u8::MAX; 256];
+        let mut next = 0u8;
+        for v in col.iter() {
+            if map[*v as usize] == u8::MAX {
+                map[*v as usize] = 0;
+            }
+        }
+        for (k, m) in map.iter_mut().enumerate() {
+            if *m == 0 && k < 256 {
+                *m = next;
+                next += 1;
+            }
+        }
+        for v in col.iter_mut() {
+            *v = map[*v as usize];
+        }
+        nlev_obs[j] = (next as u32).max(2);
+    }
+    DiscreteData::new(n, p, codes, nlev_obs).expect("simulated data are valid")
+}
+
+fn params(p: usize, order: Order, c: &Common) -> SkeletonParams {
+    SkeletonParams { alpha: c.alpha, order, m_max: c.m_max, na_delete: true, start: Adjacency::complete(p), fixed_edges: Adjacency::empty(p) }
+}
+
+fn run_cpu(t: &GSquareTest, order: Order, c: &Common) -> Res<(SkeletonResult, f64)> {
+    let mut be = ParallelCpu::new(t, c.threads).map_err(|e| e.to_string())?;
+    let s = Instant::now();
+    let r = run_skeleton(&params(t.data.p, order, c), &mut be, &mut NullWatch).map_err(|e| e.to_string())?;
+    Ok((r, s.elapsed().as_secs_f64()))
+}
+
+fn run_gpu(g: &mut CudaGSquare, p: usize, order: Order, c: &Common) -> Res<(SkeletonResult, f64, usize)> {
+    let first = g.timings().levels.len();
+    let s = Instant::now();
+    let r = run_skeleton(&params(p, order, c), g, &mut NullWatch).map_err(|e| e.to_string())?;
+    Ok((r, s.elapsed().as_secs_f64(), first))
+}
+
+fn tests(r: &SkeletonResult) -> f64 {
+    r.n_edgetests.iter().sum()
+}
+
+pub fn cmd_discrete(a: &DiscreteArgs) -> Res<ExitCode> {
+    let c = &a.common;
+    if a.cases == 0 {
+        return one_data_set(a);
+    }
+    println!("gpu: {}", pc_cuda::probe()?);
+    let mut rng = Rng::new(a.seed);
+    let (mut ok, mut bad, mut nondet) = (0, 0, 0);
+    let mut max_rel: f64 = 0.0;
+    println!("case     p       n lev  kind adapt  order        edges max.ord    tests    cpu_s    gpu_s  result");
+    for case in 0..a.cases {
+        let p = log_uniform(&mut rng, a.p_min, a.p_max);
+        let n = log_uniform(&mut rng, a.n_min, a.n_max);
+        let bin = case % 3 == 2;
+        let lev = if bin { 2 } else { 2 + (rng.next_u64() % (a.max_levels.max(2) as u64 - 1)) as u32 };
+        let data = random_discrete(p, n, lev, a.max_parents, rng.next_u64());
+        let kind = if bin { GSquareKind::Bin } else { GSquareKind::Dis };
+        let adapt = case % 2 == 1;
+        let order = if case % 4 < 2 { Order::Stable } else { Order::StableFast };
+        let t = GSquareTest::new(data, kind, adapt).map_err(|e| e.to_string())?;
+        let (cr, cs) = run_cpu(&t, order, c)?;
+        let mut g = CudaGSquare::new(&t).map_err(|e| e.to_string())?;
+        let mut runs = Vec::new();
+        let mut gs = 0.0;
+        for _ in 0..c.repeat.max(1) {
+            let (r, s, _) = run_gpu(&mut g, p, order, c)?;
+            gs += s;
+            runs.push(r);
+        }
+        let det = runs.iter().skip(1).all(|r| identical(&runs[0], r));
+        let d = compare(&cr, &runs[0]);
+        max_rel = max_rel.max(d.pmax_max_rel);
+        let result = if !det {
+            nondet += 1;
+            "NONDETERMINISTIC".to_string()
+        } else if d.is_empty() {
+            ok += 1;
+            "identical".to_string()
+        } else {
+            bad += 1;
+            format!("DIFFER ({d})")
+        };
+        println!(
+            "{:>4} {:>5} {:>7} {:>3} {:>5} {:>5} {:>11} {:>6} {:>7} {:>8} {:>8.3} {:>8.3}  {}",
+            case + 1,
+            p,
+            n,
+            lev,
+            if bin { "bin" } else { "dis" },
+            adapt,
+            format!("{order:?}"),
+            cr.graph.n_edges(),
+            cr.max_ord,
+            tests(&cr),
+            cs,
+            gs / runs.len() as f64,
+            result
+        );
+    }
+    println!(
+        "discrete parity: {} cases, {ok} identical, {bad} differ, {nondet} nondeterministic; GPU runs per case {}; pMax max rel diff {max_rel:.2e}",
+        a.cases,
+        c.repeat.max(1)
+    );
+    Ok(if nondet > 0 {
+        ExitCode::from(2)
+    } else if bad > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn one_data_set(a: &DiscreteArgs) -> Res<ExitCode> {
+    let c = &a.common;
+    let t0 = Instant::now();
+    let data = random_discrete(a.p, a.n, a.max_levels, a.max_parents, a.seed);
+    println!(
+        "data: p = {}, n = {}, levels 2..={} (largest observed {}), {:.2} GB of codes, made in {:.1} s",
+        a.p,
+        a.n,
+        a.max_levels,
+        data.nlev.iter().max().unwrap_or(&0),
+        (a.n * a.p) as f64 / 1e9,
+        t0.elapsed().as_secs_f64()
+    );
+    let t = GSquareTest::new(data, GSquareKind::Dis, false).map_err(|e| e.to_string())?;
+    let mut cpu = None;
+    if a.backend != "cuda" {
+        let (r, s) = run_cpu(&t, Order::Stable, c)?;
+        println!("cpu: {s:.3} s, {} edges left, max.ord {}, {} tests", r.graph.n_edges(), r.max_ord, tests(&r));
+        cpu = Some(r);
+    }
+    let mut status = ExitCode::SUCCESS;
+    if a.backend != "cpu" {
+        let s = Instant::now();
+        let mut g = CudaGSquare::new(&t).map_err(|e| e.to_string())?;
+        println!("gpu: {}; setup {:.3} s (NVRTC {:.3} s, upload {:.3} s)", g.info(), s.elapsed().as_secs_f64(), g.timings().compile_s, g.timings().upload_c_s);
+        let mut runs = Vec::new();
+        for k in 0..c.repeat.max(1) {
+            let (r, s, first) = run_gpu(&mut g, a.p, Order::Stable, c)?;
+            let lv = &g.timings().levels[first..];
+            println!(
+                "gpu run {}: {s:.3} s (kernels {:.3} s, copies {:.3} s), {} edges left, max.ord {}, {} tests",
+                k + 1,
+                lv.iter().map(|l| l.kernel_s).sum::<f64>(),
+                lv.iter().map(|l| l.transfer_s).sum::<f64>(),
+                r.graph.n_edges(),
+                r.max_ord,
+                tests(&r)
+            );
+            if k == 0 {
+                println!("  gpu: level  edges     tests  seconds  kernel_s  copy_s  host_s  other_s  launches  gpu_tests");
+                for (l, t) in r.levels.iter().zip(lv) {
+                    println!(
+                        "  gpu: {:>5} {:>6} {:>9} {:>8.3} {:>9.4} {:>7.4} {:>7.4} {:>8.4} {:>9} {:>10}",
+                        l.level, l.edges_at_start, l.tests, l.seconds, t.kernel_s, t.transfer_s, t.host_s, t.collect_s, t.launches, t.gpu_tests
+                    );
+                }
+            }
+            runs.push(r);
+        }
+        if runs.iter().skip(1).any(|r| !identical(&runs[0], r)) {
+            println!("NONDETERMINISM: GPU runs differ");
+            status = ExitCode::from(2);
+        }
+        if let Some(cr) = &cpu {
+            let d = compare(cr, &runs[0]);
+            println!("parity cpu vs gpu: {}", if d.is_empty() { format!("identical (pMax max rel diff {:.2e})", d.pmax_max_rel) } else { format!("DIFFER: {d}") });
+            if !d.is_empty() {
+                status = ExitCode::from(1);
+            }
+        }
+    }
+    Ok(status)
+}
