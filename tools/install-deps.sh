@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Installs what building, testing and benchmarking gpupc needs on Debian 12 (R 4.2), idempotently:
-# Debian's r-cran-*/r-bioc-* packages for pcalg's dependencies and our Suggests, pcalg from CRAN,
-# and bnlearn 4.9 / ParallelPC 1.2 (Suggests, benchmarks only) from CRAN's archive, because the
-# current releases need a newer R. Rust (cargo, rustc) is not installed here: the package's configure
-# says what to do when it is missing. Safe to run twice: each step checks before it installs.
+# Debian's r-cran-*/r-bioc-* packages for pcalg's dependencies and our Suggests, pandoc (the
+# vignettes), pcalg from CRAN, and bnlearn 4.9 / ParallelPC 1.2 (Suggests, benchmarks only) from
+# CRAN's archive, because the current releases need a newer R. Rust (cargo, rustc) is not installed
+# here: the package's configure says what to do when it is missing. Safe to run twice: each step
+# checks before it installs.
 set -euo pipefail
 
 need_apt=()
 want_apt=(r-base-dev xz-utils
   r-bioc-graph r-bioc-rbgl r-cran-igraph r-cran-ggm r-cran-corpcor r-cran-robustbase r-cran-vcd
   r-cran-bdsmatrix r-cran-sfsmisc r-cran-fastica r-cran-clue r-cran-abind r-cran-rcpparmadillo
-  r-cran-bh r-cran-rcpp r-cran-cli r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-ggplot2)
+  r-cran-bh r-cran-rcpp r-cran-cli r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-ggplot2
+  pandoc)  # pandoc: rmarkdown needs it to build the vignettes (R CMD build, tools/test.sh step d)
 for p in "${want_apt[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done

@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # The project's test command (the README shows it; .ci/run runs it):
 #
-#   bash tools/test.sh            # Rust tests, then install the package and run its testthat tests
+#   bash tools/test.sh            # Rust tests, install the package and run its testthat tests, R CMD build
 #   bash tools/test.sh --rust     # only (a)
 #   bash tools/test.sh --r        # only (b) and (c)
+#   bash tools/test.sh --build    # only (d)   (options combine: --r --build runs (b), (c) and (d))
 #
 # (a) cargo test --offline --locked --workspace in src/rust (every crate: pc-core, pc-cuda, gpupc-r,
 #     pcbench; no GPU needed), from the package's own src/rust/vendor.tar.xz: the source replacement is
 #     passed with --config, so no ~/.cargo/config.toml and no network are needed;
 # (b) R CMD INSTALL of the package (in place) into a temporary library;
-# (c) testthat on tests/testthat against that installed package (NOT_CRAN=true: the full suite).
-# Both builds use the target directory $GPUPC_CARGO_TARGET_DIR (default src/rust/target/vendored),
+# (c) testthat on tests/testthat against that installed package (NOT_CRAN=true: the full suite);
+# (d) R CMD build --no-manual on a copy of the package (no .git, no cargo target): builds the source
+#     tarball and with it the vignettes (vignettes/benchmark.Rmd reads the committed CSVs in
+#     inst/extdata/bench; no GPU, no benchmark run). R CMD build installs the package once more, in
+#     a temporary directory of its own; src/Makevars unpacks the vendored crates there, at a new
+#     path each time, and cargo then rebuilds them: that build has its own target directory,
+#     $GPUPC_CARGO_TARGET_DIR/r-cmd-build, so that (b)'s stays incremental.
+# The builds use the target directory $GPUPC_CARGO_TARGET_DIR (default src/rust/target/vendored),
 # (configure's default too), kept between runs for incremental builds and apart from plain `cargo build`s
 # in src/rust/target, which read the crates from another path (cargo rebuilds all dependencies when that
 # path changes).
@@ -23,15 +30,18 @@ cd "$root"
 export PATH="$PATH:$HOME/.cargo/bin"
 export NOT_CRAN=true
 
-do_rust=1; do_r=1
+do_rust=1; do_r=1; do_build=1; picked=""
 for a in "$@"; do
   case "$a" in
-    --rust) do_r=0 ;;
-    --r) do_rust=0 ;;
+    --rust|--r|--build) picked="$picked ${a#--}" ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "test.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
+if [ -n "$picked" ]; then  # only the steps asked for
+  do_rust=0; do_r=0; do_build=0
+  for p in $picked; do case "$p" in rust) do_rust=1 ;; r) do_r=1 ;; build) do_build=1 ;; esac; done
+fi
 
 passed=0; failed=0; skipped=0; status=0
 summary=()
@@ -134,6 +144,39 @@ RCODE
     summary+=("testthat: $tp passed, $tf failed, $ts skipped")
     if [ "$rc" -ne 0 ] || [ "$tf" -gt 0 ]; then status=1; fi
     if [ "$rc" -ne 0 ] && [ "$tf" -eq 0 ]; then step_failed "testthat run (exit $rc)"; fi
+  fi
+fi
+
+# ------------------------------------------------------------------------------------------------
+# (d) R CMD build: the source tarball, with the vignettes built from the committed benchmark CSVs
+if [ "$do_build" = 1 ]; then
+  # R CMD build copies the whole directory (cp -R) before it applies .Rbuildignore: give it a copy
+  # without the cargo target, .git and the R bundle.
+  copy="$work/build-src/gpupc"
+  mkdir -p "$copy"
+  tar -C "$root" --exclude=./.git --exclude=./src/rust/target --exclude=./src/rust/vendor \
+      --exclude=./src/rust/.cargo --exclude=./.rbundle --exclude=./.devbin --exclude=./.whl \
+      --exclude='./*.Rcheck' --exclude='./gpupc_*.tar.gz' -cf - . | tar -C "$copy" -xf -
+  # Its installation unpacks the vendored crates under a fresh temporary path, which cargo treats as
+  # new sources: it has its own target directory, so that (b)'s stays incremental.
+  btarget="$GPUPC_CARGO_TARGET_DIR/r-cmd-build"
+  echo "== (d) R CMD build --no-manual (builds the vignettes; cargo target $btarget)"
+  blog="$work/build.log"
+  if ! (cd "$work" && GPUPC_CARGO_TARGET_DIR="$btarget" "$R_HOME_DIR/bin/R" CMD build --no-manual "$copy" 2>&1) | tee "$blog"; then
+    step_failed "R CMD build (see above)"
+  else
+    tarball=$(ls "$work"/gpupc_*.tar.gz 2>/dev/null | head -1)
+    if [ -z "$tarball" ]; then
+      step_failed "R CMD build wrote no tarball"
+    else
+      tar -tzf "$tarball" > "$work/tarball-files"
+      if ! grep -qx 'gpupc/inst/doc/benchmark.html' "$work/tarball-files"; then
+        step_failed "R CMD build: the tarball has no inst/doc/benchmark.html (vignette not built)"
+      else
+        echo "built $(basename "$tarball") ($(du -h "$tarball" | cut -f1)), with inst/doc/benchmark.html"
+        summary+=("R CMD build: ok (vignettes built)")
+      fi
+    fi
   fi
 fi
 
