@@ -170,6 +170,12 @@ if (do_discrete) {
 if (do_bench) {
   shapes <- data.frame(name = c("NCI-60-like", "DREAM5-like", "S.cerevisiae-like", "p10000"),
                        p = c(1190L, 1643L, 5361L, 10000L), n = c(47L, 850L, 63L, 1000L))
+  large_p <- as.integer(opt("large-p", "0"))  # e.g. 20000: one more shape, n = 1000
+  if (large_p > 0) shapes <- rbind(shapes, data.frame(name = sprintf("p%d", large_p), p = large_p, n = 1000L))
+  only <- opt("shapes", "")  # e.g. "1,2": run these rows of the shape table only
+  if (nzchar(only)) shapes <- shapes[as.integer(strsplit(only, ",")[[1]]), ]
+  do_baselines <- opt("baselines", "1") == "1"
+  do_gpupc <- opt("gpupc", "1") == "1"  # 0: the pcalg baselines only
   e2e_max_p <- as.numeric(opt("e2e-max-p", "6000"))
   scale <- as.numeric(opt("scale", "1"))  # < 1 shrinks p for a dry run
   shapes$p <- pmax(20L, as.integer(round(shapes$p * scale)))
@@ -180,15 +186,32 @@ if (do_bench) {
     # written after every row: a run cut short by a time limit keeps what it measured
     write.csv(do.call(rbind, rows), file.path(out, "gpu-bench.csv"), row.names = FALSE)
   }
+  # lib.R's generator: rmvDAG + cor() up to n p^2 = 3e9, its sparse twin and a blocked
+  # cross-product above (the same data run.R's Gaussian suite uses)
+  shape_data <- function(sh) gauss_data(sh$p, sh$n, degree = 4, seed = sh$p)$suff
+  t_data <- system.time(sdata <- lapply(seq_len(nrow(shapes)), function(k) shape_data(shapes[k, ])))[[3]]
+  cat(sprintf("data for %d shapes made in %.1f s\n", nrow(shapes), t_data))
   fits <- list()
-  for (k in seq_len(nrow(shapes))) {
+  if (gpu == "cuda" && do_gpupc) {
+    # the first CUDA call of a process creates the context (seconds): measured on its own here so
+    # that the rows below are warm timings
+    w <- gauss_data(50, 200, degree = 3, seed = 1)
+    t_warm <- timed(gpu_skeleton(w$suff, gaussCItest, 0.01, p = 50, backend = gpu))$secs
+    det <- gpupc_last_run()$details
+    add(data = "warm-up p=50", p = 50L, n = 200L, tool = paste("gpupc", gpupc_last_run()$backend),
+        skeleton_s = t_warm, end_to_end_s = NA, orientation_s = NA, levels = NA, edges = NA,
+        kernel_s = det$kernel_s, nvrtc_compile_s = det$nvrtc_compile_s,
+        level_s = "first CUDA call of the process: context creation, NVRTC, module load", same_as_cpu = NA, machine)
+  }
+  for (k in seq_len(nrow(shapes) * do_gpupc)) {
     sh <- shapes[k, ]
-    d <- gauss_data(sh$p, sh$n, degree = 4, seed = sh$p)
+    d <- list(suff = sdata[[k]])
     for (b in unique(c(gpu, "cpu"))) {
       sk <- timed(gpu_skeleton(d$suff, gaussCItest, 0.01, p = sh$p, backend = b))
       last <- gpupc_last_run()
       # end to end adds pcalg's R orientation (udag2pdagRelaxed), minutes at p = 10000
-      e2e <- if (sh$p <= e2e_max_p) timed(gpu_pc(d$suff, gaussCItest, 0.01, p = sh$p, backend = b)) else list(secs = NA)
+      # (once, on the GPU: the orientation is the same R code after either backend)
+      e2e <- if (sh$p <= e2e_max_p && b == gpu) timed(gpu_pc(d$suff, gaussCItest, 0.01, p = sh$p, backend = b)) else list(secs = NA)
       det <- last$details
       add(data = sh$name, p = sh$p, n = sh$n, tool = paste("gpupc", last$backend),
           skeleton_s = sk$secs, end_to_end_s = e2e$secs, orientation_s = e2e$secs - sk$secs,
@@ -201,34 +224,41 @@ if (do_bench) {
   }
   # pcalg stable.fast, single-threaded (Linux builds of pcalg have no OpenMP), all shapes at
   # once in forked children so the capped runs overlap
-  jobs <- lapply(seq_len(nrow(shapes)), function(k) {
-    sh <- shapes[k, ]
-    parallel::mcparallel({
-      d <- gauss_data(sh$p, sh$n, degree = 4, seed = sh$p)
-      t <- system.time(s <- skeleton(d$suff, gaussCItest, 0.01, p = sh$p, method = "stable.fast"))[[3]]
-      t2 <- system.time(pcalg::udag2pdagRelaxed(s))[[3]]
-      list(secs = t, e2e = t + t2, value = s)
-    }, silent = TRUE)
-  })
-  res <- list()
-  t_end <- Sys.time() + cap
-  repeat {
-    pending <- Filter(function(j) !as.character(j$pid) %in% names(res), jobs)
-    if (!length(pending) || Sys.time() >= t_end) break
-    got <- parallel::mccollect(pending, wait = FALSE, timeout = 2)
-    if (length(got)) res[names(got)] <- got
-  }
-  for (j in jobs) if (!as.character(j$pid) %in% names(res)) tools::pskill(j$pid, tools::SIGKILL)
-  for (k in seq_len(nrow(shapes))) {
-    sh <- shapes[k, ]
-    r <- res[[as.character(jobs[[k]]$pid)]]
-    ok <- is.list(r) && !is.null(r$secs)
-    add(data = sh$name, p = sh$p, n = sh$n, tool = "pcalg stable.fast (1 core)",
-        skeleton_s = if (ok) r$secs else NA, end_to_end_s = if (ok) r$e2e else NA,
-        orientation_s = if (ok) r$e2e - r$secs else NA,
-        levels = if (ok) r$value@max.ord else NA, edges = if (ok) sum(skel_amat(r$value)) / 2 else NA,
-        kernel_s = NA, nvrtc_compile_s = NA, level_s = if (ok) "" else sprintf("> %d s (cap)", as.integer(cap)),
-        same_as_cpu = NA, machine)
+  if (do_baselines) {
+    # each child writes its skeleton time as soon as it has it, so a run whose orientation passes
+    # the cap still reports its skeleton
+    stamp <- function(k, what) file.path(out, sprintf(".stablefast-%d-%s.rds", k, what))
+    jobs <- lapply(seq_len(nrow(shapes)), function(k) {
+      sh <- shapes[k, ]
+      parallel::mcparallel({
+        t <- system.time(s <- skeleton(sdata[[k]], gaussCItest, 0.01, p = sh$p, method = "stable.fast"))[[3]]
+        saveRDS(list(secs = t, levels = s@max.ord, edges = sum(skel_amat(s)) / 2,
+                     same = if (is.null(fits[[paste(k, "cpu")]])) NA else
+                       identical(unname(skel_amat(s)), unname(skel_amat(fits[[paste(k, "cpu")]])))), stamp(k, "skel"))
+        t2 <- system.time(pcalg::udag2pdagRelaxed(s))[[3]]
+        saveRDS(t + t2, stamp(k, "e2e"))
+        TRUE
+      }, silent = TRUE)
+    })
+    t_end <- Sys.time() + cap
+    while (Sys.time() < t_end && !all(file.exists(stamp(seq_along(jobs), "e2e")))) Sys.sleep(1)
+    for (j in jobs) tools::pskill(j$pid, tools::SIGKILL)
+    parallel::mccollect(jobs, wait = FALSE)
+    for (k in seq_along(jobs)) {
+      sh <- shapes[k, ]
+      sk <- if (file.exists(stamp(k, "skel"))) readRDS(stamp(k, "skel")) else NULL
+      e2e <- if (file.exists(stamp(k, "e2e"))) readRDS(stamp(k, "e2e")) else NA
+      capped_note <- sprintf("> %d s (cap)", as.integer(cap))
+      add(data = sh$name, p = sh$p, n = sh$n, tool = "pcalg stable.fast (1 core)",
+          skeleton_s = if (is.null(sk)) NA else sk$secs, end_to_end_s = e2e,
+          orientation_s = if (is.null(sk)) NA else e2e - sk$secs,
+          levels = if (is.null(sk)) NA else sk$levels, edges = if (is.null(sk)) NA else sk$edges,
+          kernel_s = NA, nvrtc_compile_s = NA,
+          level_s = if (is.null(sk)) paste("skeleton", capped_note) else if (is.na(e2e)) paste("orientation", capped_note) else "",
+          # same skeleton as gpupc's (stable and stable.fast may pick other sepsets)
+          same_as_cpu = if (is.null(sk)) NA else sk$same, machine)
+    }
+    unlink(stamp(seq_along(jobs), "skel")); unlink(stamp(seq_along(jobs), "e2e"))
   }
 }
 quit(status = status)

@@ -232,6 +232,30 @@ impl Backend for CudaGSquare<'_> {
     }
 }
 
+/// `pchisq(q, df, lower.tail = FALSE)` computed by the kernel's own function on the GPU (for
+/// checking the device's tail against R's and exact values).
+pub fn device_pchisq(q: &[f64], df: &[f64]) -> Result<Vec<f64>> {
+    if q.len() != df.len() {
+        return Err(PcError::invalid("df", "must have as many values as q"));
+    }
+    guard("pchisq on the GPU", || {
+        let gpu = Gpu::open()?;
+        let compiled = module::module_for(&gpu.ctx, "gsquare.cu", module::GSQUARE_SRC).map_err(PcError::Cuda)?;
+        let f = compiled.function("pchisq_points").map_err(PcError::Cuda)?;
+        let mut clock = Clock::default();
+        let (qd, dd) = (gpu.up(&mut clock, q, "points")?, gpu.up(&mut clock, df, "points")?);
+        let mut out = gpu.alloc::<f64>(q.len(), "results")?;
+        let m = q.len() as u32;
+        let cfg = LaunchConfig { grid_dim: (m.div_ceil(BLOCK).max(1), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let mut lb = gpu.stream.launch_builder(&f);
+        lb.arg(&qd).arg(&dd).arg(&m).arg(&mut out);
+        // SAFETY: argument types and order follow pchisq_points; the three buffers hold m values.
+        unsafe { lb.launch(cfg) }.map_err(cuda_err("launching pchisq_points"))?;
+        gpu.finish_launch(&mut clock, Instant::now(), "pchisq_points")?;
+        gpu.down(&mut clock, &out, q.len(), "results")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -274,3 +274,50 @@ fn one_data_set(a: &DiscreteArgs) -> Res<ExitCode> {
     }
     Ok(status)
 }
+
+/// Reads a CSV of numbers with a header: (column names, rows).
+fn read_csv(path: &std::path::Path) -> Res<(Vec<String>, Vec<Vec<f64>>)> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut lines = text.lines();
+    let head: Vec<String> = lines.next().unwrap_or("").split(',').map(|s| s.trim().to_string()).collect();
+    let rows = lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split(',').map(|v| v.trim().parse::<f64>().map_err(|e| format!("{}: {v}: {e}", path.display()))).collect())
+        .collect::<Res<Vec<Vec<f64>>>>()?;
+    Ok((head, rows))
+}
+
+/// The device's pchisq against R (pchisq.csv) and mpmath (pchisq_exact.csv), next to the CPU's.
+pub fn cmd_pchisq(dir: &std::path::Path) -> Res<ExitCode> {
+    use pc_core::citest::special::pchisq_upper;
+    let rel = |a: f64, b: f64| if a == b { 0.0 } else { (a - b).abs() / b.abs() };
+    let mut worst = 0.0f64;
+    for (file, col) in [("pchisq.csv", "R's pchisq"), ("pchisq_exact.csv", "exact (mpmath)")] {
+        let (_, rows) = read_csv(&dir.join(file))?;
+        let q: Vec<f64> = rows.iter().map(|r| r[0]).collect();
+        let df: Vec<f64> = rows.iter().map(|r| r[1]).collect();
+        let gpu = pc_cuda::discrete::device_pchisq(&q, &df).map_err(|e| e.to_string())?;
+        let (mut e_gpu, mut e_cpu, mut e_gc, mut at) = (0.0f64, 0.0f64, 0.0f64, 0);
+        let mut tail = 0;
+        for (k, r) in rows.iter().enumerate() {
+            let cpu = pchisq_upper(q[k], df[k]);
+            let eg = rel(gpu[k], r[2]);
+            if eg > e_gpu {
+                e_gpu = eg;
+                at = k;
+            }
+            e_cpu = e_cpu.max(rel(cpu, r[2]));
+            e_gc = e_gc.max(rel(gpu[k], cpu));
+            tail += (r[2] < 1e-100) as usize;
+        }
+        println!(
+            "{file}: {} points ({tail} with p < 1e-100, smallest {:.3e}), max rel err vs {col}: GPU {e_gpu:.3e} (x = {}, df = {}), CPU {e_cpu:.3e}; GPU vs CPU {e_gc:.3e}",
+            rows.len(),
+            rows.iter().map(|r| r[2]).fold(f64::INFINITY, f64::min),
+            q[at],
+            df[at]
+        );
+        worst = worst.max(e_gpu);
+    }
+    Ok(if worst <= 1e-12 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -44,6 +44,12 @@ enum Cmd {
     Parity(ParityArgs),
     /// Discrete data (G^2 tests), CPU against GPU.
     Discrete(discrete::DiscreteArgs),
+    /// The GPU's chi-square tail against R's pchisq and exact values (the fixtures of pc-core).
+    Pchisq {
+        /// Folder with pchisq.csv (x, df, R's p) and pchisq_exact.csv (x, df, p_exact).
+        #[arg(long, default_value = "src/rust/crates/pc-core/tests/fixtures")]
+        fixtures: PathBuf,
+    },
     /// Print what the GPU probe finds.
     Probe,
 }
@@ -462,6 +468,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Parity(a) => cmd_parity(a),
         Cmd::Discrete(a) => discrete::cmd_discrete(a),
+        Cmd::Pchisq { fixtures } => discrete::cmd_pchisq(fixtures),
     };
     match r {
         Ok(code) => code,

@@ -267,3 +267,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) gsquare_tests(
         __syncthreads();
     }
 }
+
+// pchisq_upper on a list of points: the device's chi-square tail checked against R's and exact
+// values (pcbench pchisq).
+extern "C" __global__ void pchisq_points(const double* __restrict__ q, const double* __restrict__ df, u32 m,
+                                         double* __restrict__ out) {
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < m) out[k] = pchisq_upper(q[k], df[k]);
+}
