@@ -5,8 +5,8 @@
 #   bash inst/bench/device-suite.sh PART OUTDIR       PART = 1..8, or quick (a dry run, ~3 min)
 #
 # R: $RSCRIPT if set, else /tmp/r/R/bin/Rscript, unpacked from .rbundle/r.tar.xz when missing (build
-# the bundle here with: ../shared/tools/portable-r .rbundle/r.tar.xz gpupc pcalg bnlearn ParallelPC,
-# and carry .rbundle). Each part writes OUTDIR/partPART.csv (rewritten after every row, so a part
+# the bundle here with: ../shared/tools/portable-r .rbundle/r.tar.xz gpupc pcalg bnlearn ParallelPC
+# and bash inst/bench/make-socket-addon.sh (bnlearn's cluster needs sockets), and carry .rbundle). Each part writes OUTDIR/partPART.csv (rewritten after every row, so a part
 # cut short keeps its rows) and OUTDIR/partPART.log. Afterwards, here:
 #
 #   Rscript inst/bench/merge.R --out inst/extdata/bench/suite-h100.csv OUTDIR/part*.csv
@@ -46,6 +46,12 @@ if [ -z "${RSCRIPT:-}" ]; then
   if [ ! -x "$RSCRIPT" ]; then
     if [ -f .rbundle/r.tar.xz ]; then
       mkdir -p /tmp/r && tar -xJf .rbundle/r.tar.xz -C /tmp/r
+      # sockets for bnlearn's cluster (inst/bench/make-socket-addon.sh), and an Rscript that takes
+      # the options cluster workers are started with
+      if [ -f .rbundle/socket-addon.tar.xz ]; then
+        tar -xJf .rbundle/socket-addon.tar.xz -C /tmp/r && rm -rf /tmp/r/R/hostlib
+        cp inst/bench/portable-rscript.sh /tmp/r/R/bin/Rscript
+      fi
     else
       RSCRIPT=$(command -v Rscript || true)
     fi
