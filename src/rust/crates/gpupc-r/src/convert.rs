@@ -80,11 +80,16 @@ pub fn gsquare_test(data: &List, p: usize, kind: GSquareKind) -> CoreResult<GSqu
     }
     let n = codes.len() / p;
     let mut bytes = Vec::with_capacity(codes.len());
+    let mut min = u8::MAX;
     for &v in codes {
         if !(0..=254).contains(&v) {
             return Err(invalid("suffStat$dm", format!("codes must be whole numbers in 0..254, found {}", if v == i32::MIN { "NA".to_string() } else { v.to_string() })));
         }
+        min = min.min(v as u8);
         bytes.push(v as u8);
+    }
+    if min != 0 {
+        return Err(invalid("suffStat$dm", "must have values in {0,1,..} with at least one 0 value"));
     }
     let nlev_r = list_elt(data, "nlev", "suffStat$nlev")?;
     let nlev: Vec<u32> = nlev_r
