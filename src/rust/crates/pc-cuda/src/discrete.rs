@@ -14,10 +14,10 @@
 //! runs, then the runs in thread order), so p-values agree with the CPU's to about 1e-13 relative
 //! and are identical from run to run.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
-use pc_core::backend::{run_watched, Backend, Control, Watch};
+use pc_core::backend::{Backend, Control, Watch};
 use pc_core::citest::{GSquareKind, GSquareTest};
 use pc_core::cpu::ParallelCpu;
 use pc_core::plan::{EdgeOutcome, LevelPlan};
@@ -25,7 +25,7 @@ use pc_core::PcError;
 
 use crate::device::{gb, DeviceInfo};
 use crate::gauss::{CudaTimings, LevelTimings};
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
 use crate::module;
 use crate::windows::{run_rounds, Batch};
 
@@ -177,24 +177,18 @@ impl<'a> CudaGSquare<'a> {
         let mut clock = Clock::default();
         let l = plan.level;
         let ne = plan.edges.len() as u64;
-        let mut eval_clock = Clock::default();
         let t = Instant::now();
         let r = run_rounds(
             plan,
             self.budget,
-            |b| self.eval(b, l, &mut eval_clock, lt),
+            |b| self.eval(b, l, &mut clock, lt),
             |decided| {
                 ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
                 !ctl.cancelled()
             },
         );
         // what is not kernels, copies or sizing is writing out the tests and taking the outcomes
-        let total = t.elapsed().as_secs_f64();
-        clock.kernel = eval_clock.kernel;
-        clock.transfer = eval_clock.transfer;
-        clock.launches = eval_clock.launches;
-        clock.host = eval_clock.host;
-        clock.collect = (total - clock.kernel - clock.transfer - clock.host).max(0.0);
+        clock.collect = (t.elapsed().as_secs_f64() - clock.kernel - clock.transfer - clock.host).max(0.0);
         lt.kernel_s += clock.kernel;
         lt.transfer_s += clock.transfer;
         lt.launches += clock.launches;
@@ -219,15 +213,9 @@ impl Backend for CudaGSquare<'_> {
             ParallelCpu::new(self.test, 0)?.run_level(plan, watch)
         } else {
             let me = &*self;
-            let lt_ref = &mut lt;
-            run_watched(plan.edges.len() as u64, watch, Duration::from_millis(100), move |ctl| {
-                guard("running a level on the GPU", || me.level_gpu(plan, ctl, lt_ref))
-            })
+            watched_level(plan, watch, &mut lt, |ctl, lt| me.level_gpu(plan, ctl, lt))
         };
-        lt.total_s = t0.elapsed().as_secs_f64();
-        self.timings.kernel_s += lt.kernel_s;
-        self.timings.transfer_s += lt.transfer_s;
-        self.timings.levels.push(lt);
+        self.timings.record(lt, t0);
         out
     }
 }

@@ -21,17 +21,17 @@
 //! Every CUDA error becomes `PcError::Cuda`; every call into cudarc runs inside `catch_unwind`.
 
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cudarc::driver::{result as dres, CudaFunction, CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
-use pc_core::backend::{run_watched, Backend, Control, Watch};
+use pc_core::backend::{Backend, Control, Watch};
 use pc_core::citest::{GaussFlavour, GaussTest};
 use pc_core::cpu::ParallelCpu;
 use pc_core::plan::{unpack_key, EdgeOutcome, EdgeWork, LevelPlan};
 use pc_core::PcError;
 
 use crate::device::{gb, DeviceInfo};
-use crate::gpu::{append, cuda_err, guard, Clock, Gpu, Result};
+use crate::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Result};
 use crate::host::{self, NO_KEY};
 use crate::module;
 
@@ -81,6 +81,16 @@ pub struct CudaTimings {
     pub kernel_s: f64,
     pub transfer_s: f64,
     pub levels: Vec<LevelTimings>,
+}
+
+impl CudaTimings {
+    /// Books a finished level (started at `t0`).
+    pub(crate) fn record(&mut self, mut lt: LevelTimings, t0: Instant) {
+        lt.total_s = t0.elapsed().as_secs_f64();
+        self.kernel_s += lt.kernel_s;
+        self.transfer_s += lt.transfer_s;
+        self.levels.push(lt);
+    }
 }
 
 struct Fns {
@@ -486,15 +496,9 @@ impl Backend for CudaGauss {
             self.level_on_cpu(plan, watch)
         } else {
             let me = &*self;
-            let lt_ref = &mut lt;
-            run_watched(plan.edges.len() as u64, watch, Duration::from_millis(100), move |ctl| {
-                guard("running a level on the GPU", || me.level_gpu(plan, ctl, lt_ref))
-            })
+            watched_level(plan, watch, &mut lt, |ctl, lt| me.level_gpu(plan, ctl, lt))
         };
-        lt.total_s = t0.elapsed().as_secs_f64();
-        self.timings.kernel_s += lt.kernel_s;
-        self.timings.transfer_s += lt.transfer_s;
-        self.timings.levels.push(lt);
+        self.timings.record(lt, t0);
         out
     }
 }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, DriverError, ValidAsZeroBits};
-use pc_core::backend::panic_message;
+use pc_core::backend::{panic_message, run_watched, Control, Watch};
+use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
 use crate::device::{self, gb, DeviceInfo};
@@ -24,6 +25,19 @@ pub(crate) fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
         Ok(r) => r,
         Err(e) => Err(PcError::Cuda(format!("{what}: the CUDA library panicked: {}", panic_message(&*e)))),
     }
+}
+
+/// Runs a level's GPU work on a worker thread while the calling (R) thread shows progress and
+/// answers Ctrl-C; a panic inside cudarc becomes `PcError::Cuda`.
+pub(crate) fn watched_level<T: Send>(
+    plan: &LevelPlan,
+    watch: &mut dyn Watch,
+    stats: &mut T,
+    work: impl FnOnce(&Control, &mut T) -> Result<Vec<EdgeOutcome>> + Send,
+) -> Result<Vec<EdgeOutcome>> {
+    run_watched(plan.edges.len() as u64, watch, std::time::Duration::from_millis(100), move |ctl| {
+        guard("running a level on the GPU", || work(ctl, stats))
+    })
 }
 
 /// Accumulates kernel and copy time of one level.

@@ -200,7 +200,7 @@ impl<'a> Windows<'a> {
                 next = self.step(e, c);
             }
             match (done, next) {
-                (false, Some(n)) if span.count > 0 => {
+                (false, Some(n)) => {
                     // `next` is the key after the window's last test
                     self.cursor[e] = n;
                     self.width[e] = (self.width[e] * 2).min(MAX_WIDTH);

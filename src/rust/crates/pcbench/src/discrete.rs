@@ -95,22 +95,16 @@ pub fn random_discrete(p: usize, n: usize, max_levels: u32, max_parents: u64, se
     let mut nlev_obs = nlev.clone();
     for j in 0..p {
         let col = &mut codes[j * n..(j + 1) * n];
-        let mut map = [u8::MAX; 256];
+        let mut seen = [false; 256];
+        col.iter().for_each(|&v| seen[v as usize] = true);
+        // observed levels in increasing order get codes 0, 1, ...
+        let mut map = [0u8; 256];
         let mut next = 0u8;
-        for v in col.iter() {
-            if map[*v as usize] == u8::MAX {
-                map[*v as usize] = 0;
-            }
+        for k in (0..256).filter(|&k| seen[k]) {
+            map[k] = next;
+            next += 1;
         }
-        for (k, m) in map.iter_mut().enumerate() {
-            if *m == 0 && k < 256 {
-                *m = next;
-                next += 1;
-            }
-        }
-        for v in col.iter_mut() {
-            *v = map[*v as usize];
-        }
+        col.iter_mut().for_each(|v| *v = map[*v as usize]);
         nlev_obs[j] = (next as u32).max(2);
     }
     DiscreteData::new(n, p, codes, nlev_obs).expect("simulated data are valid")
