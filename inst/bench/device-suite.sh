@@ -26,10 +26,14 @@
 #   3  bnlearn pc.stable (16 workers) on the shapes and the networks, cap 50 s each.    ~4-8 min
 #   4  Gaussian sweeps (p 100..20000 at n 1000; n 50..20000 at p 1000): gpupc GPU and CPU,
 #      orientation up to p = 2000.                                                       ~5-8 min
-#   5  the Gaussian sweeps' pcalg stable.fast and stable, 15 at once, cap 300 s.         ~6-8 min
+#   5  the Gaussian sweeps' pcalg stable.fast and stable, 15 at once, cap 300 s. (K=k: k at once)        ~6-8 min
 #   6  ParallelPC (16 cores) on the shapes and the networks, cap 45 s each.             ~4-7 min
 #   7  bnlearn on the three sweeps, cap 60 s (a size past a capped one is skipped).     ~3-7 min
 #   8  ParallelPC on the three sweeps, cap 60 s (likewise).                              ~3-7 min
+#   9  the issues' 10-minute baselines (cap 590 s): pcalg stable (disCItest) on ANDES, LINK and
+#      MUNIN and pcalg stable.fast at p = 10000, 4 processes at once (part9a.csv, part9b.csv).  ~10 min
+# EXTRA="..." adds run.R options to a part (e.g. EXTRA="--only LINK" CAP=590 ... 3 OUT), and
+# TAG=x names its files partPARTx.csv/.log, so narrowed runs of one part do not overwrite each other.
 # The single-threaded pcalg runs share the 16 cores in parts 1, 2 and 5 (their rows' note says so);
 # every multi-core tool (gpupc, bnlearn's cluster, ParallelPC) runs alone. BLAS is single-threaded
 # (OPENBLAS_NUM_THREADS=1) so that concurrent pcalg runs do not oversubscribe the cores.
@@ -70,14 +74,16 @@ fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "(no nvidia-smi)"
 
 run() {  # run.R with the part's options; output to OUTDIR/partPART.csv
-  local csv="$outdir/part$part.csv"
+  local csv="$outdir/part$part${TAG:-}.csv"
   local extra=()
+  # shellcheck disable=SC2206  # EXTRA is a list of options, split on purpose
+  [ -n "${EXTRA:-}" ] && extra+=(${EXTRA})
   if [ -n "${RESUME_FROM:-}" ]; then
     [ "$(realpath "$RESUME_FROM")" = "$(realpath -m "$csv")" ] || cp "$RESUME_FROM" "$csv"
     extra+=(--resume)
   fi
   echo "== part $part: Rscript inst/bench/run.R $* --out $csv ${extra[*]}"
-  "$RSCRIPT" inst/bench/run.R "$@" --out "$csv" ${extra[@]+"${extra[@]}"} --note "device-suite part $part" 2>&1 | tee "$outdir/part$part.log"
+  "$RSCRIPT" inst/bench/run.R "$@" --out "$csv" ${extra[@]+"${extra[@]}"} --note "device-suite part $part" 2>&1 | tee "$outdir/part$part${TAG:-}.log"
   return "${PIPESTATUS[0]}"
 }
 
@@ -89,10 +95,15 @@ case "$part" in
          --cap "${CAP:-300}" ;;
   3) run --suite gauss,discrete --tools bnlearn --cap "${CAP:-50}" ;;
   4) run --suite sweep-p,sweep-n --tools gpupc-gpu,gpupc-cpu --cap "${CAP:-120}" --e2e-max-p 2000 ;;
-  5) run --suite sweep-p,sweep-n --tools pcalg-stable.fast,pcalg-stable --parallel-baselines 15 \
+  5) run --suite sweep-p,sweep-n --tools pcalg-stable.fast,pcalg-stable --parallel-baselines "${K:-15}" \
          --cap "${CAP:-300}" --e2e-max-p 2000 ;;
   6) run --suite gauss,discrete --tools parallelpc --cap "${CAP:-45}" --e2e-max-p 6000 ;;
   7) run --suite sweep-p,sweep-n,discrete-sweep-n --tools bnlearn --cap "${CAP:-60}" ;;
   8) run --suite sweep-p,sweep-n,discrete-sweep-n --tools parallelpc --cap "${CAP:-60}" --e2e-max-p 2000 ;;
-  *) echo "device-suite.sh: PART must be 1..8 or quick" >&2; exit 2 ;;
+  9) CAP=${CAP:-590}
+     TAG=a run --suite discrete --tools pcalg-stable --only 'ANDES|LINK|MUNIN' --parallel-baselines 3 \
+         --cap "$CAP" > /dev/null &
+     TAG=b run --suite gauss --tools pcalg-stable.fast --only 'p=10000 ' --cap "$CAP" --e2e-max-p 6000 > /dev/null
+     wait ;;
+  *) echo "device-suite.sh: PART must be 1..9 or quick" >&2; exit 2 ;;
 esac
