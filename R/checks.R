@@ -51,8 +51,9 @@ check_flag <- function(x, arg) {
 }
 
 # fixedGaps / fixedEdges: NULL or a symmetric p x p logical (or 0/1) matrix.
+# NULL stays NULL (no gaps / no fixed edges): no p x p matrix is built for it.
 check_fixed <- function(x, p, arg) {
-  if (is.null(x)) return(matrix(FALSE, p, p))
+  if (is.null(x)) return(NULL)
   if (!is.matrix(x) || !identical(dim(x), c(p, p)))
     abort_arg(arg, "must be a {p} x {p} matrix (dimensions of the dataset and {arg} do not agree).")
   if (anyNA(x)) abort_arg(arg, "must not contain NA.")

@@ -87,26 +87,34 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
     sk@call <- cl
     return(sk)
   }
+  t0 <- proc.time()[["elapsed"]]
   test <- prepare_test(indepTest, suffStat, p)
   choice <- resolve_backend(backend, test$kind, method, p,
                             n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm))
-  start <- !gaps
-  diag(start) <- FALSE
+  # NULL: no gaps / no fixed edges (Rust starts from the complete / empty graph)
+  start <- if (is.null(gaps)) NULL else `diag<-`(!gaps, FALSE)
   run <- function(b) {
     rs_skeleton(test$kind, test$data, test$rtest, p, alpha, start, fixed, NAdelete, m.max,
                 method, b, threads, level_hooks(verbose, method, b))
   }
+  t1 <- proc.time()[["elapsed"]]
   res <- run(choice$backend)
   if (!is.null(res$error) && res$kind == "cuda" && backend == "auto") {
     message("gpupc: the GPU failed (", res$error, "); running on the CPU instead")
     res <- run("cpu")
   }
   if (!is.null(res$error)) raise_core_error(res)
+  t2 <- proc.time()[["elapsed"]]
   if (verbose) cat(sprintf("gpupc: backend %s (%s)\n", res$backend, choice$why))
-  .gpupc_state$last <- list(backend = res$backend, why = choice$why, levels = as.data.frame(res$levels),
-                            details = res$extra)
   if (test$kind == "gauss") warn_small_n(test$data$n, res$levels)
-  as_pcalgo(res, labels, cl)
+  out <- as_pcalgo(res, labels, cl)
+  ph <- unlist(res$phases)
+  .gpupc_state$last <- list(backend = res$backend, why = choice$why, levels = as.data.frame(res$levels),
+                            details = res$extra,
+                            phases = c(r_checks_s = t1 - t0, ph,
+                                       r_output_s = max(0, t2 - t1 - sum(ph)),
+                                       graph_object_s = proc.time()[["elapsed"]] - t2))
+  out
 }
 
 .gpupc_state <- new.env(parent = emptyenv())
@@ -120,8 +128,12 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
 #'   `levels`, a data frame with one row per level: `level`, `edges` (at the level's start),
 #'   `tests`, `removed`, `seconds` (the whole level), `plan_seconds` (listing each edge's
 #'   tests) and `backend_seconds` (running them); and `details`, the backend's own figures (for
-#'   the GPU: NVRTC compile seconds, upload, kernel and transfer seconds, launches). `NULL`
-#'   before the first run.
+#'   the GPU: NVRTC compile seconds, upload, kernel and transfer seconds, launches); and
+#'   `phases`, the call's wall seconds by part: `r_checks_s` (checking the arguments in R),
+#'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
+#'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building
+#'   pMax and the sepsets for R) and `graph_object_s` (the graphNEL and the `pcAlgo` object).
+#'   `NULL` before the first run.
 #' @export
 gpupc_last_run <- function() .gpupc_state$last
 
@@ -181,11 +193,10 @@ level_hooks <- function(verbose, method, backend) {
 }
 
 as_pcalgo <- function(res, labels, cl) {
-  G <- res$G
-  Gobject <- if (sum(G) == 0) {
+  Gobject <- if (nrow(res$edges) == 0) {
     new("graphNEL", nodes = labels)
   } else {
-    undirected_graphnel(G, labels)
+    undirected_graphnel(res$edges, labels)
   }
   new("pcAlgo", graph = Gobject, call = cl, n = integer(0), max.ord = as.integer(res$max.ord),
       n.edgetests = res$n.edgetests, sepset = res$sepset, pMax = res$pMax,

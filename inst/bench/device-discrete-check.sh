@@ -7,7 +7,7 @@
 # Usage: bash inst/bench/device-discrete-check.sh OUTDIR [parts, default "1 2 3"]
 set -u
 OUT=${1:-./bench-out}; PARTS=${2:-"1 2 3"}
-B=./.devbin/pcbench
+B=${PCBENCH:-./.devbin/pcbench}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 for part in $PARTS; do

@@ -33,7 +33,8 @@
 #   9  the issues' 10-minute baselines (cap 590 s): pcalg stable (disCItest) on ANDES, LINK and
 #      MUNIN and pcalg stable.fast at p = 10000, 4 processes at once (part9a.csv, part9b.csv).  ~10 min
 # EXTRA="..." adds run.R options to a part (e.g. EXTRA="--only LINK" CAP=590 ... 3 OUT), and
-# TAG=x names its files partPARTx.csv/.log, so narrowed runs of one part do not overwrite each other.
+# TAG=x names its files partPARTx.csv/.log, so narrowed runs of one part do not overwrite each other;
+# TOOLS=a,b replaces the tools of parts 1 and 2 (e.g. TOOLS=gpupc-gpu,gpupc-cpu to re-time gpupc).
 # The single-threaded pcalg runs share the 16 cores in parts 1, 2 and 5 (their rows' note says so);
 # every multi-core tool (gpupc, bnlearn's cluster, ParallelPC) runs alone. BLAS is single-threaded
 # (OPENBLAS_NUM_THREADS=1) so that concurrent pcalg runs do not oversubscribe the cores.
@@ -89,9 +90,9 @@ run() {  # run.R with the part's options; output to OUTDIR/partPART.csv
 
 case "$part" in
   quick) run --suite gauss,discrete,sweep-p,sweep-n,discrete-sweep-n --quick --cap "${CAP:-20}" --parallel-baselines 8 ;;
-  1) run --suite gauss --tools gpupc-gpu,gpupc-cpu,gpupc-cpu-stable.fast,pcalg-stable.fast,pcalg-stable \
+  1) run --suite gauss --tools "${TOOLS:-gpupc-gpu,gpupc-cpu,gpupc-cpu-stable.fast,pcalg-stable.fast,pcalg-stable}" \
          --parallel-baselines 8 --cap "${CAP:-240}" --e2e-max-p 6000 ;;
-  2) run --suite discrete,discrete-sweep-n --tools gpupc-gpu,gpupc-cpu,pcalg-stable --parallel-baselines 10 \
+  2) run --suite discrete,discrete-sweep-n --tools "${TOOLS:-gpupc-gpu,gpupc-cpu,pcalg-stable}" --parallel-baselines 10 \
          --cap "${CAP:-300}" ;;
   3) run --suite gauss,discrete --tools bnlearn --cap "${CAP:-50}" ;;
   4) run --suite sweep-p,sweep-n --tools gpupc-gpu,gpupc-cpu --cap "${CAP:-120}" --e2e-max-p 2000 ;;

@@ -139,7 +139,7 @@ sweep_size <- function(cs) if (grepl("sweep-p", cs$suite)) cs$p else cs$n
 cols <- c("suite", "data", "p", "n", "tool", "label", "settings", "status", "skeleton_s",
           "orientation_s", "end_to_end_s", "e2e_status", "levels", "edges", "tests", "reference",
           "same_skeleton", "same_sepsets", "shd", "f1", "warmup_s", "kernel_s", "nvrtc_compile_s",
-          "upload_s", "transfer_s", "level_seconds", "note", "cap_s", "data_id", "skel_md5", "sep_md5",
+          "upload_s", "transfer_s", "level_seconds", "phases", "note", "cap_s", "data_id", "skel_md5", "sep_md5",
           "started")
 rows <- list()
 if (resume && file.exists(out)) {
@@ -280,6 +280,8 @@ run_gpupc <- function(cs, d, tool) {
                                kernel_s = det$kernel_s %||% NA, nvrtc_compile_s = det$nvrtc_compile_s %||% NA,
                                upload_s = det$upload_s %||% det$upload_c_s %||% NA, transfer_s = det$transfer_s %||% NA,
                                level_seconds = paste(sprintf("%d:%.3f", last$levels$level, last$levels$seconds), collapse = " "),
+                               phases = if (is.null(last$phases)) NA else
+                                 paste(sprintf("%s=%.3f", sub("_s$", "", names(last$phases)), last$phases), collapse = " "),
                                note = note), rec_cols(rec)))
   r
 }

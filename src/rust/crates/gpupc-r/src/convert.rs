@@ -10,14 +10,18 @@ fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
     PcError::invalid(arg, msg)
 }
 
-/// A square logical matrix (NA counts as FALSE; the R layer has already rejected NA).
-pub fn logical_matrix(x: &Robj, p: usize, arg: &'static str) -> CoreResult<Adjacency> {
+/// A square logical matrix (NA counts as FALSE; the R layer has already rejected NA), or
+/// `when_null(p)` for NULL: R passes NULL for "no fixedGaps" / "no fixedEdges" rather than a
+/// p x p matrix (1.6 GB at p = 20000).
+pub fn logical_matrix(x: &Robj, p: usize, arg: &'static str, when_null: fn(usize) -> Adjacency) -> CoreResult<Adjacency> {
+    if x.is_null() {
+        return Ok(when_null(p));
+    }
     let v = x.as_logical_slice().ok_or_else(|| invalid(arg, "must be a logical matrix"))?;
     if v.len() != p * p {
         return Err(invalid(arg, format!("must be a {p} x {p} matrix")));
     }
-    let dense: Vec<bool> = v.iter().map(|b| b.is_true()).collect();
-    Ok(Adjacency::from_dense(p, &dense))
+    Ok(Adjacency::from_column_major(p, |k| v[k].is_true()))
 }
 
 pub fn double_vec(x: &Robj, arg: &'static str) -> CoreResult<Vec<f64>> {
@@ -44,14 +48,13 @@ fn list_elt(data: &List, name: &str, arg: &'static str) -> CoreResult<Robj> {
 
 /// C must be a symmetric matrix of correlations (NA is rejected in R before this point).
 fn check_correlation(c: &[f64], p: usize) -> CoreResult<()> {
-    for j in 0..p {
-        for i in 0..j {
-            let (a, b) = (c[i + j * p], c[j + i * p]);
-            if (a - b).abs() > 1e-10 * (1.0 + a.abs().max(b.abs())) {
-                return Err(invalid("suffStat$C", format!("must be symmetric: C[{}, {}] = {a} but C[{}, {}] = {b}", i + 1, j + 1, j + 1, i + 1)));
-            }
+    pc_core::par::try_upper_pairs_tiled(p, |i, j| {
+        let (a, b) = (c[i + j * p], c[j + i * p]);
+        if (a - b).abs() > 1e-10 * (1.0 + a.abs().max(b.abs())) {
+            return Err(invalid("suffStat$C", format!("must be symmetric: C[{}, {}] = {a} but C[{}, {}] = {b}", i + 1, j + 1, j + 1, i + 1)));
         }
-    }
+        Ok(())
+    })?;
     if let Some(k) = c.iter().position(|v| v.abs() > 1.0 + 1e-12) {
         return Err(invalid("suffStat$C", format!("must hold correlations in [-1, 1]; C[{}, {}] = {}", k % p + 1, k / p + 1, c[k])));
     }
@@ -138,10 +141,13 @@ fn sepsets_to_r(res: &SkeletonResult, p: usize) -> CoreResult<Robj> {
     Ok(outer.into_robj())
 }
 
-pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: List) -> CoreResult<Robj> {
+/// `phases`: seconds of the call's parts (`gpupc_last_run()$phases`).
+pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: List, phases: List) -> CoreResult<Robj> {
     let p = res.graph.p();
-    let dense = res.graph.to_dense();
-    let graph = RMatrix::<Rbool>::new_matrix(p, p, |i, j| Rbool::from(dense[i + j * p]));
+    // the edges {i, j}, i < j, 1-based, one row each: R builds the graphNEL from these (a dense
+    // p x p G would be 400 MB at p = 10000, and R's which() over it took seconds)
+    let e = res.graph.edges();
+    let edges = RMatrix::<i32>::new_matrix(e.len(), 2, |r, c| if c == 0 { e[r].0 as i32 + 1 } else { e[r].1 as i32 + 1 });
     let pmax = RMatrix::<f64>::new_matrix(p, p, |i, j| res.pmax[i + j * p]);
     let n_edgetests: Robj = match order {
         Order::Stable => res.n_edgetests.clone().into(),
@@ -162,9 +168,9 @@ pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: Lis
     )
     .map_err(|e| PcError::Internal(e.to_string()))?;
     let out = List::from_names_and_values(
-        ["G", "sepset", "pMax", "n.edgetests", "max.ord", "backend", "levels", "extra"],
+        ["edges", "sepset", "pMax", "n.edgetests", "max.ord", "backend", "levels", "extra", "phases"],
         [
-            graph.into_robj(),
+            edges.into_robj(),
             sepsets_to_r(res, p)?,
             pmax.into_robj(),
             n_edgetests,
@@ -172,6 +178,7 @@ pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: Lis
             Robj::from(backend),
             levels.into_robj(),
             extra.into_robj(),
+            phases.into_robj(),
         ],
     )
     .map_err(|e| PcError::Internal(e.to_string()))?;

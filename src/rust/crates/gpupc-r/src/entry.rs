@@ -5,7 +5,9 @@
 use extendr_api::prelude::*;
 use pc_core::citest::GSquareKind;
 use pc_core::cpu::{ParallelCpu, SequentialCpu};
-use pc_core::{run_skeleton, Backend, Order, PcError, SkeletonParams};
+use std::time::Instant;
+
+use pc_core::{run_skeleton, Adjacency, Backend, Order, PcError, SkeletonParams};
 
 use crate::convert::{gauss_test, gsquare_test, logical_matrix, result_to_r, CoreResult};
 use crate::rtest::RTest;
@@ -38,17 +40,24 @@ struct Run<'a> {
     backend: &'a str,
     /// Backend-specific details for `gpupc_last_run()` (CUDA timings).
     extra: List,
+    /// Seconds opening the backend (CUDA: device, NVRTC, upload) and in the level loop.
+    setup_s: f64,
+    search_s: f64,
 }
 
 impl Run<'_> {
     fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
         let name = b.name();
+        let t = Instant::now();
         let res = run_skeleton(&self.params, b, &mut self.watch)?;
+        self.search_s = t.elapsed().as_secs_f64();
         Ok((res, name))
     }
 
     fn cpu<T: pc_core::CiTest + Sync>(&mut self, test: &T) -> CoreResult<(pc_core::SkeletonResult, String)> {
+        let t = Instant::now();
         let mut b = ParallelCpu::new(test, self.threads)?;
+        self.setup_s = t.elapsed().as_secs_f64();
         self.go(&mut b)
     }
 }
@@ -72,6 +81,7 @@ fn skeleton_impl(
     if p < 2 {
         return Err(PcError::invalid("p", "must be at least 2"));
     }
+    let t_input = Instant::now();
     let p = p as usize;
     let order = parse_order(order)?;
     let params = SkeletonParams {
@@ -79,16 +89,28 @@ fn skeleton_impl(
         order,
         m_max: if m_max.is_infinite() { None } else { Some(m_max.max(0.0).floor() as usize) },
         na_delete,
-        start: logical_matrix(&start, p, "fixedGaps")?,
-        fixed_edges: logical_matrix(&fixed_edges, p, "fixedEdges")?,
+        start: logical_matrix(&start, p, "fixedGaps", Adjacency::complete)?,
+        fixed_edges: logical_matrix(&fixed_edges, p, "fixedEdges", Adjacency::empty)?,
+        threads: threads.max(0) as usize,
     };
-    let mut run = Run { params, watch: RWatch::new(&hooks), threads: threads.max(0) as usize, backend, extra: List::new(0) };
+    let mut run = Run {
+        params,
+        watch: RWatch::new(&hooks),
+        threads: threads.max(0) as usize,
+        backend,
+        extra: List::new(0),
+        setup_s: 0.0,
+        search_s: 0.0,
+    };
+    let mut input_s = t_input.elapsed().as_secs_f64(); // plus the test's data, below
     if run.backend == "cuda" && test == "rfun" {
         return Err(PcError::Cuda("the GPU backend runs only gaussCItest, disCItest and binCItest".into()));
     }
     let (res, name) = match test {
         "gauss" => {
+            let t0 = Instant::now();
             let t = gauss_test(&data, p, order)?;
+            input_s += t0.elapsed().as_secs_f64();
             if run.backend == "cuda" {
                 crate::entry::cuda_gauss(&mut run, &t)?
             } else {
@@ -97,7 +119,9 @@ fn skeleton_impl(
         }
         "dis" | "bin" => {
             let kind = if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin };
+            let t0 = Instant::now();
             let t = gsquare_test(&data, p, kind)?;
+            input_s += t0.elapsed().as_secs_f64();
             if run.backend == "cuda" {
                 cuda_gsquare(&mut run, &t)?
             } else {
@@ -115,18 +139,23 @@ fn skeleton_impl(
     if run.watch.interrupted {
         return Err(PcError::Interrupted);
     }
-    result_to_r(&res, order, &name, run.extra)
+    let phases = list!(input_s = input_s, setup_s = run.setup_s, search_s = run.search_s);
+    result_to_r(&res, order, &name, run.extra, phases)
 }
 
 fn cuda_gauss(run: &mut Run, t: &pc_core::citest::GaussTest) -> CoreResult<(pc_core::SkeletonResult, String)> {
+    let t0 = Instant::now();
     let mut b = pc_cuda::CudaGauss::new(&t.c, t.p, t.n)?;
+    run.setup_s = t0.elapsed().as_secs_f64();
     let out = run.go(&mut b)?;
     run.extra = cuda_details(b.timings());
     Ok(out)
 }
 
 fn cuda_gsquare(run: &mut Run, t: &pc_core::citest::GSquareTest) -> CoreResult<(pc_core::SkeletonResult, String)> {
+    let t0 = Instant::now();
     let mut b = pc_cuda::CudaGSquare::new(t)?;
+    run.setup_s = t0.elapsed().as_secs_f64();
     let out = run.go(&mut b)?;
     run.extra = cuda_details(b.timings());
     Ok(out)

@@ -106,7 +106,7 @@ impl<T: CiTest + Sync> Backend for ParallelCpu<'_, T> {
                         Ok(out)
                     })
                     .collect::<Result<Vec<Vec<EdgeOutcome>>>>()?;
-                Ok(parts.concat())
+                Ok(crate::par::par_concat(parts))
             })
         })
     }

@@ -1,6 +1,8 @@
 //! Symmetric adjacency of p variables as one bit row per variable: p = 20000 takes 50 MB, where a
 //! p x p bool matrix would take 400 MB.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Adjacency {
     p: usize,
@@ -30,14 +32,32 @@ impl Adjacency {
     /// From a column-major p x p logical matrix (as R stores it); only i != j entries are read.
     pub fn from_dense(p: usize, m: &[bool]) -> Self {
         assert_eq!(m.len(), p * p);
+        Self::from_column_major(p, |k| m[k])
+    }
+
+    /// From `at(i + j p)`, the entry (i, j) of a column-major p x p matrix; only i != j is read.
+    /// Blocks of 64 rows are filled in parallel, each reading every column's 64 entries at once
+    /// (entry by entry, a row's bits came from p different cache lines).
+    pub fn from_column_major(p: usize, at: impl Fn(usize) -> bool + Sync) -> Self {
+        use rayon::prelude::*;
         let mut a = Self::empty(p);
-        for j in 0..p {
-            for i in 0..p {
-                if i != j && m[i + j * p] {
-                    a.set_bit(i, j);
+        let words = a.words;
+        if words == 0 {
+            return a;
+        }
+        a.bits.par_chunks_mut(64 * words).enumerate().for_each(|(blk, rows)| {
+            let i0 = blk * 64;
+            let n_rows = rows.len() / words;
+            for j in 0..p {
+                let (w, bit) = (j / 64, 1u64 << (j % 64));
+                for r in 0..n_rows {
+                    let i = i0 + r;
+                    if i != j && at(i + j * p) {
+                        rows[r * words + w] |= bit;
+                    }
                 }
             }
-        }
+        });
         a
     }
 
@@ -68,6 +88,18 @@ impl Adjacency {
     pub fn remove_edge(&mut self, i: usize, j: usize) {
         self.clear_bit(i, j);
         self.clear_bit(j, i);
+    }
+
+    /// A handle through which several threads remove edges at once (level 0 removes nearly
+    /// every pair, and an edge's two bits lie in rows other threads are writing).
+    pub fn concurrent_removal(&mut self) -> ConcurrentRemoval<'_> {
+        const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+        let words = self.words;
+        let bits: &mut [u64] = &mut self.bits;
+        // SAFETY: AtomicU64 has u64's size and bit validity and (checked above) its alignment;
+        // the exclusive borrow of `self.bits` lasts as long as the returned handle.
+        let bits = unsafe { &*(bits as *mut [u64] as *const [AtomicU64]) };
+        ConcurrentRemoval { words, bits }
     }
 
     pub fn row(&self, i: usize) -> &[u64] {
@@ -121,6 +153,19 @@ impl Adjacency {
     }
 }
 
+pub struct ConcurrentRemoval<'a> {
+    words: usize,
+    bits: &'a [AtomicU64],
+}
+
+impl ConcurrentRemoval<'_> {
+    #[inline]
+    pub fn remove_edge(&self, i: usize, j: usize) {
+        self.bits[i * self.words + j / 64].fetch_and(!(1u64 << (j % 64)), Ordering::Relaxed);
+        self.bits[j * self.words + i / 64].fetch_and(!(1u64 << (i % 64)), Ordering::Relaxed);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,8 +182,20 @@ mod tests {
         assert_eq!(a.edges(), vec![(0, 69), (3, 5), (3, 64)]);
         let b = Adjacency::from_dense(p, &a.to_dense());
         assert_eq!(a, b);
+        // one-sided entries and the diagonal: exactly (i, j) with i != j, as given
+        let p = 130;
+        let m: Vec<bool> = (0..p * p).map(|k| (k * 7919) % 13 == 0).collect();
+        let c = Adjacency::from_dense(p, &m);
+        for j in 0..p {
+            for i in 0..p {
+                assert_eq!(c.has(i, j), i != j && m[i + j * p], "({i}, {j})");
+            }
+        }
         a.remove_edge(64, 3);
         assert!(!a.has(3, 64) && !a.has(64, 3));
+        let mut d = a.clone();
+        d.concurrent_removal().remove_edge(69, 0);
+        assert!(!d.has(0, 69) && !d.has(69, 0) && d.has(3, 5) && d.n_edges() == a.n_edges() - 1);
         assert_eq!(Adjacency::complete(4).n_edges(), 6);
     }
 }

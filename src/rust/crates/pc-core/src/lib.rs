@@ -12,6 +12,7 @@ pub mod combinations;
 pub mod cpu;
 pub mod error;
 pub mod graph;
+pub mod par;
 pub mod plan;
 pub mod skeleton;
 

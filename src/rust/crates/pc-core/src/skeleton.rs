@@ -8,7 +8,9 @@ use std::time::Duration;
 use crate::backend::{run_watched, Backend, Control, Watch};
 use crate::error::{PcError, Result};
 use crate::graph::Adjacency;
+use crate::par::DisjointSlice;
 use crate::plan::{plan_level_cancellable, EdgeOutcome, EdgeWork, LevelPlan, Order};
+use rayon::prelude::*;
 
 #[derive(Clone, Debug)]
 pub struct SkeletonParams {
@@ -21,6 +23,9 @@ pub struct SkeletonParams {
     pub start: Adjacency,
     /// Edges never tested and never removed.
     pub fixed_edges: Adjacency,
+    /// Threads for planning levels and applying their outcomes (0: every core); pcalg's
+    /// `numCores`, so a user who asks for one core gets one.
+    pub threads: usize,
 }
 
 /// A separating set as pcalg stores it: at `sepset[[x]][[y]]` (0-based here).
@@ -55,7 +60,8 @@ pub struct SkeletonResult {
 }
 
 struct State {
-    p: usize,
+    /// Plans levels and applies outcomes (level 0 of p = 10000 has 5e7 edges).
+    pool: rayon::ThreadPool,
     graph: Adjacency,
     sepsets: Vec<Sepset>,
     pmax: Vec<f64>,
@@ -63,18 +69,19 @@ struct State {
     levels: Vec<LevelStat>,
 }
 
-impl State {
-    fn pmax_raise(&mut self, i: u32, j: u32, v: f64, symmetric: bool) {
-        let p = self.p;
-        let (i, j) = (i as usize, j as usize);
-        // `a < v` as pcalg compares: false for NaN, so NaN never overwrites (stable.fast's level 0
-        // stores its raw NaN by assignment instead, in `apply_level`)
-        if self.pmax[i + j * p] < v {
-            self.pmax[i + j * p] = v;
-        }
-        if symmetric && self.pmax[j + i * p] < v {
-            self.pmax[j + i * p] = v;
-        }
+/// Raises pMax[i, j] (and pMax[j, i]) to `v` as pcalg's `if (pMax[x, y] < pval) pMax[x, y] <- pval`:
+/// false for NaN, so NaN never overwrites (stable.fast's level 0 stores its raw NaN by assignment
+/// instead, in `apply_outcomes`).
+///
+/// # Safety
+/// No other thread may touch the cells (i, j) and (j, i) meanwhile: each edge's own cells.
+unsafe fn pmax_raise(pmax: &DisjointSlice<f64>, p: usize, i: u32, j: u32, v: f64, symmetric: bool) {
+    let (i, j) = (i as usize, j as usize);
+    if pmax.get(i + j * p) < v {
+        pmax.set(i + j * p, v);
+    }
+    if symmetric && pmax.get(j + i * p) < v {
+        pmax.set(j + i * p, v);
     }
 }
 
@@ -112,7 +119,12 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
             graph.add_edge(i as usize, j as usize);
         }
     }
-    let mut st = State { p, graph, sepsets: Vec::new(), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(params.threads)
+        .thread_name(|i| format!("gpupc-plan-{i}"))
+        .build()
+        .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+    let mut st = State { pool, graph, sepsets: Vec::new(), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
     let within_m_max = |l: usize| params.m_max.is_none_or(|m| l <= m);
 
     match params.order {
@@ -122,7 +134,7 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
             let mut done = false;
             while !done && st.graph.n_edges() > 0 && within_m_max(level) {
                 let t0 = Instant::now();
-                let plan = plan_watched(Order::Stable, level, &st.graph, params, na_value, watch)?;
+                let plan = plan_watched(&st, Order::Stable, level, params, na_value, watch)?;
                 done = !run_one_level(&mut st, &plan, t0, backend, watch, Order::Stable)?;
                 level += 1;
             }
@@ -142,7 +154,7 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
                 // NAdelete says (and leaves no sepset; see run_one_level)
                 let na = if level == 0 { 1.0 } else { na_value };
                 let t0 = Instant::now();
-                let plan = plan_watched(Order::StableFast, level, &st.graph, params, na, watch)?;
+                let plan = plan_watched(&st, Order::StableFast, level, params, na, watch)?;
                 if level > 0 && plan.qualifying == 0 {
                     break;
                 }
@@ -164,9 +176,10 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
 const POLL: Duration = Duration::from_millis(100);
 
 /// Plans a level on a worker thread while the caller's thread keeps answering Ctrl-C.
-fn plan_watched(order: Order, level: usize, graph: &Adjacency, params: &SkeletonParams, na: f64, watch: &mut dyn Watch) -> Result<LevelPlan> {
+fn plan_watched(st: &State, order: Order, level: usize, params: &SkeletonParams, na: f64, watch: &mut dyn Watch) -> Result<LevelPlan> {
+    let (pool, graph) = (&st.pool, &st.graph);
     run_watched(0, watch, POLL, |ctl: &Control| {
-        plan_level_cancellable(order, level, graph, &params.fixed_edges, params.alpha, na, &|| ctl.cancelled())
+        pool.install(|| plan_level_cancellable(order, level, graph, &params.fixed_edges, params.alpha, na, &|| ctl.cancelled()))
     })
 }
 
@@ -183,7 +196,11 @@ fn run_one_level(st: &mut State, plan: &LevelPlan, t0: Instant, backend: &mut dy
         return Err(PcError::Internal(format!("backend returned {} outcomes for {} edges", outcomes.len(), plan.edges.len())));
     }
     // applying tens of millions of outcomes takes seconds: on a worker, so Ctrl-C is answered
-    let (tests, removed, not_done) = run_watched(0, watch, POLL, |ctl: &Control| apply_outcomes(st, plan, &outcomes, order, ctl))?;
+    let (tests, removed, not_done) = run_watched(0, watch, POLL, |ctl: &Control| {
+        let pool = &st.pool;
+        let (graph, pmax, sepsets) = (&mut st.graph, &mut st.pmax, &mut st.sepsets);
+        pool.install(|| apply_outcomes(graph, pmax, sepsets, plan, &outcomes, order, ctl))
+    })?;
     st.n_edgetests.push(tests as f64);
     let seconds = t0.elapsed().as_secs_f64();
     watch.level_end(level, tests, removed, seconds);
@@ -191,51 +208,75 @@ fn run_one_level(st: &mut State, plan: &LevelPlan, t0: Instant, backend: &mut dy
     Ok(not_done)
 }
 
-/// Applies a level's outcomes to the state with pcalg's rules; returns (tests, removed edges,
-/// R's "not done" flag).
-fn apply_outcomes(st: &mut State, plan: &LevelPlan, outcomes: &[EdgeOutcome], order: Order, ctl: &Control) -> Result<(u64, usize, bool)> {
+/// Applies a level's outcomes with pcalg's rules; returns (tests, removed edges, R's "not done"
+/// flag). Edges are independent here (each writes its own pMax cells, bits and sepset), so chunks
+/// of them run in parallel; sepsets keep the plan's edge order.
+fn apply_outcomes(
+    graph: &mut Adjacency,
+    pmax: &mut [f64],
+    sepsets: &mut Vec<Sepset>,
+    plan: &LevelPlan,
+    outcomes: &[EdgeOutcome],
+    order: Order,
+    ctl: &Control,
+) -> Result<(u64, usize, bool)> {
+    // several chunks a thread for balance; small graphs get several too, so tests cover the joins
+    let chunk = (plan.edges.len() / (rayon::current_num_threads() * 8)).clamp(16, 1 << 14);
     let level = plan.level;
-    let mut tests = 0u64;
-    let mut removed = 0usize;
-    let mut not_done = false;
+    let p = graph.p();
     let l = level as u32;
-    for (k, (e, o)) in plan.edges.iter().zip(outcomes).enumerate() {
-        if k % 65536 == 0 && ctl.cancelled() {
+    let removal = graph.concurrent_removal();
+    let pmax = DisjointSlice::new(pmax);
+    let apply_chunk = |(es, os): (&[EdgeWork], &[EdgeOutcome])| -> Result<(u64, usize, bool, Vec<Sepset>)> {
+        if ctl.cancelled() {
             return Err(PcError::Interrupted);
         }
-        tests += tests_in_prefix(e, o);
-        let mapped_best = if o.p_best.is_nan() { plan.na_value } else { o.p_best };
-        let level_p = match o.best {
-            Some(_) => o.max_fail.max(mapped_best),
-            None => o.max_fail,
-        };
-        match order {
-            Order::Stable => {
-                st.pmax_raise(e.i, e.j, level_p, true);
-                let side0_deleted = matches!(o.best, Some((0, _)));
-                not_done |= e.sides[0].is_some_and(|s| s.len > l) || (!side0_deleted && e.sides[1].is_some_and(|s| s.len > l));
+        let (mut tests, mut removed, mut not_done, mut seps) = (0u64, 0usize, false, Vec::new());
+        for (e, o) in es.iter().zip(os) {
+            tests += tests_in_prefix(e, o);
+            let mapped_best = if o.p_best.is_nan() { plan.na_value } else { o.p_best };
+            let level_p = match o.best {
+                Some(_) => o.max_fail.max(mapped_best),
+                None => o.max_fail,
+            };
+            // SAFETY (all pMax access below): a plan lists each edge {i, j} once, and only that
+            // edge touches the cells (i, j) and (j, i).
+            match order {
+                Order::Stable => {
+                    unsafe { pmax_raise(&pmax, p, e.i, e.j, level_p, true) };
+                    let side0_deleted = matches!(o.best, Some((0, _)));
+                    not_done |= e.sides[0].is_some_and(|s| s.len > l) || (!side0_deleted && e.sides[1].is_some_and(|s| s.len > l));
+                }
+                Order::StableFast if level == 0 => {
+                    // C++ assigns the raw p (NaN included) and deletes unless p < alpha
+                    unsafe { pmax.set(e.i as usize + e.j as usize * p, if o.best.is_some() { o.p_best } else { o.max_fail }) };
+                }
+                Order::StableFast => unsafe { pmax_raise(&pmax, p, e.i, e.j, level_p, false) },
             }
-            Order::StableFast if level == 0 => {
-                // C++ assigns the raw p (NaN included) and deletes unless p < alpha
-                st.pmax[e.i as usize + e.j as usize * st.p] = if o.best.is_some() { o.p_best } else { o.max_fail };
+            if let Some((side, rank)) = o.best {
+                removed += 1;
+                removal.remove_edge(e.i as usize, e.j as usize);
+                let s = e.sides[side as usize].expect("winning side exists");
+                if !(order == Order::StableFast && level == 0 && o.p_best.is_nan()) {
+                    // R stores at [[x]][[y]] of the side that found it; C++ at [[larger]][[smaller]]
+                    let (x, y) = match order {
+                        Order::Stable => (s.x, s.y),
+                        Order::StableFast => (e.j, e.i),
+                    };
+                    seps.push(Sepset { x, y, set: plan.sepset(e, side, rank) });
+                }
             }
-            Order::StableFast => st.pmax_raise(e.i, e.j, level_p, false),
         }
-        if let Some((side, rank)) = o.best {
-            removed += 1;
-            st.graph.remove_edge(e.i as usize, e.j as usize);
-            let s = e.sides[side as usize].expect("winning side exists");
-            let keep_sepset = !(order == Order::StableFast && level == 0 && o.p_best.is_nan());
-            if keep_sepset {
-                let set = plan.sepset(e, side, rank);
-                // R stores at [[x]][[y]] of the side that found it; C++ at [[larger]][[smaller]]
-                let (x, y) = match order {
-                    Order::Stable => (s.x, s.y),
-                    Order::StableFast => (e.j, e.i),
-                };
-                st.sepsets.push(crate::skeleton::Sepset { x, y, set });
-            }
-        }
+        Ok((tests, removed, not_done, seps))
+    };
+    let parts: Vec<Result<_>> = plan.edges.par_chunks(chunk).zip(outcomes.par_chunks(chunk)).map(apply_chunk).collect();
+    let (mut tests, mut removed, mut not_done) = (0u64, 0usize, false);
+    for part in parts {
+        let (t, r, nd, seps) = part?;
+        tests += t;
+        removed += r;
+        not_done |= nd;
+        sepsets.extend(seps);
     }
     Ok((tests, removed, not_done))
 }

@@ -267,8 +267,10 @@ fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_
         na_delete,
         start: Adjacency::from_dense(p, &g0),
         fixed_edges: Adjacency::from_dense(p, &fixed),
+        threads: 1,
     };
     for threads in [1usize, 3] {
+        let params = SkeletonParams { threads, ..params.clone() };
         let mut b = ParallelCpu::new(&t, threads).unwrap();
         let got = run_skeleton(&params, &mut b, &mut NullWatch).unwrap();
         let dense = got.graph.to_dense();

@@ -111,7 +111,7 @@ pub fn random_discrete(p: usize, n: usize, max_levels: u32, max_parents: u64, se
 }
 
 fn params(p: usize, order: Order, c: &Common) -> SkeletonParams {
-    SkeletonParams { alpha: c.alpha, order, m_max: c.m_max, na_delete: true, start: Adjacency::complete(p), fixed_edges: Adjacency::empty(p) }
+    SkeletonParams { alpha: c.alpha, order, m_max: c.m_max, na_delete: true, start: Adjacency::complete(p), fixed_edges: Adjacency::empty(p), threads: 0 }
 }
 
 fn run_cpu(t: &GSquareTest, order: Order, c: &Common) -> Res<(SkeletonResult, f64)> {

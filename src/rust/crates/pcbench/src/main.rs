@@ -146,6 +146,7 @@ fn params(p: usize, c: &Common) -> SkeletonParams {
         na_delete: true,
         start: Adjacency::complete(p),
         fixed_edges: Adjacency::empty(p),
+        threads: 0,
     }
 }
 

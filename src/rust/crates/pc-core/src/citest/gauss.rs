@@ -94,22 +94,25 @@ impl GaussTest {
             ));
         }
         let mut nan_var = vec![false; p];
-        let mut symmetric = true;
-        for j in 0..p {
-            for i in 0..p {
-                let v = c[i + j * p];
-                if v.is_nan() {
-                    nan_var[i] = true;
-                    nan_var[j] = true;
-                }
-                if i < j {
-                    let w = c[j + i * p];
-                    if v != w && !(v.is_nan() && w.is_nan()) {
-                        symmetric = false;
+        if c.iter().any(|v| v.is_nan()) {
+            for (j, col) in c.chunks(p.max(1)).enumerate() {
+                for (i, v) in col.iter().enumerate() {
+                    if v.is_nan() {
+                        nan_var[i] = true;
+                        nan_var[j] = true;
                     }
                 }
             }
         }
+        let exact_mirror = crate::par::try_upper_pairs_tiled(p, |i, j| {
+            let (v, w) = (c[i + j * p], c[j + i * p]);
+            if v != w && !(v.is_nan() && w.is_nan()) {
+                Err(())
+            } else {
+                Ok(())
+            }
+        });
+        let symmetric = exact_mirror.is_ok();
         let any_nan = nan_var.iter().any(|&b| b);
         Ok(GaussTest {
             p,
