@@ -1,0 +1,91 @@
+"""gpucsl (../shared/wheels/gpucsl-0.0.7) on the data sets gpucsl-export.R wrote, for the benchmark
+vignette's "gpucsl" rows:
+
+    python3 inst/bench/gpucsl-bench.py DIR OUT.csv [--max-level 10] [--repeat 2]
+
+Runs gpucsl's GaussianPC / DiscretePC (alpha 0.01) on each DIR/NAME.data.csv, `--repeat` times
+(the first run includes gpucsl's kernel compilation), and writes one row per data set with the
+fastest run: skeleton and end-to-end seconds as gpucsl reports them, its kernel seconds, the
+skeleton's edge count and whether it equals gpupc's (DIR/NAME.edges.csv). A set that fails gets a
+row with status "error: ...". Columns follow inst/bench/run.R's, so merge.R can take the file.
+"""
+import csv
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+
+def main():
+    d, out = sys.argv[1], sys.argv[2]
+    opt = lambda k, v: sys.argv[sys.argv.index(k) + 1] if k in sys.argv else v
+    max_level = int(opt("--max-level", "10"))
+    repeat = int(opt("--repeat", "2"))
+    try:
+        import cupy
+        import gpucsl
+        from gpucsl.pc.pc import DiscretePC, GaussianPC
+        gpu = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+        version = getattr(gpucsl, "__version__", "0.0.7")
+    except Exception as e:  # the row says why gpucsl could not run at all
+        print("gpucsl: import failed:", repr(e))
+        traceback.print_exc()
+        GaussianPC = DiscretePC = None
+        gpu, version = "", ""
+        import_error = repr(e)
+    rows = []
+    with open(os.path.join(d, "sets.csv")) as f:
+        sets = list(csv.DictReader(f))
+    for s in sets:
+        name, kind, p, n = s["name"], s["kind"], int(s["p"]), int(s["n"])
+        row = dict(suite="gauss" if kind == "gauss" else "discrete", data=name, p=p, n=n, tool="gpucsl",
+                   label=f"gpucsl {version} ({gpu})", settings=f"alpha=0.01; max_level={max_level}",
+                   data_id=s["data_id"], gpu=gpu, cores=os.cpu_count(), note="inst/bench/gpucsl-bench.py")
+        if GaussianPC is None:
+            row["status"] = "error: " + import_error
+            rows.append(row)
+            continue
+        try:
+            dtype = np.float64 if kind == "gauss" else np.int32
+            x = np.loadtxt(os.path.join(d, name + ".data.csv"), delimiter=",", dtype=dtype, ndmin=2)
+            want = np.loadtxt(os.path.join(d, name + ".edges.csv"), delimiter=",", dtype=np.int64, ndmin=2)
+            want = {(int(i), int(j)) for i, j in want} if want.size else set()
+            best = None
+            for r in range(repeat):
+                t0 = time.perf_counter()
+                pc = GaussianPC(x, max_level, 0.01) if kind == "gauss" else DiscretePC(x, max_level, 0.01)
+                res = pc.set_distribution_specific_options().execute()
+                wall = time.perf_counter() - t0
+                result, _ = res if isinstance(res, tuple) and len(res) == 2 and not hasattr(res, "pmax") else (res, None)
+                g = result.directed_graph
+                got = {(min(a, b), max(a, b)) for a, b in g.edges()}
+                print(f"{name} run {r + 1}: {wall:.3f} s wall, skeleton {result.discover_skeleton_runtime:.3f} s "
+                      f"(kernels {result.discover_skeleton_kernel_runtime:.3f} s), orientation "
+                      f"{result.edge_orientation_runtime:.3f} s, {len(got)} edges, same skeleton as gpupc: {got == want}",
+                      flush=True)
+                if best is None or wall < best[0]:
+                    best = (wall, result, got)
+            wall, result, got = best
+            row.update(status="ok", skeleton_s=round(result.discover_skeleton_runtime, 4),
+                       orientation_s=round(result.edge_orientation_runtime, 4), end_to_end_s=round(wall, 4),
+                       e2e_status="ok (gpucsl orients)", kernel_s=round(result.discover_skeleton_kernel_runtime, 4),
+                       edges=len(got), reference="gpupc (= pcalg)", same_skeleton="yes" if got == want else "no")
+        except Exception as e:
+            traceback.print_exc()
+            row["status"] = "error: " + repr(e)[:300]
+        rows.append(row)
+    cols = ["suite", "data", "p", "n", "tool", "label", "settings", "status", "skeleton_s", "orientation_s",
+            "end_to_end_s", "e2e_status", "edges", "reference", "same_skeleton", "kernel_s", "note", "data_id",
+            "gpu", "cores"]
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    print(f"wrote {len(rows)} rows to {out}")
+
+
+if __name__ == "__main__":
+    main()
