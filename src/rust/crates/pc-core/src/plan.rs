@@ -16,7 +16,6 @@ use rayon::prelude::*;
 use crate::combinations::binomial;
 use crate::error::{PcError, Result};
 use crate::graph::Adjacency;
-use crate::par::par_concat;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
@@ -33,13 +32,38 @@ pub struct Rows {
 
 impl Rows {
     pub fn from_adjacency(adj: &Adjacency) -> Self {
+        let degrees: Vec<usize> = (0..adj.p()).into_par_iter().map(|i| adj.degree(i)).collect();
         let mut offsets = Vec::with_capacity(adj.p() + 1);
-        let mut cols = Vec::with_capacity((0..adj.p()).map(|i| adj.degree(i)).sum());
         offsets.push(0);
-        for i in 0..adj.p() {
-            cols.extend(adj.neighbours(i));
-            offsets.push(cols.len());
+        for d in &degrees {
+            offsets.push(offsets[offsets.len() - 1] + d);
         }
+        let total = offsets[adj.p()];
+        // rows filled in parallel, in place (level 0 of p = 10000 lists 1e8 neighbours)
+        let mut cols: Vec<u32> = Vec::with_capacity(total);
+        {
+            let mut rest = &mut cols.spare_capacity_mut()[..total];
+            let mut slots = Vec::with_capacity(adj.p());
+            for &d in &degrees {
+                let (row, tail) = rest.split_at_mut(d);
+                slots.push(row);
+                rest = tail;
+            }
+            slots.into_par_iter().enumerate().for_each(|(i, slot)| {
+                let mut k = 0;
+                for (w, &word) in adj.row(i).iter().enumerate() {
+                    let mut b = word;
+                    while b != 0 {
+                        slot[k].write((w * 64 + b.trailing_zeros() as usize) as u32);
+                        k += 1;
+                        b &= b - 1;
+                    }
+                }
+                assert_eq!(k, slot.len(), "row {i}: degree and bits disagree");
+            });
+        }
+        // SAFETY: the row slots tile cols[..total] and each was filled (asserted above).
+        unsafe { cols.set_len(total) };
         Rows { offsets, cols }
     }
 
@@ -187,23 +211,54 @@ pub fn plan_level_cancellable(
     if cancelled() {
         return Err(PcError::Interrupted);
     }
-    // rows in parallel (level 0 of p = 10000 lists 5e7 edges), concatenated in row order
-    let per_row = (0..adj.p() as u32)
+    // Rows in parallel (level 0 of p = 10000 lists 5e7 edges, 2.8 GB), in two passes: count each
+    // row's edges, then write them in place. Per-row vectors joined afterwards cost a second
+    // allocation and copy of it all, which took longer than the tests at p = 8000.
+    let p = adj.p() as u32;
+    let counts = (0..p)
         .into_par_iter()
-        .map(|i| if i % 64 == 0 && cancelled() { Err(PcError::Interrupted) } else { row_edges(order, level, &rows, fixed, i) })
-        .collect::<Vec<Result<(Vec<EdgeWork>, usize)>>>()
+        .map(|i| {
+            if i % 64 == 0 && cancelled() {
+                return Err(PcError::Interrupted);
+            }
+            let mut n = 0usize;
+            let qualifying = row_edges(order, level, &rows, fixed, i, &mut |_| n += 1)?;
+            Ok((n, qualifying))
+        })
+        .collect::<Vec<Result<(usize, usize)>>>()
         .into_iter()
         .collect::<Result<Vec<_>>>()?; // the first error in row order, as a sequential walk gives
-    let qualifying = per_row.iter().map(|r| r.1).sum();
-    let edges = par_concat(per_row.into_iter().map(|r| r.0).collect());
+    let qualifying = counts.iter().map(|c| c.1).sum();
+    let total: usize = counts.iter().map(|c| c.0).sum();
+    let mut edges: Vec<EdgeWork> = Vec::with_capacity(total);
+    {
+        let mut rest = &mut edges.spare_capacity_mut()[..total];
+        let mut slots = Vec::with_capacity(p as usize);
+        for &(n, _) in &counts {
+            let (row, tail) = rest.split_at_mut(n);
+            slots.push(row);
+            rest = tail;
+        }
+        slots.into_par_iter().enumerate().try_for_each(|(i, slot)| {
+            let mut k = 0usize;
+            row_edges(order, level, &rows, fixed, i as u32, &mut |e| {
+                slot[k].write(e);
+                k += 1;
+            })?;
+            debug_assert_eq!(k, slot.len());
+            if k == slot.len() { Ok(()) } else { Err(PcError::Internal("a plan row changed between its two passes".into())) }
+        })?;
+    }
+    // SAFETY: the row slots tile edges[..total], and each row wrote exactly its slot (checked above).
+    unsafe { edges.set_len(total) };
     Ok(LevelPlan { level, alpha, na_value, rows, edges, qualifying })
 }
 
-/// The edges {i, j}, j > i, of row i and how many of them qualified for the level.
-fn row_edges(order: Order, level: usize, rows: &Rows, fixed: &Adjacency, i: u32) -> Result<(Vec<EdgeWork>, usize)> {
-    let mut edges = Vec::new();
+/// Emits the edges {i, j}, j > i, of row i in order; returns how many qualified for the level.
+fn row_edges(order: Order, level: usize, rows: &Rows, fixed: &Adjacency, i: u32, emit: &mut dyn FnMut(EdgeWork)) -> Result<usize> {
     let mut qualifying = 0usize;
-    for j in rows.row(i).iter().copied().filter(|&j| j > i) {
+    let later = rows.row(i).partition_point(|&j| j <= i);
+    for j in rows.row(i)[later..].iter().copied() {
         if fixed.has(i as usize, j as usize) {
             continue;
         }
@@ -236,10 +291,10 @@ fn row_edges(order: Order, level: usize, rows: &Rows, fixed: &Adjacency, i: u32)
         };
         qualifying += 1;
         if sides.iter().any(|s| s.is_some()) {
-            edges.push(EdgeWork { i, j, sides });
+            emit(EdgeWork { i, j, sides });
         }
     }
-    Ok((edges, qualifying))
+    Ok(qualifying)
 }
 
 #[cfg(test)]

@@ -63,7 +63,8 @@ struct State {
     /// Plans levels and applies outcomes (level 0 of p = 10000 has 5e7 edges).
     pool: rayon::ThreadPool,
     graph: Adjacency,
-    sepsets: Vec<Sepset>,
+    /// Per level and block, in plan order; flattened once in `finish`.
+    sepsets: Vec<Vec<Sepset>>,
     pmax: Vec<f64>,
     n_edgetests: Vec<f64>,
     levels: Vec<LevelStat>,
@@ -105,7 +106,12 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
     }
     let na_value = if params.na_delete { 1.0 } else { 0.0 };
     let fast = params.order == Order::StableFast;
-    let mut pmax = vec![if fast { -1.0 } else { f64::NEG_INFINITY }; p * p];
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(params.threads)
+        .thread_name(|i| format!("gpupc-plan-{i}"))
+        .build()
+        .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+    let mut pmax = pool.install(|| crate::par::filled_vec(p * p, if fast { -1.0 } else { f64::NEG_INFINITY }));
     if !fast {
         for i in 0..p {
             pmax[i + i * p] = 1.0;
@@ -119,11 +125,6 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
             graph.add_edge(i as usize, j as usize);
         }
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(params.threads)
-        .thread_name(|i| format!("gpupc-plan-{i}"))
-        .build()
-        .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
     let mut st = State { pool, graph, sepsets: Vec::new(), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
     let within_m_max = |l: usize| params.m_max.is_none_or(|m| l <= m);
 
@@ -209,78 +210,108 @@ fn run_one_level(st: &mut State, plan: &LevelPlan, t0: Instant, backend: &mut dy
 }
 
 /// Applies a level's outcomes with pcalg's rules; returns (tests, removed edges, R's "not done"
-/// flag). Edges are independent here (each writes its own pMax cells, bits and sepset), so chunks
-/// of them run in parallel; sepsets keep the plan's edge order.
+/// flag). Edges are independent here (each writes its own pMax cells, bits and sepset), so blocks
+/// of 64 rows run in parallel. Within a block, edges go by tiles of 64 columns: pMax[j, i] and the
+/// bit (j, i) of the rows' edges {i, j} then lie in a few cache lines, where walking one row's
+/// edges touched a new line for each (level 0 of p = 8000 spent seconds on those misses).
 fn apply_outcomes(
     graph: &mut Adjacency,
     pmax: &mut [f64],
-    sepsets: &mut Vec<Sepset>,
+    sepsets: &mut Vec<Vec<Sepset>>,
     plan: &LevelPlan,
     outcomes: &[EdgeOutcome],
     order: Order,
     ctl: &Control,
 ) -> Result<(u64, usize, bool)> {
-    // several chunks a thread for balance; small graphs get several too, so tests cover the joins
-    let chunk = (plan.edges.len() / (rayon::current_num_threads() * 8)).clamp(16, 1 << 14);
+    const ROWS: u32 = 64;
+    const COLS: u32 = 64;
     let level = plan.level;
     let p = graph.p();
     let l = level as u32;
     let removal = graph.concurrent_removal();
     let pmax = DisjointSlice::new(pmax);
-    let apply_chunk = |(es, os): (&[EdgeWork], &[EdgeOutcome])| -> Result<(u64, usize, bool, Vec<Sepset>)> {
+    // plan.edges are sorted by (i, j): a block is a run of edges with the same i / ROWS
+    let mut starts = vec![0usize];
+    starts.extend((1..plan.edges.len()).filter(|&k| plan.edges[k].i / ROWS != plan.edges[k - 1].i / ROWS));
+    starts.push(plan.edges.len());
+    let apply_block = |b: usize| -> Result<(u64, usize, bool, Vec<Sepset>)> {
         if ctl.cancelled() {
             return Err(PcError::Interrupted);
         }
+        let (lo, hi) = (starts[b], starts[b + 1]);
+        // each row's run of edges within the block: [cursor, end)
+        let mut runs: Vec<(usize, usize)> = Vec::with_capacity(ROWS as usize);
+        let mut k = lo;
+        while k < hi {
+            let i = plan.edges[k].i;
+            let end = k + plan.edges[k..hi].partition_point(|e| e.i == i);
+            runs.push((k, end));
+            k = end;
+        }
         let (mut tests, mut removed, mut not_done, mut seps) = (0u64, 0usize, false, Vec::new());
-        for (e, o) in es.iter().zip(os) {
-            tests += tests_in_prefix(e, o);
-            let mapped_best = if o.p_best.is_nan() { plan.na_value } else { o.p_best };
-            let level_p = match o.best {
-                Some(_) => o.max_fail.max(mapped_best),
-                None => o.max_fail,
-            };
-            // SAFETY (all pMax access below): a plan lists each edge {i, j} once, and only that
-            // edge touches the cells (i, j) and (j, i).
-            match order {
-                Order::Stable => {
-                    unsafe { pmax_raise(&pmax, p, e.i, e.j, level_p, true) };
-                    let side0_deleted = matches!(o.best, Some((0, _)));
-                    not_done |= e.sides[0].is_some_and(|s| s.len > l) || (!side0_deleted && e.sides[1].is_some_and(|s| s.len > l));
-                }
-                Order::StableFast if level == 0 => {
-                    // C++ assigns the raw p (NaN included) and deletes unless p < alpha
-                    unsafe { pmax.set(e.i as usize + e.j as usize * p, if o.best.is_some() { o.p_best } else { o.max_fail }) };
-                }
-                Order::StableFast => unsafe { pmax_raise(&pmax, p, e.i, e.j, level_p, false) },
-            }
-            if let Some((side, rank)) = o.best {
-                removed += 1;
-                removal.remove_edge(e.i as usize, e.j as usize);
-                let s = e.sides[side as usize].expect("winning side exists");
-                if !(order == Order::StableFast && level == 0 && o.p_best.is_nan()) {
-                    // R stores at [[x]][[y]] of the side that found it; C++ at [[larger]][[smaller]]
-                    let (x, y) = match order {
-                        Order::Stable => (s.x, s.y),
-                        Order::StableFast => (e.j, e.i),
+        let mut tile_end = 0u32;
+        while runs.iter().any(|r| r.0 < r.1) {
+            tile_end = tile_end.saturating_add(COLS);
+            for run in runs.iter_mut() {
+                while run.0 < run.1 && plan.edges[run.0].j < tile_end {
+                    let (e, o) = (&plan.edges[run.0], &outcomes[run.0]);
+                    run.0 += 1;
+                    tests += tests_in_prefix(e, o);
+                    let mapped_best = if o.p_best.is_nan() { plan.na_value } else { o.p_best };
+                    let level_p = match o.best {
+                        Some(_) => o.max_fail.max(mapped_best),
+                        None => o.max_fail,
                     };
-                    seps.push(Sepset { x, y, set: plan.sepset(e, side, rank) });
+                    // SAFETY (all pMax access below): a plan lists each edge {i, j} once, and
+                    // only that edge touches the cells (i, j) and (j, i).
+                    match order {
+                        Order::Stable => {
+                            unsafe { pmax_raise(&pmax, p, e.i, e.j, level_p, true) };
+                            let side0_deleted = matches!(o.best, Some((0, _)));
+                            not_done |= e.sides[0].is_some_and(|s| s.len > l) || (!side0_deleted && e.sides[1].is_some_and(|s| s.len > l));
+                        }
+                        Order::StableFast if level == 0 => {
+                            // C++ assigns the raw p (NaN included) and deletes unless p < alpha
+                            unsafe { pmax.set(e.i as usize + e.j as usize * p, if o.best.is_some() { o.p_best } else { o.max_fail }) };
+                        }
+                        Order::StableFast => unsafe { pmax_raise(&pmax, p, e.i, e.j, level_p, false) },
+                    }
+                    if let Some((side, rank)) = o.best {
+                        removed += 1;
+                        removal.remove_edge(e.i as usize, e.j as usize);
+                        let s = e.sides[side as usize].expect("winning side exists");
+                        if !(order == Order::StableFast && level == 0 && o.p_best.is_nan()) {
+                            // R stores at [[x]][[y]] of the side that found it; C++ at [[larger]][[smaller]]
+                            let (x, y) = match order {
+                                Order::Stable => (s.x, s.y),
+                                Order::StableFast => (e.j, e.i),
+                            };
+                            seps.push(Sepset { x, y, set: plan.sepset(e, side, rank) });
+                        }
+                    }
                 }
             }
         }
         Ok((tests, removed, not_done, seps))
     };
-    let parts: Vec<Result<_>> = plan.edges.par_chunks(chunk).zip(outcomes.par_chunks(chunk)).map(apply_chunk).collect();
+    let parts: Vec<Result<_>> = (0..starts.len() - 1).into_par_iter().map(apply_block).collect();
     let (mut tests, mut removed, mut not_done) = (0u64, 0usize, false);
     for part in parts {
         let (t, r, nd, seps) = part?;
         tests += t;
         removed += r;
         not_done |= nd;
-        sepsets.extend(seps);
+        sepsets.push(seps);
     }
     Ok((tests, removed, not_done))
 }
 
 fn finish(st: State, max_ord: i32) -> SkeletonResult {
-    SkeletonResult { graph: st.graph, sepsets: st.sepsets, pmax: st.pmax, n_edgetests: st.n_edgetests, max_ord, levels: st.levels }
+    // one move into a vector of the exact size (extending one vector block by block re-copied
+    // level 0's tens of millions of sepsets at every doubling: seconds at p = 8000)
+    let mut sepsets = Vec::with_capacity(st.sepsets.iter().map(Vec::len).sum());
+    for part in st.sepsets {
+        sepsets.extend(part);
+    }
+    SkeletonResult { graph: st.graph, sepsets, pmax: st.pmax, n_edgetests: st.n_edgetests, max_ord, levels: st.levels }
 }

@@ -310,3 +310,14 @@ proptest! {
         check(Order::StableFast, p, seed, alpha, gaps, fixed, m_max, na_delete, nan_every)?;
     }
 }
+
+// Graphs past 64 variables: several row blocks and column tiles in `apply_outcomes`, whose joins
+// (bits of one word, pMax cells of both triangles) the small cases above never reach.
+#[test]
+fn larger_graphs_match_both_loops() {
+    for (k, &(p, alpha, gaps, fixed)) in [(130usize, 0.5, 0.0, 0.0), (150, 0.8, 0.2, 0.05), (200, 0.2, 0.6, 0.1)].iter().enumerate() {
+        for order in [Order::Stable, Order::StableFast] {
+            check(order, p, 1000 + k as u64, alpha, gaps, fixed, Some(2), k % 2 == 0, 7).unwrap();
+        }
+    }
+}
