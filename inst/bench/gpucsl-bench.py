@@ -1,21 +1,28 @@
 """gpucsl (../shared/wheels/gpucsl-0.0.7) on the data sets gpucsl-export.R wrote, for the benchmark
 vignette's "gpucsl" rows:
 
-    python3 inst/bench/gpucsl-bench.py DIR OUT.csv [--max-level 10] [--repeat 2]
+    python3 inst/bench/gpucsl-bench.py DIR OUT.csv [--max-level 10] [--repeat 2] [--set-cap 120]
 
 Runs gpucsl's GaussianPC / DiscretePC (alpha 0.01) on each DIR/NAME.data.csv, `--repeat` times
 (the first run includes gpucsl's kernel compilation), and writes one row per data set with the
 fastest run: skeleton and end-to-end seconds as gpucsl reports them, its kernel seconds, the
 skeleton's edge count and whether it equals gpupc's (DIR/NAME.edges.csv). A set that fails gets a
-row with status "error: ...". Columns follow inst/bench/run.R's, so merge.R can take the file.
+row with status "error: ...", and one that runs past --set-cap seconds a row "> CAP s" (on the
+H100 machine gpucsl hung after CuPy's jitify warm-up; a hang inside native code is only stopped
+by an outer `timeout`, which is why OUT is rewritten after every set). Columns
+follow inst/bench/run.R's, so merge.R can take the file.
 """
 import csv
 import os
+import signal
 import sys
 import time
 import traceback
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # reported as the rows' status below
+    np = None
 
 
 def main():
@@ -23,7 +30,15 @@ def main():
     opt = lambda k, v: sys.argv[sys.argv.index(k) + 1] if k in sys.argv else v
     max_level = int(opt("--max-level", "10"))
     repeat = int(opt("--repeat", "2"))
+    set_cap = int(opt("--set-cap", "120"))
+
+    def on_alarm(signum, frame):
+        raise TimeoutError(f"> {set_cap} s")
+
+    signal.signal(signal.SIGALRM, on_alarm)
     try:
+        if np is None:
+            raise ImportError("numpy is not installed")
         import cupy
         import gpucsl
         from gpucsl.pc.pc import DiscretePC, GaussianPC
@@ -46,7 +61,9 @@ def main():
         if GaussianPC is None:
             row["status"] = "error: " + import_error
             rows.append(row)
+            write_rows(out, rows)
             continue
+        signal.alarm(set_cap)
         try:
             dtype = np.float64 if kind == "gauss" else np.int32
             x = np.loadtxt(os.path.join(d, name + ".data.csv"), delimiter=",", dtype=dtype, ndmin=2)
@@ -72,19 +89,28 @@ def main():
                        orientation_s=round(result.edge_orientation_runtime, 4), end_to_end_s=round(wall, 4),
                        e2e_status="ok (gpucsl orients)", kernel_s=round(result.discover_skeleton_kernel_runtime, 4),
                        edges=len(got), reference="gpupc (= pcalg)", same_skeleton="yes" if got == want else "no")
+        except TimeoutError as e:
+            row["status"] = str(e)
         except Exception as e:
             traceback.print_exc()
             row["status"] = "error: " + repr(e)[:300]
+        finally:
+            signal.alarm(0)
         rows.append(row)
+        write_rows(out, rows)
+    print(f"wrote {len(rows)} rows to {out}")
+
+
+def write_rows(out, rows):
     cols = ["suite", "data", "p", "n", "tool", "label", "settings", "status", "skeleton_s", "orientation_s",
             "end_to_end_s", "e2e_status", "edges", "reference", "same_skeleton", "kernel_s", "note", "data_id",
             "gpu", "cores"]
-    with open(out, "w", newline="") as f:
+    with open(out + ".tmp", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
         for r in rows:
             w.writerow(r)
-    print(f"wrote {len(rows)} rows to {out}")
+    os.replace(out + ".tmp", out)
 
 
 if __name__ == "__main__":
