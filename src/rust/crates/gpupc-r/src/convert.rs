@@ -141,6 +141,20 @@ fn sepsets_to_r(res: &SkeletonResult, p: usize) -> CoreResult<Robj> {
     Ok(outer.into_robj())
 }
 
+/// A p x p double matrix holding `values` (column-major), filled with one copy: building it
+/// through extendr's element-by-element constructor took a second at p = 8000.
+fn real_matrix(values: &[f64], p: usize) -> Robj {
+    use extendr_ffi::{Rf_allocMatrix, REAL, SEXPTYPE};
+    assert_eq!(values.len(), p * p);
+    // SAFETY: the matrix is protected by `from_sexp` right after its allocation, before any other
+    // R allocation; REAL points at its p * p doubles; all on R's main thread.
+    unsafe {
+        let m = Robj::from_sexp(Rf_allocMatrix(SEXPTYPE::REALSXP, p as i32, p as i32));
+        std::slice::from_raw_parts_mut(REAL(m.get()), p * p).copy_from_slice(values);
+        m
+    }
+}
+
 /// `phases`: seconds of the call's parts (`gpupc_last_run()$phases`).
 pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: List, phases: List) -> CoreResult<Robj> {
     let p = res.graph.p();
@@ -148,7 +162,7 @@ pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: Lis
     // p x p G would be 400 MB at p = 10000, and R's which() over it took seconds)
     let e = res.graph.edges();
     let edges = RMatrix::<i32>::new_matrix(e.len(), 2, |r, c| if c == 0 { e[r].0 as i32 + 1 } else { e[r].1 as i32 + 1 });
-    let pmax = RMatrix::<f64>::new_matrix(p, p, |i, j| res.pmax[i + j * p]);
+    let pmax = real_matrix(&res.pmax, p);
     let n_edgetests: Robj = match order {
         Order::Stable => res.n_edgetests.clone().into(),
         Order::StableFast => res.n_edgetests.iter().map(|&v| v as i32).collect::<Vec<i32>>().into(),
@@ -172,7 +186,7 @@ pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: Lis
         [
             edges.into_robj(),
             sepsets_to_r(res, p)?,
-            pmax.into_robj(),
+            pmax,
             n_edgetests,
             Robj::from(res.max_ord),
             Robj::from(backend),
