@@ -12,10 +12,12 @@ gpu_info <- function() {
   rs_gpu_info()
 }
 
-# Below this many variables the CPU backend is as fast as the GPU one: measured on an H100
-# host with 16 cores (BENCHMARKS.md), p = 1643 took 0.75 s on the GPU and 0.52 s on the CPU,
-# p = 5361 6.5 s and 5.9 s, because level 0's host-side bookkeeping dominates both; and the
-# first CUDA call of a process costs seconds (context creation).
+# Below this many variables the CPU backend is as fast as the GPU one or faster: on an H100
+# host with 16 cores (BENCHMARKS.md, session 3) p = 1643 took 0.42 s on the GPU and 0.23 s on
+# the CPU; from p = 5000 to 20000 the level loops take about the same time on both (2.1 s /
+# 2.3 s at p = 5000, 48.7 s / 60.4 s at p = 20000), because level 0's host-side bookkeeping
+# dominates both; with fewer cores the CPU falls behind. The first CUDA call of a process costs
+# seconds more (context creation, NVRTC).
 .gpu_min_p <- 5000L
 
 check_backend <- function(backend) {
