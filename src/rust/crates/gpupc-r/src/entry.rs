@@ -36,7 +36,6 @@ fn parse_order(order: &str) -> CoreResult<Order> {
 struct Run<'a> {
     params: SkeletonParams,
     watch: RWatch,
-    threads: usize,
     backend: &'a str,
     /// Backend-specific details for `gpupc_last_run()` (CUDA timings).
     extra: List,
@@ -56,7 +55,7 @@ impl Run<'_> {
 
     fn cpu<T: pc_core::CiTest + Sync>(&mut self, test: &T) -> CoreResult<(pc_core::SkeletonResult, String)> {
         let t = Instant::now();
-        let mut b = ParallelCpu::new(test, self.threads)?;
+        let mut b = ParallelCpu::new(test, self.params.threads)?;
         self.setup_s = t.elapsed().as_secs_f64();
         self.go(&mut b)
     }
@@ -96,7 +95,6 @@ fn skeleton_impl(
     let mut run = Run {
         params,
         watch: RWatch::new(&hooks),
-        threads: threads.max(0) as usize,
         backend,
         extra: List::new(0),
         setup_s: 0.0,

@@ -92,6 +92,28 @@ pub fn identical(a: &SkeletonResult, b: &SkeletonResult) -> bool {
         && a.max_ord == b.max_ord
 }
 
+/// How a case's GPU runs compare with its CPU run: the runs must be bit-identical to each other,
+/// then the first one is compared with the CPU's.
+pub enum Verdict {
+    Nondeterministic,
+    Identical,
+    Differ(Diff),
+}
+
+/// The verdict and the largest relative pMax difference between the CPU run and the first GPU run.
+pub fn verdict(cpu: &SkeletonResult, gpu_runs: &[SkeletonResult]) -> (Verdict, f64) {
+    let d = compare(cpu, &gpu_runs[0]);
+    let max_rel = d.pmax_max_rel;
+    let v = if !gpu_runs.iter().skip(1).all(|r| identical(&gpu_runs[0], r)) {
+        Verdict::Nondeterministic
+    } else if d.is_empty() {
+        Verdict::Identical
+    } else {
+        Verdict::Differ(d)
+    };
+    (v, max_rel)
+}
+
 /// One edge on which the two backends decided differently at some level.
 #[derive(Clone, Debug)]
 pub struct Flip {

@@ -13,7 +13,7 @@ use pc_core::plan::Order;
 use pc_core::skeleton::{run_skeleton, SkeletonParams, SkeletonResult};
 use pc_cuda::CudaGSquare;
 
-use crate::compare::{compare, identical};
+use crate::compare::{compare, identical, verdict, Verdict};
 use crate::data::Rng;
 use crate::{log_uniform, Common, Res};
 
@@ -161,18 +161,21 @@ pub fn cmd_discrete(a: &DiscreteArgs) -> Res<ExitCode> {
             gs += s;
             runs.push(r);
         }
-        let det = runs.iter().skip(1).all(|r| identical(&runs[0], r));
-        let d = compare(&cr, &runs[0]);
-        max_rel = max_rel.max(d.pmax_max_rel);
-        let result = if !det {
-            nondet += 1;
-            "NONDETERMINISTIC".to_string()
-        } else if d.is_empty() {
-            ok += 1;
-            "identical".to_string()
-        } else {
-            bad += 1;
-            format!("DIFFER ({d})")
+        let (v, rel) = verdict(&cr, &runs);
+        max_rel = max_rel.max(rel);
+        let result = match v {
+            Verdict::Nondeterministic => {
+                nondet += 1;
+                "NONDETERMINISTIC".to_string()
+            }
+            Verdict::Identical => {
+                ok += 1;
+                "identical".to_string()
+            }
+            Verdict::Differ(d) => {
+                bad += 1;
+                format!("DIFFER ({d})")
+            }
         };
         println!(
             "{:>4} {:>5} {:>7} {:>3} {:>5} {:>5} {:>11} {:>6} {:>7} {:>8} {:>8.3} {:>8.3}  {}",

@@ -27,7 +27,7 @@ use pc_core::plan::Order;
 use pc_core::skeleton::{run_skeleton, SkeletonParams, SkeletonResult};
 use pc_cuda::CudaGauss;
 
-use compare::{compare, identical, Lockstep};
+use compare::{compare, identical, verdict, Lockstep, Verdict};
 
 #[derive(Parser)]
 #[command(name = "pcbench", about = "gpupc skeleton search without R: timing and CPU/GPU parity")]
@@ -388,34 +388,37 @@ fn cmd_parity(a: &ParityArgs) -> Res<ExitCode> {
         n_pinv += pinv;
         cpu_s += cs;
         cuda_s += gs / runs.len() as f64;
-        let det = runs.iter().skip(1).all(|r| identical(&runs[0], r));
-        let d = compare(&cr, &runs[0]);
-        max_rel = max_rel.max(d.pmax_max_rel);
-        let result = if !det {
-            n_nondet += 1;
-            "NONDETERMINISTIC".to_string()
-        } else if d.is_empty() {
-            n_ok += 1;
-            "identical".to_string()
-        } else {
-            let (flips, real) = lockstep(&c, p, n as f64, common)?;
-            for f in &flips {
-                println!(
-                    "      level {} edge {}-{}: p = {:.17e} ({:.2e} from alpha) {}",
-                    f.level,
-                    f.i + 1,
-                    f.j + 1,
-                    f.p,
-                    f.rel_to_alpha,
-                    if f.tie { "tie" } else { "MISMATCH" }
-                );
+        let (v, rel) = verdict(&cr, &runs);
+        max_rel = max_rel.max(rel);
+        let result = match v {
+            Verdict::Nondeterministic => {
+                n_nondet += 1;
+                "NONDETERMINISTIC".to_string()
             }
-            if real == 0 && !flips.is_empty() {
-                n_tie += 1;
-                format!("tie at alpha ({d})")
-            } else {
-                n_bad += 1;
-                format!("MISMATCH ({d})")
+            Verdict::Identical => {
+                n_ok += 1;
+                "identical".to_string()
+            }
+            Verdict::Differ(d) => {
+                let (flips, real) = lockstep(&c, p, n as f64, common)?;
+                for f in &flips {
+                    println!(
+                        "      level {} edge {}-{}: p = {:.17e} ({:.2e} from alpha) {}",
+                        f.level,
+                        f.i + 1,
+                        f.j + 1,
+                        f.p,
+                        f.rel_to_alpha,
+                        if f.tie { "tie" } else { "MISMATCH" }
+                    );
+                }
+                if real == 0 && !flips.is_empty() {
+                    n_tie += 1;
+                    format!("tie at alpha ({d})")
+                } else {
+                    n_bad += 1;
+                    format!("MISMATCH ({d})")
+                }
             }
         };
         println!(
