@@ -310,17 +310,7 @@ fn cmd_run(a: &RunArgs) -> Res<ExitCode> {
             } else {
                 println!("parity cpu vs cuda: DIFFER: {d}");
                 let (flips, real) = lockstep(&c, p, a.n, common)?;
-                for f in &flips {
-                    println!(
-                        "  level {} edge {}-{}: p = {:.17e} ({:.2e} from alpha) {}",
-                        f.level,
-                        f.i + 1,
-                        f.j + 1,
-                        f.p,
-                        f.rel_to_alpha,
-                        if f.tie { "tie" } else { "MISMATCH" }
-                    );
-                }
+                print_flips(&flips, "  ");
                 if real > 0 {
                     status = ExitCode::from(1);
                 }
@@ -340,6 +330,21 @@ fn threads_label(t: usize) -> String {
 
 /// Lock-step CPU/GPU run: returns the decision flips and how many are not ties (p-value
 /// differences beyond PMAX_REL on agreeing decisions count as not ties too).
+/// One line per edge the backends decided differently, indented by `indent`.
+fn print_flips(flips: &[compare::Flip], indent: &str) {
+    for f in flips {
+        println!(
+            "{indent}level {} edge {}-{}: p = {:.17e} ({:.2e} from alpha) {}",
+            f.level,
+            f.i + 1,
+            f.j + 1,
+            f.p,
+            f.rel_to_alpha,
+            if f.tie { "tie" } else { "MISMATCH" }
+        );
+    }
+}
+
 fn lockstep(c: &[f64], p: usize, n: f64, common: &Common) -> Res<(Vec<compare::Flip>, usize)> {
     let test = GaussTest::new(c.to_vec(), p, n, GaussFlavour::R).map_err(|e| e.to_string())?;
     let mut cpu = ParallelCpu::new(&test, common.threads).map_err(|e| e.to_string())?;
@@ -401,17 +406,7 @@ fn cmd_parity(a: &ParityArgs) -> Res<ExitCode> {
             }
             Verdict::Differ(d) => {
                 let (flips, real) = lockstep(&c, p, n as f64, common)?;
-                for f in &flips {
-                    println!(
-                        "      level {} edge {}-{}: p = {:.17e} ({:.2e} from alpha) {}",
-                        f.level,
-                        f.i + 1,
-                        f.j + 1,
-                        f.p,
-                        f.rel_to_alpha,
-                        if f.tie { "tie" } else { "MISMATCH" }
-                    );
-                }
+                print_flips(&flips, "      ");
                 if real == 0 && !flips.is_empty() {
                     n_tie += 1;
                     format!("tie at alpha ({d})")
