@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The issues' 10-minute baselines on the discrete networks (ParallelPC, bnlearn, pcalg), run as a
-# queue that outlives one device call (a call lasts at most 10 minutes; the queue about 40):
+# queue that outlives one device call (a call lasts at most 10 minutes; the queue about 20):
 #
 #   bash inst/bench/device-baselines.sh start STATE      starts the queue in the background, returns
 #   bash inst/bench/device-baselines.sh wait STATE SECS OUT
@@ -9,15 +9,19 @@
 #
 # R as in device-suite.sh (/tmp/r/R/bin/Rscript, unpacked from the carried bundle first). The
 # scripts are copied to STATE/src first, so later calls that refresh the checkout do not change a
-# run under way. Groups, one after another, each run.R call with --cap ${CAP:-600}:
-#   g1  ParallelPC on ALARM n = 10^4 and 2 * 10^5 (after level 0 it runs serially: fewer than 100
-#       edges), beside pcalg stable on ALARM n = 2 * 10^5 (one core)
-#   g2  ParallelPC on ANDES
-#   g3  ParallelPC on LINK
-#   g4  bnlearn on ANDES
-#   g5  ParallelPC and bnlearn on MUNIN, side by side (both expected far past the cap; the rows' note
-#       says they shared the 16 cores)
-# Afterwards, here: Rscript inst/bench/merge.R --out inst/extdata/bench/suite-h100.csv ... OUT/g*.csv
+# run under way. A machine is held at most 30 minutes, so the queue is two phases of at most about
+# 10 minutes each, each run.R call with --cap ${CAP:-600}:
+#   phase 1, three lanes side by side:
+#     g1  ParallelPC on ANDES, then bnlearn on ANDES (16 workers each)
+#     g2  ParallelPC on ALARM n = 10^4 and 2 * 10^5 (after level 0 it runs serially: fewer than
+#         100 edges, its threshold for forking)
+#     g3  pcalg stable (disCItest, one core) on ALARM n = 2 * 10^5
+#     (g2 and g3 take about two of the 16 cores from g1 once ALARM's level 0 is over)
+#   phase 2: ParallelPC on LINK and on MUNIN and bnlearn on MUNIN, side by side, all expected far
+#     past the cap (pcalg's disCItest costs ~9 ms per test at n = 10^4; LINK needs 2.1 M tests)
+# Every row's note says what ran beside it. Files come back as OUT/baselines.tar.gz (a device call
+# returns at most 8 files). Afterwards, here:
+#   Rscript inst/bench/merge.R --out inst/extdata/bench/suite-h100.csv ... g*.csv
 set -uo pipefail
 mode=${1:?usage: device-baselines.sh start|wait STATE [SECS OUT]}
 state=${2:?usage: device-baselines.sh start|wait STATE [SECS OUT]}
@@ -35,18 +39,18 @@ queue() {
       > "$state/$name.log" 2>&1
     echo "$(date -u +%T) end $name: status $?" >> "$state/queue.log"
   }
-  rr g1a "device-baselines g1; beside pcalg stable on ALARM n=200000 (1 core)" \
+  local alarm="ParallelPC on ALARM (16 workers at level 0, then 1 core) and pcalg stable on ALARM n=200000 (1 core)"
+  { rr g1a "device-baselines phase 1; beside $alarm" --tools parallelpc --only 'ANDES '
+    rr g1b "device-baselines phase 1; beside $alarm" --tools bnlearn --only 'ANDES '; } &
+  rr g2 "device-baselines phase 1; beside ParallelPC then bnlearn on ANDES (16 workers) and pcalg stable on ALARM n=200000" \
     --tools parallelpc --only 'ALARM ' &
-  rr g1b "device-baselines g1; beside ParallelPC on ALARM (16 workers at level 0, then 1 core)" \
+  rr g3 "device-baselines phase 1; beside ParallelPC then bnlearn on ANDES (16 workers) and ParallelPC on ALARM" \
     --tools pcalg-stable --only 'ALARM p=37 n=200000'
   wait
-  rr g2 "device-baselines g2" --tools parallelpc --only 'ANDES '
-  rr g3 "device-baselines g3" --tools parallelpc --only 'LINK '
-  rr g4 "device-baselines g4" --tools bnlearn --only 'ANDES '
-  rr g5a "device-baselines g5; beside bnlearn on MUNIN (16 workers): the 16 cores were shared" \
-    --tools parallelpc --only 'MUNIN ' &
-  rr g5b "device-baselines g5; beside ParallelPC on MUNIN (16 workers): the 16 cores were shared" \
-    --tools bnlearn --only 'MUNIN '
+  local trio="ParallelPC on LINK, ParallelPC on MUNIN and bnlearn on MUNIN ran side by side (16 workers each on 16 cores)"
+  rr g4a "device-baselines phase 2; $trio" --tools parallelpc --only 'LINK ' &
+  rr g4b "device-baselines phase 2; $trio" --tools parallelpc --only 'MUNIN ' &
+  rr g4c "device-baselines phase 2; $trio" --tools bnlearn --only 'MUNIN '
   wait
   echo "$(date -u +%T) queue finished" >> "$state/queue.log"
 }
@@ -67,7 +71,7 @@ case "$mode" in
     end=$((SECONDS + secs))
     while [ $SECONDS -lt "$end" ] && ! grep -q "queue finished" "$state/queue.log" 2>/dev/null; do sleep 5; done
     mkdir -p "$out"
-    cp "$state"/*.csv "$state"/*.log "$out/" 2>/dev/null
+    (cd "$state" && tar -czf "$out/baselines.tar.gz" ./*.csv ./*.log 2>/dev/null)
     cat "$state/queue.log"
     grep -q "queue finished" "$state/queue.log" && echo "queue finished" || echo "queue still running"
     ;;
