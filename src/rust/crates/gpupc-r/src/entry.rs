@@ -153,6 +153,7 @@ fn cuda_gauss(run: &mut Run, t: &pc_core::citest::GaussTest) -> CoreResult<(pc_c
 fn cuda_gsquare(run: &mut Run, t: &pc_core::citest::GSquareTest) -> CoreResult<(pc_core::SkeletonResult, String)> {
     let t0 = Instant::now();
     let mut b = pc_cuda::CudaGSquare::new(t)?;
+    b.set_threads(run.params.threads)?;
     run.setup_s = t0.elapsed().as_secs_f64();
     let out = run.go(&mut b)?;
     run.extra = cuda_details(b.timings());

@@ -1,18 +1,20 @@
 //! The discrete backend: pcalg's `disCItest` / `binCItest` (G^2 on contingency tables) on a GPU.
 //!
-//! The codes go to the device once (n x p bytes, column-major; at most 255 levels per variable,
-//! as `DiscreteData` enforces). Each level runs in rounds of per-edge windows ([`windows`]): the
-//! host writes out the round's tests (x, y, S), `gsquare_tests` evaluates them (one block per
-//! test; the table in shared memory when it fits, else in the block's slot of global scratch,
-//! with fewer blocks when device memory would run short), and the host takes each edge's first
-//! success in canonical order. Both of pcalg's orders work (the windows follow the plan's side
+//! The codes go to the device once (n x p bytes, column-major, each column padded to a multiple of
+//! 16 bytes so that a thread reads 16 samples at once; at most 255 levels per variable, as
+//! `DiscreteData` enforces). Each level runs in rounds of per-edge windows ([`windows`]): the
+//! host writes out the round's tests (x, y, S), `gsquare_tests` computes their G^2 and degrees of
+//! freedom (one block per test; the table in shared memory when it fits, else in the block's slot
+//! of global scratch, with fewer blocks when device memory would run short), `pchisq_points` their
+//! p-values (one thread per test), and the host takes each edge's first success in canonical
+//! order. Both of pcalg's orders work (the windows follow the plan's side
 //! lists). Levels deeper than the kernel's MAXL (32; a table then has >= 2^32 strata, so no test
 //! there is ever run) go to the CPU.
 //!
 //! The kernel repeats pc-core's `citest::discrete` and `citest::special` arithmetic, compiled
 //! without FMA contraction; only the order of G^2's compensated sum over cells differs (per-thread
-//! runs, then the runs in thread order), so p-values agree with the CPU's to about 1e-13 relative
-//! and are identical from run to run.
+//! runs, then a fixed tree over the threads), so p-values agree with the CPU's to about 1e-13
+//! relative and are identical from run to run.
 
 use std::time::Instant;
 
@@ -29,13 +31,29 @@ use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
 use crate::module;
 use crate::windows::{run_rounds, Batch};
 
-const BLOCK: u32 = 256;
+/// Threads per block of `gsquare_tests` by default (and of `pchisq_points`); the kernel takes any
+/// multiple of 32 up to its MAXBLOCK, 256.
+pub(crate) const BLOCK: u32 = 256;
+/// Bytes a thread reads from a column at once: columns are padded to a multiple of this.
+pub(crate) const CHUNK: usize = 16;
 /// The kernel's deepest level.
 pub const MAX_LEVEL: usize = 32;
 /// Table words a block keeps in shared memory (32 KB; more goes to global scratch).
 const SHARED_WORDS: u32 = 8192;
 /// Resident blocks per multiprocessor the grid is sized for.
 const BLOCKS_PER_SM: u32 = 6;
+
+/// The codes with each column padded with zeros to `stride` bytes (`stride >= n`).
+pub fn padded_columns(codes: &[u8], n: usize, p: usize, stride: usize) -> std::borrow::Cow<'_, [u8]> {
+    if stride == n {
+        return std::borrow::Cow::Borrowed(codes);
+    }
+    let mut out = vec![0u8; stride * p];
+    for (dst, src) in out.chunks_mut(stride).zip(codes.chunks(n)) {
+        dst[..n].copy_from_slice(src);
+    }
+    std::borrow::Cow::Owned(out)
+}
 
 /// Tests per round: about 2^32 sample visits, at least 4096 tests, at most 2^20.
 pub fn round_budget(n: usize) -> usize {
@@ -60,11 +78,17 @@ pub struct CudaGSquare<'a> {
     test: &'a GSquareTest,
     gpu: Gpu,
     f: CudaFunction,
+    f_p: CudaFunction,
     data: CudaSlice<u8>,
+    /// Bytes from one column's start to the next (n rounded up to a multiple of CHUNK).
+    stride: usize,
+    block: u32,
     lev_d: CudaSlice<u32>,
     lev: Vec<u32>,
     timings: CudaTimings,
     budget: usize,
+    /// Writes out each round's tests (see `windows`); None: on the level's own thread.
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl<'a> CudaGSquare<'a> {
@@ -82,7 +106,8 @@ impl<'a> CudaGSquare<'a> {
         let lev: Vec<u32> = if bin { vec![2; p] } else { d.nlev.clone() };
         guard("opening the GPU", || {
             let gpu = Gpu::open()?;
-            let need = n * p + 4 * p + (64 << 20);
+            let stride = n.next_multiple_of(CHUNK);
+            let need = stride * p + 4 * p + (64 << 20);
             let free = gpu.free_bytes()?;
             if need > free {
                 return Err(PcError::Cuda(format!(
@@ -93,8 +118,10 @@ impl<'a> CudaGSquare<'a> {
             }
             let compiled = module::module_for(&gpu.ctx, "gsquare.cu", module::GSQUARE_SRC).map_err(PcError::Cuda)?;
             let f = compiled.function("gsquare_tests").map_err(PcError::Cuda)?;
+            let f_p = compiled.function("pchisq_points").map_err(PcError::Cuda)?;
             let t = Instant::now();
-            let data = gpu.stream.clone_htod(&d.codes).map_err(cuda_err("could not upload the data"))?;
+            let codes = padded_columns(&d.codes, n, p, stride);
+            let data = gpu.stream.clone_htod(&codes[..]).map_err(cuda_err("could not upload the data"))?;
             let lev_d = gpu.stream.clone_htod(&lev).map_err(cuda_err("could not upload the levels"))?;
             gpu.stream.synchronize().map_err(cuda_err("could not upload the data"))?;
             let timings = CudaTimings {
@@ -104,7 +131,7 @@ impl<'a> CudaGSquare<'a> {
                 upload_c_s: t.elapsed().as_secs_f64(),
                 ..Default::default()
             };
-            Ok(CudaGSquare { test, gpu, f, data, lev_d, lev, timings, budget: round_budget(n) })
+            Ok(CudaGSquare { test, gpu, f, f_p, data, stride, block: BLOCK, lev_d, lev, timings, budget: round_budget(n), pool: None })
         })
     }
 
@@ -120,6 +147,33 @@ impl<'a> CudaGSquare<'a> {
     /// Tests per round (default [`round_budget`]); for tuning.
     pub fn set_round_budget(&mut self, tests: Option<usize>) {
         self.budget = tests.unwrap_or_else(|| round_budget(self.test.data.n));
+    }
+
+    /// CPU threads that write out the rounds' tests (numCores; 0: all cores, 1: the level's own
+    /// thread).
+    pub fn set_threads(&mut self, threads: usize) -> Result<()> {
+        self.pool = match threads {
+            1 => None,
+            t => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(t)
+                    .thread_name(|i| format!("gpupc-rounds-{i}"))
+                    .build()
+                    .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?,
+            ),
+        };
+        Ok(())
+    }
+
+    /// Threads per block of `gsquare_tests` (default 256; a multiple of 32 from 32 to 256); for
+    /// tuning.
+    pub fn set_block(&mut self, threads: Option<u32>) -> Result<()> {
+        let b = threads.unwrap_or(BLOCK);
+        if b == 0 || b % 32 != 0 || b > BLOCK {
+            return Err(PcError::invalid("block", format!("must be a multiple of 32 from 32 to {BLOCK}, not {b}")));
+        }
+        self.block = b;
+        Ok(())
     }
 
     /// Evaluates one batch: returns one p-value per test.
@@ -138,7 +192,8 @@ impl<'a> CudaGSquare<'a> {
             .max()
             .unwrap_or(0);
         clock.host += t.elapsed().as_secs_f64();
-        let mut grid = (self.gpu.info.multiprocessors.max(1) as u32 * BLOCKS_PER_SM).min(m as u32);
+        let per_sm = BLOCKS_PER_SM * (BLOCK / self.block);
+        let mut grid = (self.gpu.info.multiprocessors.max(1) as u32 * per_sm).min(m as u32);
         if slot_words > 0 {
             // fewer blocks when the slots would not fit in half the free memory
             let free = self.gpu.free_bytes()?;
@@ -156,18 +211,28 @@ impl<'a> CudaGSquare<'a> {
         let ty = self.gpu.up(clock, &b.y, "round tests")?;
         let ts = self.gpu.up(clock, &b.s, "round tests")?;
         let mut scratch = self.gpu.alloc::<u32>((grid as u64 * slot_words) as usize, "table scratch")?;
+        let mut stat = self.gpu.alloc::<f64>(m, "round statistics")?;
+        let mut df = self.gpu.alloc::<f64>(m, "round statistics")?;
         let mut p = self.gpu.alloc::<f64>(m, "round p-values")?;
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: SHARED_WORDS * 4 };
-        let (nu, li, mu, binf, adapt, shw) =
-            (n as u64, l as i32, m as u32, bin as i32, self.test.adapt_df as i32, SHARED_WORDS);
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (self.block, 1, 1), shared_mem_bytes: SHARED_WORDS * 4 };
+        let (nu, stride, li, mu, binf, adapt, shw) =
+            (n as u64, self.stride as u64, l as i32, m as u32, bin as i32, self.test.adapt_df as i32, SHARED_WORDS);
         let t = Instant::now();
         let mut lb = self.gpu.stream.launch_builder(&self.f);
-        lb.arg(&self.data).arg(&nu).arg(&self.lev_d).arg(&tx).arg(&ty).arg(&ts).arg(&li).arg(&mu);
-        lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut scratch).arg(&slot_words).arg(&mut p);
-        // SAFETY: argument types and order follow gsquare_tests; tx/ty hold m tests, ts m * l set
-        // members (all < p), scratch grid * slot_words words, p m doubles; l <= MAX_LEVEL.
+        lb.arg(&self.data).arg(&nu).arg(&stride).arg(&self.lev_d).arg(&tx).arg(&ty).arg(&ts).arg(&li).arg(&mu);
+        lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut scratch).arg(&slot_words).arg(&mut stat).arg(&mut df);
+        // SAFETY: argument types and order follow gsquare_tests; data holds p columns of `stride`
+        // bytes (a multiple of 16, from a 256-byte aligned allocation); tx/ty hold m tests, ts
+        // m * l set members (all < p), scratch grid * slot_words words, stat and df m doubles;
+        // l <= MAX_LEVEL; the block size is a multiple of 32 up to the kernel's 256.
         unsafe { lb.launch(cfg) }.map_err(cuda_err("launching gsquare_tests"))?;
+        let pcfg = LaunchConfig { grid_dim: (mu.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let mut lb = self.gpu.stream.launch_builder(&self.f_p);
+        lb.arg(&stat).arg(&df).arg(&mu).arg(&mut p);
+        // SAFETY: argument types and order follow pchisq_points; stat, df and p hold m doubles.
+        unsafe { lb.launch(pcfg) }.map_err(cuda_err("launching pchisq_points"))?;
         self.gpu.finish_launch(clock, t, "gsquare_tests")?;
+        clock.launches += 1; // pchisq_points
         lt.gpu_tests += m as u64;
         self.gpu.down(clock, &p, m, "round p-values")
     }
@@ -181,6 +246,7 @@ impl<'a> CudaGSquare<'a> {
         let r = run_rounds(
             plan,
             self.budget,
+            self.pool.as_ref(),
             |b| self.eval(b, l, &mut clock, lt),
             |decided| {
                 ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
@@ -276,6 +342,14 @@ mod tests {
         assert_eq!(round_budget(20000), (1usize << 32) / 20000);
         assert_eq!(round_budget(1_000_000), 4294);
         assert_eq!(round_budget(10), 1 << 20);
+    }
+
+    #[test]
+    fn columns_are_padded_to_the_stride() {
+        let codes: Vec<u8> = (1..=6).collect(); // n = 3, p = 2
+        assert!(matches!(padded_columns(&codes, 3, 2, 3), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(&padded_columns(&codes, 3, 2, 16)[..], &[[1, 2, 3].as_slice(), &[0; 13], &[4, 5, 6], &[0; 13]].concat()[..]);
+        assert_eq!(20usize.next_multiple_of(CHUNK), 32);
     }
 
     #[test]

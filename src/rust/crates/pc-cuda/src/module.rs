@@ -161,7 +161,10 @@ mod tests {
         for m in crate::host::SET_KERNEL_VARIANTS {
             assert!(GAUSS_SRC.contains(&format!("GAUSS_SET_KERNELS({m})")));
         }
-        assert!(GSQUARE_SRC.contains("__global__ void __launch_bounds__(BLOCK) gsquare_tests("));
+        assert!(GSQUARE_SRC.contains("__global__ void __launch_bounds__(MAXBLOCK) gsquare_tests("));
+        assert!(GSQUARE_SRC.contains("__global__ void pchisq_points("));
+        assert!(GSQUARE_SRC.contains(&format!("#define MAXBLOCK {}", crate::discrete::BLOCK)));
+        assert!(GSQUARE_SRC.contains(&format!("#define CHUNK {}", crate::discrete::CHUNK)));
         assert!(GSQUARE_SRC.contains(&format!("#define MAXL {}", crate::discrete::MAX_LEVEL)));
     }
 }

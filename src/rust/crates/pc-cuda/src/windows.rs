@@ -13,10 +13,14 @@
 use pc_core::combinations::{next_subset, unrank};
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
+use rayon::prelude::*;
 
 /// The first window of an edge at levels >= 1 (level 0 has one or two tests per edge).
 const FIRST_WIDTH: u64 = 4;
 const MAX_WIDTH: u64 = 1 << 16;
+/// Windows a worker thread writes at a time: most are a few tests, but each first rebuilds its
+/// side's candidate list (a scan of a row of hundreds), which is what made writing a round slow.
+const SPANS_PER_TASK: usize = 64;
 
 /// The tests of one round: test t is x[t] _||_ y[t] | s[t * level .. (t + 1) * level].
 #[derive(Default, Debug)]
@@ -69,8 +73,6 @@ pub struct Windows<'a> {
     /// Where the next round starts in `live` (rounds go round, so every edge gets its turn).
     next: usize,
     out: Vec<EdgeOutcome>,
-    list: Vec<u32>,
-    pos: Vec<u32>,
 }
 
 impl<'a> Windows<'a> {
@@ -84,8 +86,6 @@ impl<'a> Windows<'a> {
             live: (0..ne as u32).collect(),
             next: 0,
             out: vec![EdgeOutcome::NONE; ne],
-            list: Vec::new(),
-            pos: Vec::new(),
         }
     }
 
@@ -120,56 +120,57 @@ impl<'a> Windows<'a> {
     }
 
     /// Fills `batch` with the next round's tests, about `budget` of them (at least one edge's
-    /// window, so every round makes progress).
-    pub fn next_batch(&mut self, budget: usize, batch: &mut Batch) {
+    /// window, so every round makes progress). The windows are chosen here, in order; their tests
+    /// are written out on `pool`'s threads when one is given (each window its own part of the
+    /// batch, so the result is the same either way).
+    pub fn next_batch(&mut self, budget: usize, batch: &mut Batch, pool: Option<&rayon::ThreadPool>) {
         batch.clear();
         let l = self.plan.level;
         let nl = self.live.len();
+        let mut total = 0usize;
+        let from = self.next;
+        self.next = 0; // unless the round ends before the last live edge
         for step in 0..nl {
-            let e = self.live[(self.next + step) % nl] as usize;
-            let left = budget.saturating_sub(batch.len()) as u64;
+            let e = self.live[(from + step) % nl] as usize;
+            let left = budget.saturating_sub(total) as u64;
             if left == 0 {
-                self.next = (self.next + step) % nl;
-                return;
+                self.next = (from + step) % nl;
+                break;
             }
             let want = if l == 0 { 2 } else { self.width[e] };
-            let count = want.min(self.remaining(e, self.cursor[e])).min(if batch.is_empty() { u64::MAX } else { left });
+            let count = want.min(self.remaining(e, self.cursor[e])).min(if total == 0 { u64::MAX } else { left });
             if count == 0 {
-                self.next = (self.next + step) % nl;
-                return;
+                self.next = (from + step) % nl;
+                break;
             }
-            let start = self.cursor[e];
-            batch.spans.push(Span { edge: e as u32, first: batch.len(), count, start });
-            self.write_tests(e, start, count, batch);
+            batch.spans.push(Span { edge: e as u32, first: total, count, start: self.cursor[e] });
+            total += count as usize;
         }
-        self.next = 0;
-    }
-
-    fn write_tests(&mut self, e: usize, start: Cursor, count: u64, batch: &mut Batch) {
-        let l = self.plan.level;
-        let edge = &self.plan.edges[e];
-        let mut c = start;
-        let mut written = 0u64;
-        while written < count {
-            let side = edge.sides[c.side as usize].expect("cursor on an existing side");
-            if l > 0 {
-                self.plan.side_list(&side, &mut self.list);
-                self.pos.resize(l, 0);
-                unrank(side.len, c.rank, &mut self.pos);
-            }
-            // the ranks of this side that the window holds
-            let here = (side.n_ranks - c.rank).min(count - written);
-            for k in 0..here {
-                batch.x.push(side.x);
-                batch.y.push(side.y);
-                batch.s.extend(self.pos.iter().map(|&q| self.list[q as usize]));
-                if k + 1 < here {
-                    next_subset(side.len, &mut self.pos);
-                }
-            }
-            written += here;
-            if written < count {
-                c = Cursor { side: 1, rank: 0 };
+        batch.x.resize(total, 0);
+        batch.y.resize(total, 0);
+        batch.s.resize(total * l, 0);
+        // each window's own slices of the batch, in order
+        let mut parts = Vec::with_capacity(batch.spans.len());
+        let (mut xs, mut ys, mut ss) = (&mut batch.x[..], &mut batch.y[..], &mut batch.s[..]);
+        for span in &batch.spans {
+            let k = span.count as usize;
+            let (x, xr) = std::mem::take(&mut xs).split_at_mut(k);
+            let (y, yr) = std::mem::take(&mut ys).split_at_mut(k);
+            let (s, sr) = std::mem::take(&mut ss).split_at_mut(k * l);
+            (xs, ys, ss) = (xr, yr, sr);
+            parts.push((*span, x, y, s));
+        }
+        let plan = self.plan;
+        let write = |(list, pos): &mut (Vec<u32>, Vec<u32>), (span, x, y, s): (Span, &mut [u32], &mut [u32], &mut [u32])| {
+            write_tests(plan, &span, x, y, s, list, pos)
+        };
+        match pool {
+            Some(pool) if parts.len() > SPANS_PER_TASK => pool.install(|| {
+                parts.into_par_iter().with_min_len(SPANS_PER_TASK).for_each_init(|| (Vec::new(), Vec::new()), write)
+            }),
+            _ => {
+                let mut scratch = (Vec::new(), Vec::new());
+                parts.into_iter().for_each(|part| write(&mut scratch, part));
             }
         }
     }
@@ -237,11 +238,46 @@ impl<'a> Windows<'a> {
     }
 }
 
+/// Writes the tests of one window (`span`) into its slices of a batch: x, y and the sets.
+fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &mut [u32], list: &mut Vec<u32>, pos: &mut Vec<u32>) {
+    let l = plan.level;
+    let edge = &plan.edges[span.edge as usize];
+    let mut c = span.start;
+    let mut written = 0usize;
+    let count = span.count as usize;
+    while written < count {
+        let side = edge.sides[c.side as usize].expect("cursor on an existing side");
+        if l > 0 {
+            plan.side_list(&side, list);
+            pos.resize(l, 0);
+            unrank(side.len, c.rank, pos);
+        }
+        // the ranks of this side that the window holds
+        let here = ((side.n_ranks - c.rank) as usize).min(count - written);
+        for k in 0..here {
+            let t = written + k;
+            x[t] = side.x;
+            y[t] = side.y;
+            for (d, &q) in s[t * l..(t + 1) * l].iter_mut().zip(pos.iter()) {
+                *d = list[q as usize];
+            }
+            if k + 1 < here {
+                next_subset(side.len, pos);
+            }
+        }
+        written += here;
+        if written < count {
+            c = Cursor { side: 1, rank: 0 };
+        }
+    }
+}
+
 /// Runs a whole level by rounds: `eval` computes the p-values of a batch; `keep_going` is asked
-/// between rounds, with the number of edges decided.
+/// between rounds, with the number of edges decided; `pool`, when given, writes out the rounds.
 pub fn run_rounds(
     plan: &LevelPlan,
     budget: usize,
+    pool: Option<&rayon::ThreadPool>,
     mut eval: impl FnMut(&Batch) -> Result<Vec<f64>, PcError>,
     mut keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Vec<EdgeOutcome>, PcError> {
@@ -251,7 +287,7 @@ pub fn run_rounds(
         if !keep_going(w.decided()) {
             return Err(PcError::Interrupted);
         }
-        w.next_batch(budget.max(1), &mut batch);
+        w.next_batch(budget.max(1), &mut batch, pool);
         let p = eval(&batch)?;
         w.absorb(&batch, &p)?;
     }
@@ -309,12 +345,15 @@ mod tests {
         a.best == b.best && a.p_best.to_bits() == b.p_best.to_bits() && a.max_fail.to_bits() == b.max_fail.to_bits()
     }
 
-    /// The rounds give exactly eval_edge's outcomes, whatever the budget, in both orders.
+    /// The rounds give exactly eval_edge's outcomes, whatever the budget, in both orders, with
+    /// the tests written on the level's thread or on a pool (the later cases have hundreds of
+    /// windows per round, so the pool splits them).
     #[test]
     fn rounds_match_the_sequential_walk() {
         let mut r = Lcg(7);
-        for case in 0..24u64 {
-            let p = 6 + r.next(10) as usize;
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        for case in 0..30u64 {
+            let p = if case < 24 { 6 + r.next(10) as usize } else { 40 + r.next(30) as usize };
             let data = chain_data(300 + 100 * r.next(5) as usize, p, case + 1);
             let test = GSquareTest::new(data, GSquareKind::Dis, case % 2 == 0).unwrap();
             let adj = random_graph(p, 30 + r.next(60), &mut r);
@@ -326,12 +365,13 @@ mod tests {
                     let mut sc = EdgeScratch::<GSquareScratch>::default();
                     let want: Vec<EdgeOutcome> =
                         plan.edges.iter().map(|e| eval_edge(&plan, &test, &mut sc, e, &mut || true).unwrap()).collect();
-                    for budget in [1, 3, 17, 1000] {
+                    for (budget, pool) in [(1, None), (3, Some(&pool)), (17, None), (1000, None), (1000, Some(&pool))] {
                         let mut tsc = GSquareScratch::default();
                         let mut rounds = 0;
                         let got = run_rounds(
                             &plan,
                             budget,
+                            pool,
                             |b| {
                                 rounds += 1;
                                 (0..b.len())
@@ -343,7 +383,7 @@ mod tests {
                         .unwrap();
                         assert_eq!(got.len(), want.len());
                         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-                            assert!(same(g, w), "case {case} {order:?} level {level} budget {budget} edge {k}: {g:?} vs {w:?}");
+                            assert!(same(g, w), "case {case} {order:?} level {level} budget {budget} pool {} edge {k}: {g:?} vs {w:?}", pool.is_some());
                         }
                         if budget == 1 {
                             // one test per round at most, except a round's first window
@@ -371,6 +411,7 @@ mod tests {
         let out = run_rounds(
             &plan,
             5,
+            None,
             |b| {
                 seen += b.spans.iter().filter(|s| s.edge as usize == k01).map(|s| s.count).sum::<u64>();
                 Ok(vec![0.0; b.len()])
@@ -382,7 +423,7 @@ mod tests {
         assert!(out[k01].best.is_none());
         assert_eq!(out[k01].max_fail, 0.0);
         // an interrupt between rounds
-        let err = run_rounds(&plan, 5, |b| Ok(vec![0.0; b.len()]), |_| false).unwrap_err();
+        let err = run_rounds(&plan, 5, None, |b| Ok(vec![0.0; b.len()]), |_| false).unwrap_err();
         assert!(matches!(err, PcError::Interrupted));
     }
 }

@@ -45,6 +45,12 @@ pub struct DiscreteArgs {
     /// One data set: which backends run.
     #[arg(long, default_value = "both")]
     backend: String,
+    /// One data set read from a file (inst/bench/export-codes.R writes one) instead of simulated.
+    #[arg(long)]
+    codes: Option<std::path::PathBuf>,
+    /// Threads per block of the G^2 kernel (default: the backend's, 256).
+    #[arg(long)]
+    block: Option<u32>,
     #[command(flatten)]
     common: Common,
 }
@@ -108,6 +114,21 @@ pub fn random_discrete(p: usize, n: usize, max_levels: u32, max_parents: u64, se
         nlev_obs[j] = (next as u32).max(2);
     }
     DiscreteData::new(n, p, codes, nlev_obs).expect("simulated data are valid")
+}
+
+/// Reads export-codes.R's format: n and p (u32 LE), p level counts (u32 LE), n * p codes.
+fn read_codes(path: &std::path::Path) -> Res<DiscreteData> {
+    let b = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let u32_at = |k: usize| -> Res<usize> {
+        b.get(4 * k..4 * k + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize).ok_or_else(|| format!("{}: too short", path.display()))
+    };
+    let (n, p) = (u32_at(0)?, u32_at(1)?);
+    let nlev: Vec<u32> = (0..p).map(|j| u32_at(2 + j).map(|v| v as u32)).collect::<Res<_>>()?;
+    let head = 4 * (2 + p);
+    if b.len() != head + n * p {
+        return Err(format!("{}: {} bytes, expected {} for n = {n}, p = {p}", path.display(), b.len(), head + n * p));
+    }
+    DiscreteData::new(n, p, b[head..].to_vec(), nlev).map_err(|e| e.to_string())
 }
 
 fn params(p: usize, order: Order, c: &Common) -> SkeletonParams {
@@ -211,16 +232,20 @@ pub fn cmd_discrete(a: &DiscreteArgs) -> Res<ExitCode> {
 fn one_data_set(a: &DiscreteArgs) -> Res<ExitCode> {
     let c = &a.common;
     let t0 = Instant::now();
-    let data = random_discrete(a.p, a.n, a.max_levels, a.max_parents, a.seed);
+    let data = match &a.codes {
+        Some(f) => read_codes(f)?,
+        None => random_discrete(a.p, a.n, a.max_levels, a.max_parents, a.seed),
+    };
     println!(
-        "data: p = {}, n = {}, levels 2..={} (largest observed {}), {:.2} GB of codes, made in {:.1} s",
-        a.p,
-        a.n,
-        a.max_levels,
+        "data: {}, p = {}, n = {}, largest number of levels {}, {:.2} GB of codes, made in {:.1} s",
+        a.codes.as_ref().map_or_else(|| format!("simulated (levels 2..={})", a.max_levels), |f| f.display().to_string()),
+        data.p,
+        data.n,
         data.nlev.iter().max().unwrap_or(&0),
-        (a.n * a.p) as f64 / 1e9,
+        (data.n * data.p) as f64 / 1e9,
         t0.elapsed().as_secs_f64()
     );
+    let p = data.p;
     let t = GSquareTest::new(data, GSquareKind::Dis, false).map_err(|e| e.to_string())?;
     let mut cpu = None;
     if a.backend != "cuda" {
@@ -232,10 +257,12 @@ fn one_data_set(a: &DiscreteArgs) -> Res<ExitCode> {
     if a.backend != "cpu" {
         let s = Instant::now();
         let mut g = CudaGSquare::new(&t).map_err(|e| e.to_string())?;
+        g.set_block(a.block).map_err(|e| e.to_string())?;
+        g.set_threads(c.threads).map_err(|e| e.to_string())?;
         println!("gpu: {}; setup {:.3} s (NVRTC {:.3} s, upload {:.3} s)", g.info(), s.elapsed().as_secs_f64(), g.timings().compile_s, g.timings().upload_c_s);
         let mut runs = Vec::new();
         for k in 0..c.repeat.max(1) {
-            let (r, s, first) = run_gpu(&mut g, a.p, Order::Stable, c)?;
+            let (r, s, first) = run_gpu(&mut g, p, Order::Stable, c)?;
             let lv = &g.timings().levels[first..];
             println!(
                 "gpu run {}: {s:.3} s (kernels {:.3} s, copies {:.3} s), {} edges left, max.ord {}, {} tests",

@@ -4,17 +4,23 @@
 // rounding of pc-core's citest/discrete.rs and citest/special.rs, which this file mirrors: a
 // change there must be made here too.
 //
-// Layout: data is n x p codes, column-major, one byte each (data[v * n + s] is variable v at
-// sample s), 0 <= code < lev[v] <= 255. A round evaluates n_tasks tests: test t is
-// x = tx[t], y = ty[t], S = ts[t * l .. (t + 1) * l]. One block per test (blocks stride over the
-// tests): its threads count the samples into the contingency table (shared memory when it fits,
-// else the block's own slot of global scratch), then sum the G^2 terms over the cells.
+// Layout: data is n x p codes, one byte each, column-major with a column stride `stride` that is a
+// multiple of 16 (data[v * stride + s] is variable v at sample s; the padding is never counted),
+// 0 <= code < lev[v] <= 255. A round evaluates n_tasks tests: test t is x = tx[t], y = ty[t],
+// S = ts[t * l .. (t + 1) * l]. One block per test (blocks stride over the tests): each thread
+// reads 16 samples of every column at once and counts runs of equal cells with one atomic each
+// into the contingency table (shared memory when it fits, else the block's own slot of global
+// scratch); then the block sums the G^2 terms over the cells. The kernel writes G^2 and its
+// degrees of freedom; pchisq_points turns them into p-values, one thread per test, so the
+// incomplete gamma's loop does not hold up a whole block.
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
 typedef unsigned char u8;
 
-#define BLOCK 256
+#define MAXBLOCK 256
+#define CHUNK 16
+#define FULL_MASK 0xffffffffu
 #define MAXL 32
 #define DBL_EPS 2.220446049250313e-16
 #define LN_SQRT_2PI 0.918938533204672741780329736
@@ -141,20 +147,31 @@ __device__ __forceinline__ u64 table_words(u32 lx, u32 ly, u64 n_strata) {
     return (u64)lx * ly * n_strata + ((u64)lx + ly + 1) * n_strata;
 }
 
-// One block per test; see the file's head. p_out[t] is pchisq_upper(G^2, df) with pcalg's df
-// rules (p = 1 when n < 10 df; adaptDF with the binary-case constants, as discrete.rs explains).
-extern "C" __global__ void __launch_bounds__(BLOCK) gsquare_tests(
-    const u8* __restrict__ data, u64 n, const u32* __restrict__ lev, const u32* __restrict__ tx,
+// Byte i of a 16-byte chunk (i is a constant once the loops over a chunk are unrolled).
+__device__ __forceinline__ u32 chunk_byte(const uint4& v, int i) {
+    const u32 w = i < 4 ? v.x : i < 8 ? v.y : i < 12 ? v.z : v.w;
+    return (w >> (8 * (i & 3))) & 0xFFu;
+}
+
+// One block per test (blockDim.x a multiple of 32, at most MAXBLOCK); see the file's head.
+// stat_out[t] and df_out[t] are G^2 and the degrees of freedom after pcalg's df rules (adaptDF
+// with the binary-case constants, as discrete.rs explains); a test with n < 10 df is not run and
+// gets (0, 1), whose p-value is pcalg's 1.
+extern "C" __global__ void __launch_bounds__(MAXBLOCK) gsquare_tests(
+    const u8* __restrict__ data, u64 n, u64 stride, const u32* __restrict__ lev, const u32* __restrict__ tx,
     const u32* __restrict__ ty, const u32* __restrict__ ts, int l, u32 n_tasks, int bin, int adapt_df,
-    u32 shared_words, u32* __restrict__ scratch, u64 slot_words, double* __restrict__ p_out) {
+    u32 shared_words, u32* __restrict__ scratch, u64 slot_words, double* __restrict__ stat_out,
+    double* __restrict__ df_out) {
     extern __shared__ u32 smem[];
-    __shared__ double part_s[BLOCK];
-    __shared__ double part_c[BLOCK];
-    __shared__ u32 part_nz[BLOCK];
-    __shared__ u32 part_obs[BLOCK];
-    __shared__ const u8* scol[MAXL];
+    __shared__ double warp_s[MAXBLOCK / 32];
+    __shared__ double warp_c[MAXBLOCK / 32];
+    __shared__ u32 warp_nz[MAXBLOCK / 32];
+    __shared__ u32 warp_obs[MAXBLOCK / 32];
+    __shared__ const uint4* scol[MAXL];
     __shared__ u32 smul[MAXL];
-    const u32 tid = threadIdx.x;
+    const u32 tid = threadIdx.x, nthreads = blockDim.x;
+    const u32 lane = tid & 31u, warp = tid >> 5, nwarps = nthreads >> 5;
+    const u32 chunks = (u32)(stride / CHUNK);
 
     for (u32 task = blockIdx.x; task < n_tasks; task += gridDim.x) {
         const u32 x = tx[task], y = ty[task];
@@ -164,7 +181,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK) gsquare_tests(
         for (int k = 0; k < l; ++k) strata_f *= (double)lev[S[k]];
         const double df = bin ? ldexp(1.0, l) : ((double)lx - 1.0) * ((double)ly - 1.0) * strata_f;
         if ((double)n < 10.0 * df) {  // the same for every thread of the block
-            if (tid == 0) p_out[task] = 1.0;
+            if (tid == 0) {
+                stat_out[task] = 0.0;
+                df_out[task] = 1.0;
+            }
             continue;
         }
         const u64 n_strata = (u64)strata_f;
@@ -178,24 +198,49 @@ extern "C" __global__ void __launch_bounds__(BLOCK) gsquare_tests(
         if (tid == 0) {
             u32 mult = block;
             for (int k = 0; k < l; ++k) {
-                scol[k] = data + (u64)S[k] * n;
+                scol[k] = (const uint4*)(data + (u64)S[k] * stride);
                 smul[k] = mult;
                 mult *= lev[S[k]];
             }
         }
-        for (u64 w = tid; w < words; w += BLOCK) tab[w] = 0;
+        for (u64 w = tid; w < words; w += nthreads) tab[w] = 0;
         __syncthreads();
 
-        const u8* cx = data + (u64)x * n;
-        const u8* cy = data + (u64)y * n;
-        for (u64 s = tid; s < n; s += BLOCK) {
-            u32 c = (u32)cx[s] + lx * (u32)cy[s];
-            for (int k = 0; k < l; ++k) c += smul[k] * (u32)scol[k][s];
-            atomicAdd(&tab[c], 1u);
+        // Counting: real data are skewed (most samples in a few cells), and lanes adding to one
+        // cell at once serialise; a run of equal cells within a thread's 16 samples is one add.
+        const uint4* vx = (const uint4*)(data + (u64)x * stride);
+        const uint4* vy = (const uint4*)(data + (u64)y * stride);
+        for (u32 ch = tid; ch < chunks; ch += nthreads) {
+            u32 c[CHUNK];
+            const uint4 a = vx[ch], b = vy[ch];
+#pragma unroll
+            for (int i = 0; i < CHUNK; ++i) c[i] = chunk_byte(a, i) + lx * chunk_byte(b, i);
+            for (int k = 0; k < l; ++k) {
+                const uint4 v = scol[k][ch];
+                const u32 m = smul[k];
+#pragma unroll
+                for (int i = 0; i < CHUNK; ++i) c[i] += m * chunk_byte(v, i);
+            }
+            const u64 first = (u64)ch * CHUNK;
+            const u32 valid = n - first >= CHUNK ? CHUNK : (u32)(n - first);
+            u32 cur = c[0], run = 1;
+#pragma unroll
+            for (int i = 1; i < CHUNK; ++i) {
+                if ((u32)i < valid) {
+                    if (c[i] == cur) {
+                        ++run;
+                    } else {
+                        atomicAdd(&tab[cur], run);
+                        cur = c[i];
+                        run = 1;
+                    }
+                }
+            }
+            atomicAdd(&tab[cur], run);
         }
         __syncthreads();
 
-        for (u64 w = tid; w < (u64)lx * n_strata; w += BLOCK) {
+        for (u64 w = tid; w < (u64)lx * n_strata; w += nthreads) {
             u64 k = w / lx;
             u32 i = (u32)(w - k * lx);
             const u32* t = tab + k * block + i;
@@ -203,7 +248,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) gsquare_tests(
             for (u32 j = 0; j < ly; ++j) sum += t[(u64)lx * j];
             rowm[w] = sum;
         }
-        for (u64 w = tid; w < (u64)ly * n_strata; w += BLOCK) {
+        for (u64 w = tid; w < (u64)ly * n_strata; w += nthreads) {
             u64 k = w / ly;
             u32 j = (u32)(w - k * ly);
             const u32* t = tab + k * block + (u64)lx * j;
@@ -213,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) gsquare_tests(
         }
         __syncthreads();
         u32 obs = 0;
-        for (u64 k = tid; k < n_strata; k += BLOCK) {
+        for (u64 k = tid; k < n_strata; k += nthreads) {
             u32 sum = 0;
             for (u32 i = 0; i < lx; ++i) sum += rowm[k * lx + i];
             nk[k] = sum;
@@ -222,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) gsquare_tests(
         __syncthreads();
 
         // each thread a contiguous run of cells, in the CPU's cell order
-        const u64 per = (cells + BLOCK - 1) / BLOCK;
+        const u64 per = (cells + nthreads - 1) / nthreads;
         const u64 c0 = (u64)tid * per;
         const u64 c1 = c0 + per < cells ? c0 + per : cells;
         double s = 0.0, comp = 0.0;
@@ -240,21 +285,32 @@ extern "C" __global__ void __launch_bounds__(BLOCK) gsquare_tests(
             const double ratio = l == 0 ? (double)n * (vv / rc) : vv * ((double)nk[k] / rc);
             sum_add(s, comp, 2.0 * vv * log(ratio));
         }
-        part_s[tid] = s;
-        part_c[tid] = comp;
-        part_nz[tid] = nz;
-        part_obs[tid] = obs;
+        // the threads' compensated sums, combined in a fixed tree (identical from run to run)
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            const double os = __shfl_down_sync(FULL_MASK, s, off);
+            const double oc = __shfl_down_sync(FULL_MASK, comp, off);
+            nz += __shfl_down_sync(FULL_MASK, nz, off);
+            obs += __shfl_down_sync(FULL_MASK, obs, off);
+            sum_add(s, comp, os);
+            comp += oc;
+        }
+        if (lane == 0) {
+            warp_s[warp] = s;
+            warp_c[warp] = comp;
+            warp_nz[warp] = nz;
+            warp_obs[warp] = obs;
+        }
         __syncthreads();
         if (tid == 0) {
             double gs = 0.0, gc = 0.0;
             u64 nonzero = 0, observed = 0;
-            for (int t = 0; t < BLOCK; ++t) {
-                sum_add(gs, gc, part_s[t]);
-                sum_add(gs, gc, part_c[t]);
-                nonzero += part_nz[t];
-                observed += part_obs[t];
+            for (u32 w = 0; w < nwarps; ++w) {
+                sum_add(gs, gc, warp_s[w]);
+                sum_add(gs, gc, warp_c[w]);
+                nonzero += warp_nz[w];
+                observed += warp_obs[w];
             }
-            const double g2 = gs + gc;
             double d = df;
             if (adapt_df && l > 0) {
                 const double pow2 = ldexp(1.0, l);
@@ -262,14 +318,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK) gsquare_tests(
                 const double zero_counts = (double)(listed * block - nonzero) + 4.0 * (pow2 - (double)listed);
                 d = fmax(d - zero_counts, 1.0);
             }
-            p_out[task] = pchisq_upper(g2, d);
+            stat_out[task] = gs + gc;
+            df_out[task] = d;
         }
         __syncthreads();
     }
 }
 
-// pchisq_upper on a list of points: the device's chi-square tail checked against R's and exact
-// values (pcbench pchisq).
+// pchisq_upper on a list of points: the p-values of gsquare_tests' statistics, and the device's
+// chi-square tail checked against R's and exact values (pcbench pchisq).
 extern "C" __global__ void pchisq_points(const double* __restrict__ q, const double* __restrict__ df, u32 m,
                                          double* __restrict__ out) {
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
