@@ -31,9 +31,13 @@ use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
 use crate::module;
 use crate::windows::{run_rounds, Batch};
 
-/// Threads per block of `gsquare_tests` by default (and of `pchisq_points`); the kernel takes any
-/// multiple of 32 up to its MAXBLOCK, 256.
+/// The largest block `gsquare_tests` takes (its MAXBLOCK), and `pchisq_points`' block.
 pub(crate) const BLOCK: u32 = 256;
+/// Threads per block of `gsquare_tests` by default. On the H100, LINK's kernels took 0.081 s with
+/// 256, 0.070 s with 128 and 0.105 s with 64; MUNIN's 0.52, 0.45 and 0.67 s (pcbench --block).
+/// 128 becomes the default once the parity suites (pcbench discrete --cases, gpu-check.R
+/// --discrete) have run with it; they ran with 256.
+const DEFAULT_BLOCK: u32 = 256;
 /// Bytes a thread reads from a column at once: columns are padded to a multiple of this.
 pub(crate) const CHUNK: usize = 16;
 /// The kernel's deepest level.
@@ -131,7 +135,7 @@ impl<'a> CudaGSquare<'a> {
                 upload_c_s: t.elapsed().as_secs_f64(),
                 ..Default::default()
             };
-            Ok(CudaGSquare { test, gpu, f, f_p, data, stride, block: BLOCK, lev_d, lev, timings, budget: round_budget(n), pool: None })
+            Ok(CudaGSquare { test, gpu, f, f_p, data, stride, block: DEFAULT_BLOCK, lev_d, lev, timings, budget: round_budget(n), pool: None })
         })
     }
 
@@ -168,7 +172,7 @@ impl<'a> CudaGSquare<'a> {
     /// Threads per block of `gsquare_tests` (default 256; a multiple of 32 from 32 to 256); for
     /// tuning.
     pub fn set_block(&mut self, threads: Option<u32>) -> Result<()> {
-        let b = threads.unwrap_or(BLOCK);
+        let b = threads.unwrap_or(DEFAULT_BLOCK);
         if b == 0 || b % 32 != 0 || b > BLOCK {
             return Err(PcError::invalid("block", format!("must be a multiple of 32 from 32 to {BLOCK}, not {b}")));
         }

@@ -153,6 +153,42 @@ __device__ __forceinline__ u32 chunk_byte(const uint4& v, int i) {
     return (w >> (8 * (i & 3))) & 0xFFu;
 }
 
+// Counts the samples into the table. Real data are skewed (most samples in a few cells), and lanes
+// adding to one cell at once serialise: each thread reads 16 samples of every column at once and
+// adds a run of equal cells with one atomic.
+__device__ __forceinline__ void count_table(u32* tab, const uint4* __restrict__ vx, const uint4* __restrict__ vy,
+                                            const uint4* const* scol, const u32* smul, int l, u32 lx, u64 n,
+                                            u32 chunks, u32 tid, u32 nthreads) {
+    for (u32 ch = tid; ch < chunks; ch += nthreads) {
+        u32 c[CHUNK];
+        const uint4 a = vx[ch], b = vy[ch];
+#pragma unroll
+        for (int i = 0; i < CHUNK; ++i) c[i] = chunk_byte(a, i) + lx * chunk_byte(b, i);
+        for (int k = 0; k < l; ++k) {
+            const uint4 v = scol[k][ch];
+            const u32 m = smul[k];
+#pragma unroll
+            for (int i = 0; i < CHUNK; ++i) c[i] += m * chunk_byte(v, i);
+        }
+        const u64 first = (u64)ch * CHUNK;
+        const u32 valid = n - first >= CHUNK ? CHUNK : (u32)(n - first);
+        u32 cur = c[0], run = 1;
+#pragma unroll
+        for (int i = 1; i < CHUNK; ++i) {
+            if ((u32)i < valid) {
+                if (c[i] == cur) {
+                    ++run;
+                } else {
+                    atomicAdd(&tab[cur], run);
+                    cur = c[i];
+                    run = 1;
+                }
+            }
+        }
+        atomicAdd(&tab[cur], run);
+    }
+}
+
 // One block per test (blockDim.x a multiple of 32, at most MAXBLOCK); see the file's head.
 // stat_out[t] and df_out[t] are G^2 and the degrees of freedom after pcalg's df rules (adaptDF
 // with the binary-case constants, as discrete.rs explains); a test with n < 10 df is not run and
@@ -206,38 +242,12 @@ extern "C" __global__ void __launch_bounds__(MAXBLOCK) gsquare_tests(
         for (u64 w = tid; w < words; w += nthreads) tab[w] = 0;
         __syncthreads();
 
-        // Counting: real data are skewed (most samples in a few cells), and lanes adding to one
-        // cell at once serialise; a run of equal cells within a thread's 16 samples is one add.
         const uint4* vx = (const uint4*)(data + (u64)x * stride);
         const uint4* vy = (const uint4*)(data + (u64)y * stride);
-        for (u32 ch = tid; ch < chunks; ch += nthreads) {
-            u32 c[CHUNK];
-            const uint4 a = vx[ch], b = vy[ch];
-#pragma unroll
-            for (int i = 0; i < CHUNK; ++i) c[i] = chunk_byte(a, i) + lx * chunk_byte(b, i);
-            for (int k = 0; k < l; ++k) {
-                const uint4 v = scol[k][ch];
-                const u32 m = smul[k];
-#pragma unroll
-                for (int i = 0; i < CHUNK; ++i) c[i] += m * chunk_byte(v, i);
-            }
-            const u64 first = (u64)ch * CHUNK;
-            const u32 valid = n - first >= CHUNK ? CHUNK : (u32)(n - first);
-            u32 cur = c[0], run = 1;
-#pragma unroll
-            for (int i = 1; i < CHUNK; ++i) {
-                if ((u32)i < valid) {
-                    if (c[i] == cur) {
-                        ++run;
-                    } else {
-                        atomicAdd(&tab[cur], run);
-                        cur = c[i];
-                        run = 1;
-                    }
-                }
-            }
-            atomicAdd(&tab[cur], run);
-        }
+        // two calls, so that each inlined copy knows its table's memory (shared atomics are faster
+        // than generic ones)
+        if (words <= shared_words) count_table(smem, vx, vy, scol, smul, l, lx, n, chunks, tid, nthreads);
+        else count_table(scratch + (u64)blockIdx.x * slot_words, vx, vy, scol, smul, l, lx, n, chunks, tid, nthreads);
         __syncthreads();
 
         for (u64 w = tid; w < (u64)lx * n_strata; w += nthreads) {
