@@ -230,11 +230,7 @@ impl<'a> CudaGSquare<'a> {
         // m * l set members (all < p), scratch grid * slot_words words, stat and df m doubles;
         // l <= MAX_LEVEL; the block size is a multiple of 32 up to the kernel's 256.
         unsafe { lb.launch(cfg) }.map_err(cuda_err("launching gsquare_tests"))?;
-        let pcfg = LaunchConfig { grid_dim: (mu.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-        let mut lb = self.gpu.stream.launch_builder(&self.f_p);
-        lb.arg(&stat).arg(&df).arg(&mu).arg(&mut p);
-        // SAFETY: argument types and order follow pchisq_points; stat, df and p hold m doubles.
-        unsafe { lb.launch(pcfg) }.map_err(cuda_err("launching pchisq_points"))?;
+        launch_pchisq_points(&self.gpu, &self.f_p, &stat, &df, &mut p)?;
         self.gpu.finish_launch(clock, t, "gsquare_tests")?;
         clock.launches += 1; // pchisq_points
         lt.gpu_tests += m as u64;
@@ -290,6 +286,22 @@ impl Backend for CudaGSquare<'_> {
     }
 }
 
+/// Queues `pchisq_points` (`f`): out[k] = pchisq_upper(q[k], df[k]) for every k < out.len(), one
+/// thread each.
+fn launch_pchisq_points(gpu: &Gpu, f: &CudaFunction, q: &CudaSlice<f64>, df: &CudaSlice<f64>, out: &mut CudaSlice<f64>) -> Result<()> {
+    let m = out.len() as u32;
+    if q.len() < out.len() || df.len() < out.len() {
+        return Err(PcError::Internal(format!("pchisq_points: {} and {} inputs for {m} outputs", q.len(), df.len())));
+    }
+    let cfg = LaunchConfig { grid_dim: (m.div_ceil(BLOCK).max(1), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+    let mut lb = gpu.stream.launch_builder(f);
+    lb.arg(q).arg(df).arg(&m).arg(out);
+    // SAFETY: argument types and order follow pchisq_points; q and df hold at least m doubles
+    // (checked above), out m.
+    unsafe { lb.launch(cfg) }.map_err(cuda_err("launching pchisq_points"))?;
+    Ok(())
+}
+
 /// `pchisq(q, df, lower.tail = FALSE)` computed by the kernel's own function on the GPU (for
 /// checking the device's tail against R's and exact values).
 pub fn device_pchisq(q: &[f64], df: &[f64]) -> Result<Vec<f64>> {
@@ -303,12 +315,7 @@ pub fn device_pchisq(q: &[f64], df: &[f64]) -> Result<Vec<f64>> {
         let mut clock = Clock::default();
         let (qd, dd) = (gpu.up(&mut clock, q, "points")?, gpu.up(&mut clock, df, "points")?);
         let mut out = gpu.alloc::<f64>(q.len(), "results")?;
-        let m = q.len() as u32;
-        let cfg = LaunchConfig { grid_dim: (m.div_ceil(BLOCK).max(1), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-        let mut lb = gpu.stream.launch_builder(&f);
-        lb.arg(&qd).arg(&dd).arg(&m).arg(&mut out);
-        // SAFETY: argument types and order follow pchisq_points; the three buffers hold m values.
-        unsafe { lb.launch(cfg) }.map_err(cuda_err("launching pchisq_points"))?;
+        launch_pchisq_points(&gpu, &f, &qd, &dd, &mut out)?;
         gpu.finish_launch(&mut clock, Instant::now(), "pchisq_points")?;
         gpu.down(&mut clock, &out, q.len(), "results")
     })
