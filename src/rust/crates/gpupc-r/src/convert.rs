@@ -1,7 +1,10 @@
 //! The one module that turns R values into core inputs and core results into R values.
 
+use std::borrow::Cow;
+
 use extendr_api::prelude::*;
 use pc_core::citest::{DiscreteData, GSquareKind, GSquareTest, GaussFlavour, GaussTest};
+use pc_core::par::SymScan;
 use pc_core::{Adjacency, Order, PcError, SkeletonResult};
 
 pub type CoreResult<T> = std::result::Result<T, PcError>;
@@ -61,6 +64,39 @@ fn check_correlation(c: &[f64], p: usize) -> CoreResult<()> {
     Ok(())
 }
 
+/// C as R holds it (no copy when it is a double matrix, the usual case: 3.2 GB at p = 20000)
+/// and n, for the GPU backend, which uploads C once.
+pub fn gauss_input(data: &List, p: usize) -> CoreResult<(Cow<'_, [f64]>, f64)> {
+    let c_r = list_elt(data, "C", "suffStat$C")?;
+    let c: Cow<[f64]> = match c_r.as_real_slice() {
+        // SAFETY of the lifetime: `data` (borrowed for the returned lifetime) keeps C alive.
+        Some(s) => Cow::Borrowed(unsafe { std::slice::from_raw_parts(s.as_ptr(), s.len()) }),
+        None => Cow::Owned(double_vec(&c_r, "suffStat$C")?),
+    };
+    if c.len() != p * p {
+        return Err(invalid("suffStat$C", format!("must be a {p} x {p} matrix")));
+    }
+    let n = scalar_f64(&list_elt(data, "n", "suffStat$n")?, "suffStat$n")?;
+    Ok((c, n))
+}
+
+/// `check_correlation` in one parallel pass (on the caller's pool), which also says whether C
+/// is exactly symmetric and holds NaN; infinite entries are refused.
+pub fn scan_correlation(c: &[f64], p: usize) -> CoreResult<SymScan> {
+    let s = pc_core::par::scan_symmetric(c, p, 1e-10, 1.0 + 1e-12);
+    if let Some((i, j)) = s.asymmetric {
+        let (a, b) = (c[i + j * p], c[j + i * p]);
+        return Err(invalid("suffStat$C", format!("must be symmetric: C[{}, {}] = {a} but C[{}, {}] = {b}", i + 1, j + 1, j + 1, i + 1)));
+    }
+    if let Some(k) = s.out_of_bound {
+        if c[k].is_infinite() {
+            return Err(invalid("suffStat$C", "entries must be finite (NA is allowed)"));
+        }
+        return Err(invalid("suffStat$C", format!("must hold correlations in [-1, 1]; C[{}, {}] = {}", k % p + 1, k / p + 1, c[k])));
+    }
+    Ok(s)
+}
+
 pub fn gauss_test(data: &List, p: usize, order: Order) -> CoreResult<GaussTest> {
     let c = double_vec(&list_elt(data, "C", "suffStat$C")?, "suffStat$C")?;
     if c.len() != p * p {
@@ -106,26 +142,50 @@ pub fn gsquare_test(data: &List, p: usize, kind: GSquareKind) -> CoreResult<GSqu
     GSquareTest::new(data, kind, adapt_df)
 }
 
-/// `sepset[[x]][[y]]`: a list of p lists of p entries, NULL or 1-based integer vectors.
+/// `sepset[[x]][[y]]`: a list of p lists of p entries, NULL or 1-based integer vectors, made in
+/// one pass from level 0's bits and the later levels' sets.
 ///
-/// At level 0 nearly every pair is removed with an empty set: 14 million of them at p = 5361.
-/// Going through extendr's `Robj` for each (GC-protection bookkeeping per object) took longer
-/// than the whole search, so the vectors are made with R's C API and stored at once into a
-/// protected parent; the empty sets share one `integer(0)` (R copies on modification).
-fn sepsets_to_r(res: &SkeletonResult, p: usize) -> CoreResult<Robj> {
-    use extendr_ffi::{Rf_allocVector, INTEGER, SET_VECTOR_ELT, SEXPTYPE};
-    let rows: Vec<List> = (0..p).map(|_| List::new(p)).collect();
+/// Level 0 removes nearly every pair with an empty set (2e8 at p = 20000). Those entries all
+/// point to one `integer(0)`, marked not mutable (so R copies before any change), and are written
+/// straight into the rows' cells by `threads` threads: R's SET_VECTOR_ELT, one call each on R's
+/// thread, was most of the time. That is sound because the rows are allocated after `empty`, so
+/// none is ever in an older GC generation than it (the write barrier has nothing to record), and
+/// no R allocation happens while the threads write.
+fn sepsets_to_r(res: &SkeletonResult, p: usize, threads: usize) -> CoreResult<Robj> {
+    use extendr_ffi::{Rf_allocVector, DATAPTR, INTEGER, MARK_NOT_MUTABLE, SET_VECTOR_ELT, SEXP, SEXPTYPE};
+    use rayon::prelude::*;
     let empty = Robj::from(Vec::<i32>::new());
-    // SAFETY: every SEXP written here is stored into a row list that `rows` keeps protected,
-    // right after its allocation and before any other R allocation; all on R's main thread.
+    // SAFETY: `empty` is a live, protected vector.
+    unsafe { MARK_NOT_MUTABLE(empty.get()) };
+    let rows: Vec<List> = (0..p).map(|_| List::new(p)).collect();
+    // SAFETY: each row is a protected VECSXP of p cells; its data pointer stays valid while `rows`
+    // lives (R does not move objects).
+    let cells: Vec<usize> = rows.iter().map(|r| unsafe { DATAPTR(r.get()) } as usize).collect();
+    // SAFETY: only the address is taken; `empty` stays alive (and protected) meanwhile.
+    let empty_cell = unsafe { empty.get() } as usize;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+    pool.install(|| {
+        cells.par_iter().enumerate().for_each(|(x, &row)| {
+            let row = row as *mut SEXP;
+            for (w, &word) in res.sep0.row(x).iter().enumerate() {
+                let mut b = word;
+                while b != 0 {
+                    let y = w * 64 + b.trailing_zeros() as usize;
+                    // SAFETY: y < p, the row's length; each row is written by one thread.
+                    unsafe { *row.add(y) = empty_cell as SEXP };
+                    b &= b - 1;
+                }
+            }
+        })
+    });
+    // SAFETY: every vector allocated here is stored into a protected row right after its
+    // allocation, before any other R allocation; all on R's main thread.
     unsafe {
-        let empty_sexp = empty.get();
         for s in &res.sepsets {
             let row = rows[s.x as usize].get();
-            if s.set.is_empty() {
-                SET_VECTOR_ELT(row, s.y as isize, empty_sexp);
-                continue;
-            }
             let v = Rf_allocVector(SEXPTYPE::INTSXP, s.set.len() as isize);
             let dst = std::slice::from_raw_parts_mut(INTEGER(v), s.set.len());
             for (d, &x) in dst.iter_mut().zip(&s.set) {
@@ -141,28 +201,35 @@ fn sepsets_to_r(res: &SkeletonResult, p: usize) -> CoreResult<Robj> {
     Ok(outer.into_robj())
 }
 
-/// A p x p double matrix holding `values` (column-major), filled with one copy: building it
-/// through extendr's element-by-element constructor took a second at p = 8000.
-fn real_matrix(values: &[f64], p: usize) -> Robj {
-    use extendr_ffi::{Rf_allocMatrix, REAL, SEXPTYPE};
-    assert_eq!(values.len(), p * p);
-    // SAFETY: the matrix is protected by `from_sexp` right after its allocation, before any other
-    // R allocation; REAL points at its p * p doubles; all on R's main thread.
-    unsafe {
-        let m = Robj::from_sexp(Rf_allocMatrix(SEXPTYPE::REALSXP, p as i32, p as i32));
-        std::slice::from_raw_parts_mut(REAL(m.get()), p * p).copy_from_slice(values);
-        m
-    }
+/// An uninitialised p x p double matrix for pMax, which the level loop writes in place (no
+/// second p x p copy in Rust); an R allocation failure is an error, not a jump out of Rust.
+pub fn alloc_pmax(p: usize) -> CoreResult<Robj> {
+    use extendr_ffi::{Rf_allocMatrix, SEXPTYPE};
+    let pi = i32::try_from(p).map_err(|_| invalid("p", "is too large for an R matrix"))?;
+    let sexp = extendr_api::catch_r_error(move || unsafe { Rf_allocMatrix(SEXPTYPE::REALSXP, pi, pi) })
+        .map_err(|_| invalid("p", format!("pMax (p x p doubles) needs {:.1} GB, which R could not allocate", (p * p * 8) as f64 / 1e9)))?;
+    // SAFETY: `from_sexp` protects the fresh matrix before any other R allocation.
+    Ok(unsafe { Robj::from_sexp(sexp) })
+}
+
+/// The cells of a double matrix made by [`alloc_pmax`].
+///
+/// # Safety
+/// `m` must be a REALSXP of `len` cells that outlives the slice and is not touched otherwise
+/// meanwhile.
+pub unsafe fn doubles_mut<'a>(m: &Robj, len: usize) -> &'a mut [f64] {
+    std::slice::from_raw_parts_mut(extendr_ffi::REAL(m.get()), len)
 }
 
 /// `phases`: seconds of the call's parts (`gpupc_last_run()$phases`).
-pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: List, phases: List) -> CoreResult<Robj> {
+/// `pmax`: the matrix the level loop wrote ([`alloc_pmax`]).
+/// `threads` write the level-0 sepsets.
+pub fn result_to_r(res: &SkeletonResult, pmax: Robj, order: Order, backend: &str, extra: List, phases: List, threads: usize) -> CoreResult<Robj> {
     let p = res.graph.p();
     // the edges {i, j}, i < j, 1-based, one row each: R builds the graphNEL from these (a dense
     // p x p G would be 400 MB at p = 10000, and R's which() over it took seconds)
     let e = res.graph.edges();
     let edges = RMatrix::<i32>::new_matrix(e.len(), 2, |r, c| if c == 0 { e[r].0 as i32 + 1 } else { e[r].1 as i32 + 1 });
-    let pmax = real_matrix(&res.pmax, p);
     let n_edgetests: Robj = match order {
         Order::Stable => res.n_edgetests.clone().into(),
         Order::StableFast => res.n_edgetests.iter().map(|&v| v as i32).collect::<Vec<i32>>().into(),
@@ -185,7 +252,7 @@ pub fn result_to_r(res: &SkeletonResult, order: Order, backend: &str, extra: Lis
         ["edges", "sepset", "pMax", "n.edgetests", "max.ord", "backend", "levels", "extra", "phases"],
         [
             edges.into_robj(),
-            sepsets_to_r(res, p)?,
+            sepsets_to_r(res, p, threads)?,
             pmax,
             n_edgetests,
             Robj::from(res.max_ord),

@@ -7,9 +7,9 @@ use pc_core::citest::GSquareKind;
 use pc_core::cpu::{ParallelCpu, SequentialCpu};
 use std::time::Instant;
 
-use pc_core::{run_skeleton, Adjacency, Backend, Order, PcError, SkeletonParams};
+use pc_core::{run_skeleton_into, Adjacency, Backend, Order, PcError, SkeletonParams};
 
-use crate::convert::{gauss_test, gsquare_test, logical_matrix, result_to_r, CoreResult};
+use crate::convert::{alloc_pmax, doubles_mut, gauss_input, gauss_test, gsquare_test, logical_matrix, result_to_r, scan_correlation, CoreResult};
 use crate::rtest::RTest;
 use crate::watch::RWatch;
 
@@ -35,6 +35,8 @@ fn parse_order(order: &str) -> CoreResult<Order> {
 
 struct Run<'a> {
     params: SkeletonParams,
+    /// pMax's cells: R's matrix, written in place by the level loop.
+    pmax: &'a mut [f64],
     watch: RWatch,
     backend: &'a str,
     /// Backend-specific details for `gpupc_last_run()` (CUDA timings).
@@ -48,7 +50,7 @@ impl Run<'_> {
     fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
         let name = b.name();
         let t = Instant::now();
-        let res = run_skeleton(&self.params, b, &mut self.watch)?;
+        let res = run_skeleton_into(&self.params, b, &mut self.watch, self.pmax)?;
         self.search_s = t.elapsed().as_secs_f64();
         Ok((res, name))
     }
@@ -92,8 +94,13 @@ fn skeleton_impl(
         fixed_edges: logical_matrix(&fixed_edges, p, "fixedEdges", Adjacency::empty)?,
         threads: threads.max(0) as usize,
     };
+    let pmax_r = alloc_pmax(p)?;
+    // SAFETY: pmax_r is a fresh p x p double matrix, kept alive (and protected) by this frame
+    // until result_to_r takes it; nothing else touches its cells meanwhile.
+    let pmax = unsafe { doubles_mut(&pmax_r, p * p) };
     let mut run = Run {
         params,
+        pmax,
         watch: RWatch::new(&hooks),
         backend,
         extra: List::new(0),
@@ -105,15 +112,24 @@ fn skeleton_impl(
         return Err(PcError::Cuda("the GPU backend runs only gaussCItest, disCItest and binCItest".into()));
     }
     let (res, name) = match test {
+        "gauss" if run.backend == "cuda" => {
+            // C is read in place: one parallel check, then the upload (no copy in Rust)
+            let t0 = Instant::now();
+            let (c, n) = gauss_input(&data, p)?;
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(run.params.threads)
+                .build()
+                .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+            let scan = pool.install(|| scan_correlation(&c, p))?;
+            drop(pool);
+            input_s += t0.elapsed().as_secs_f64();
+            cuda_gauss(&mut run, &c, p, n, scan)?
+        }
         "gauss" => {
             let t0 = Instant::now();
             let t = gauss_test(&data, p, order)?;
             input_s += t0.elapsed().as_secs_f64();
-            if run.backend == "cuda" {
-                crate::entry::cuda_gauss(&mut run, &t)?
-            } else {
-                run.cpu(&t)?
-            }
+            run.cpu(&t)?
         }
         "dis" | "bin" => {
             let kind = if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin };
@@ -138,12 +154,15 @@ fn skeleton_impl(
         return Err(PcError::Interrupted);
     }
     let phases = list!(input_s = input_s, setup_s = run.setup_s, search_s = run.search_s);
-    result_to_r(&res, order, &name, run.extra, phases)
+    result_to_r(&res, pmax_r, order, &name, run.extra, phases, run.params.threads)
 }
 
-fn cuda_gauss(run: &mut Run, t: &pc_core::citest::GaussTest) -> CoreResult<(pc_core::SkeletonResult, String)> {
+fn cuda_gauss(run: &mut Run, c: &[f64], p: usize, n: f64, scan: pc_core::par::SymScan) -> CoreResult<(pc_core::SkeletonResult, String)> {
+    if run.params.order != Order::Stable {
+        return Err(PcError::Cuda("the GPU runs gaussCItest for skel.method = \"stable\" only".into()));
+    }
     let t0 = Instant::now();
-    let mut b = pc_cuda::CudaGauss::new(&t.c, t.p, t.n)?;
+    let mut b = pc_cuda::CudaGauss::new_scanned(c, p, n, scan.exact, scan.has_nan)?;
     run.setup_s = t0.elapsed().as_secs_f64();
     let out = run.go(&mut b)?;
     run.extra = cuda_details(b.timings());
@@ -167,6 +186,8 @@ fn cuda_details(tm: &pc_cuda::CudaTimings) -> List {
         nvrtc_cached = tm.compile_cached,
         nvrtc_target = tm.target.clone(),
         upload_s = tm.upload_c_s,
+        dense_setup_s = tm.dense_setup_s,
+        dense_results_s = tm.dense_results_s,
         kernel_s = tm.kernel_s,
         transfer_s = tm.transfer_s,
         launches = tm.levels.iter().map(|l| l.launches as f64).sum::<f64>(),

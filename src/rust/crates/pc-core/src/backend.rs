@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::error::{PcError, Result};
+use crate::dense::DenseLevels;
 use crate::plan::{EdgeOutcome, LevelPlan};
 
 /// Evaluates the tests of one level. The returned outcomes are indexed like `plan.edges` and must
@@ -11,6 +12,11 @@ use crate::plan::{EdgeOutcome, LevelPlan};
 pub trait Backend {
     fn name(&self) -> String;
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>>;
+    /// A backend that runs levels 0 and 1 of the "stable" order on its own graph (no plans);
+    /// the level loop then hands it those levels (see `dense.rs`).
+    fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
+        None
+    }
 }
 
 /// Called on the thread that called the level loop (for R: the main thread, the only one that may

@@ -106,6 +106,19 @@ impl Adjacency {
         &self.bits[i * self.words..(i + 1) * self.words]
     }
 
+    /// All rows, `p.div_ceil(64)` words each (what a GPU backend uploads).
+    pub fn words(&self) -> &[u64] {
+        &self.bits
+    }
+
+    /// From rows of `p.div_ceil(64)` words each; the caller guarantees symmetry and an empty
+    /// diagonal (a GPU backend's copy of a graph that came from here).
+    pub fn from_words(p: usize, bits: Vec<u64>) -> Self {
+        let words = p.div_ceil(64);
+        assert_eq!(bits.len(), words * p, "an adjacency of {p} rows needs {} words", words * p);
+        Adjacency { p, words, bits }
+    }
+
     pub fn degree(&self, i: usize) -> usize {
         self.row(i).iter().map(|w| w.count_ones() as usize).sum()
     }
@@ -150,6 +163,81 @@ impl Adjacency {
             }
         }
         m
+    }
+}
+
+/// A directed p x p bit matrix: which `sepset[[x]][[y]]` hold the empty set of level 0 (level 0
+/// removes nearly every pair: 2e8 at p = 20000, where a `Sepset` each took 32 bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BitMatrix {
+    p: usize,
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl BitMatrix {
+    pub fn empty(p: usize) -> Self {
+        let words = p.div_ceil(64);
+        BitMatrix { p, words, bits: vec![0; words * p] }
+    }
+
+    /// From rows of `p.div_ceil(64)` words each, as a GPU backend keeps them.
+    pub fn from_words(p: usize, bits: Vec<u64>) -> Self {
+        let words = p.div_ceil(64);
+        assert_eq!(bits.len(), words * p, "a bit matrix of {p} rows needs {} words", words * p);
+        BitMatrix { p, words, bits }
+    }
+
+    pub fn p(&self) -> usize {
+        self.p
+    }
+
+    pub fn words_per_row(&self) -> usize {
+        self.words
+    }
+
+    #[inline]
+    pub fn has(&self, x: usize, y: usize) -> bool {
+        self.bits[x * self.words + y / 64] >> (y % 64) & 1 == 1
+    }
+
+    #[inline]
+    pub fn set(&mut self, x: usize, y: usize) {
+        self.bits[x * self.words + y / 64] |= 1u64 << (y % 64);
+    }
+
+    pub fn row(&self, x: usize) -> &[u64] {
+        &self.bits[x * self.words..(x + 1) * self.words]
+    }
+
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.bits
+    }
+
+    pub fn count(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// A handle through which several threads set bits at once.
+    pub fn concurrent(&mut self) -> ConcurrentBits<'_> {
+        let words = self.words;
+        let bits: &mut [u64] = &mut self.bits;
+        // SAFETY: as in `Adjacency::concurrent_removal`: AtomicU64 has u64's layout, and the
+        // exclusive borrow lasts as long as the handle.
+        let bits = unsafe { &*(bits as *mut [u64] as *const [AtomicU64]) };
+        ConcurrentBits { words, bits }
+    }
+}
+
+pub struct ConcurrentBits<'a> {
+    words: usize,
+    bits: &'a [AtomicU64],
+}
+
+impl ConcurrentBits<'_> {
+    #[inline]
+    pub fn set(&self, x: usize, y: usize) {
+        self.bits[x * self.words + y / 64].fetch_or(1u64 << (y % 64), Ordering::Relaxed);
     }
 }
 

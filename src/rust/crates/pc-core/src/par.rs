@@ -87,6 +87,24 @@ mod tests {
     }
 
     #[test]
+    fn scan_finds_asymmetry_nan_and_range() {
+        let p = 150;
+        let mut m = vec![0.5; p * p];
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let s = pool.install(|| scan_symmetric(&m, p, 1e-10, 1.0));
+        assert!(s.exact && !s.has_nan && s.asymmetric.is_none() && s.out_of_bound.is_none());
+        m[3 + 140 * p] = 0.5 + 1e-13; // within tolerance: not exact, not an error
+        m[100 + 70 * p] = 0.7; // pair (70, 100): column 100
+        m[5 + 120 * p] = 0.9;
+        m[7 + 9 * p] = f64::NAN; // a NaN on one side is no asymmetry (NaN is dealt with apart)
+        m[2 + 2 * p] = 1.5; // a diagonal cell out of range
+        let s = pool.install(|| scan_symmetric(&m, p, 1e-10, 1.0));
+        assert!(!s.exact && s.has_nan);
+        assert_eq!(s.asymmetric, Some((70, 100)));
+        assert_eq!(s.out_of_bound, Some(2 + 2 * p));
+    }
+
+    #[test]
     fn tiled_pairs_visit_each_upper_pair_once() {
         for p in [0usize, 1, 2, 63, 64, 65, 130, 200] {
             let mut seen = vec![0u8; p * p];
@@ -109,4 +127,69 @@ mod tests {
         });
         assert_eq!((r, n), (Err("stop"), 10));
     }
+}
+
+/// What one pass over a p x p matrix found (see [`scan_symmetric`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SymScan {
+    /// m[i, j] and m[j, i] are bit-identical (or both NaN) everywhere.
+    pub exact: bool,
+    pub has_nan: bool,
+    /// The first pair i < j (column by column) with |m[i, j] - m[j, i]| > tol (1 + max |.|).
+    pub asymmetric: Option<(usize, usize)>,
+    /// The first cell (column-major) with |m| > bound.
+    pub out_of_bound: Option<usize>,
+}
+
+/// One parallel pass over a column-major p x p matrix (on the caller's rayon pool): exact
+/// symmetry, NaN, the first asymmetry beyond `tol` and the first |value| beyond `bound`. Column
+/// tiles run in parallel; within one, the pairs go tile by tile as in [`try_upper_pairs_tiled`].
+pub fn scan_symmetric(m: &[f64], p: usize, tol: f64, bound: f64) -> SymScan {
+    assert_eq!(m.len(), p * p);
+    let n_tiles = p.div_ceil(TILE);
+    let parts: Vec<SymScan> = (0..n_tiles)
+        .into_par_iter()
+        .map(|jt| {
+            let (j0, j1) = (jt * TILE, ((jt + 1) * TILE).min(p));
+            let mut s = SymScan { exact: true, ..Default::default() };
+            for j in j0..j1 {
+                for (i, &v) in m[j * p..(j + 1) * p].iter().enumerate() {
+                    if v.is_nan() {
+                        s.has_nan = true;
+                    }
+                    if s.out_of_bound.is_none() && v.abs() > bound {
+                        s.out_of_bound = Some(i + j * p);
+                    }
+                }
+            }
+            for i0 in (0..j1).step_by(TILE) {
+                let i1 = (i0 + TILE).min(j1);
+                for j in j0..j1 {
+                    for i in i0..i1.min(j) {
+                        let (a, b) = (m[i + j * p], m[j + i * p]);
+                        if a.to_bits() != b.to_bits() && !(a.is_nan() && b.is_nan()) {
+                            s.exact = false;
+                            let bad = (a - b).abs() > tol * (1.0 + a.abs().max(b.abs()));
+                            if bad && s.asymmetric.is_none_or(|(bi, bj)| (j, i) < (bj, bi)) {
+                                s.asymmetric = Some((i, j));
+                            }
+                        }
+                    }
+                }
+            }
+            s
+        })
+        .collect();
+    let mut out = SymScan { exact: true, ..Default::default() };
+    for s in parts {
+        out.exact &= s.exact;
+        out.has_nan |= s.has_nan;
+        if out.asymmetric.is_none() {
+            out.asymmetric = s.asymmetric;
+        }
+        if out.out_of_bound.is_none() {
+            out.out_of_bound = s.out_of_bound;
+        }
+    }
+    out
 }

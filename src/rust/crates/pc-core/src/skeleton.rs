@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use crate::backend::{run_watched, Backend, Control, Watch};
 use crate::error::{PcError, Result};
-use crate::graph::Adjacency;
+use crate::dense::DenseLevelReport;
+use crate::graph::{Adjacency, BitMatrix};
 use crate::par::DisjointSlice;
 use crate::plan::{plan_level_cancellable, EdgeOutcome, EdgeWork, LevelPlan, Order};
 use rayon::prelude::*;
@@ -51,21 +52,38 @@ pub struct LevelStat {
 #[derive(Clone, Debug)]
 pub struct SkeletonResult {
     pub graph: Adjacency,
+    /// The separating sets of levels >= 1.
     pub sepsets: Vec<Sepset>,
-    /// p x p, column-major.
+    /// Level 0's: bit (x, y) set means `sepset[[x]][[y]]` is the empty set.
+    pub sep0: BitMatrix,
+    /// p x p, column-major ([`run_skeleton`]; empty from [`run_skeleton_into`], which writes
+    /// the caller's buffer).
     pub pmax: Vec<f64>,
     pub n_edgetests: Vec<f64>,
     pub max_ord: i32,
     pub levels: Vec<LevelStat>,
 }
 
-struct State {
+impl SkeletonResult {
+    /// Every separating set, level 0's (from `sep0`, row by row) first.
+    pub fn all_sepsets(&self) -> Vec<Sepset> {
+        let p = self.sep0.p();
+        let mut out: Vec<Sepset> = (0..p)
+            .flat_map(|x| (0..p).filter(move |&y| self.sep0.has(x, y)).map(move |y| Sepset { x: x as u32, y: y as u32, set: Vec::new() }))
+            .collect();
+        out.extend(self.sepsets.iter().cloned());
+        out
+    }
+}
+
+struct State<'a> {
     /// Plans levels and applies outcomes (level 0 of p = 10000 has 5e7 edges).
     pool: rayon::ThreadPool,
     graph: Adjacency,
     /// Per level and block, in plan order; flattened once in `finish`.
     sepsets: Vec<Vec<Sepset>>,
-    pmax: Vec<f64>,
+    sep0: BitMatrix,
+    pmax: &'a mut [f64],
     n_edgetests: Vec<f64>,
     levels: Vec<LevelStat>,
 }
@@ -96,8 +114,22 @@ pub fn tests_in_prefix(edge: &EdgeWork, o: &EdgeOutcome) -> u64 {
     }
 }
 
+/// The skeleton search, with pMax in a vector of its own.
 pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &mut dyn Watch) -> Result<SkeletonResult> {
     let p = params.start.p();
+    let mut pmax = vec![0.0; p * p];
+    let mut res = run_skeleton_into(params, backend, watch, &mut pmax)?;
+    res.pmax = pmax;
+    Ok(res)
+}
+
+/// The skeleton search, writing pMax (p x p, column-major, any initial content) into `pmax`, so
+/// that a caller can hand over the memory the result lives in (R's matrix) instead of a copy.
+pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, watch: &mut dyn Watch, pmax: &mut [f64]) -> Result<SkeletonResult> {
+    let p = params.start.p();
+    if pmax.len() != p * p {
+        return Err(PcError::Internal(format!("pMax buffer of {} cells for p = {p}", pmax.len())));
+    }
     if params.fixed_edges.p() != p {
         return Err(PcError::invalid("fixedEdges", "must have the same size as the graph"));
     }
@@ -111,7 +143,8 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
         .thread_name(|i| format!("gpupc-plan-{i}"))
         .build()
         .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
-    let mut pmax = pool.install(|| crate::par::filled_vec(p * p, if fast { -1.0 } else { f64::NEG_INFINITY }));
+    let fill = if fast { -1.0 } else { f64::NEG_INFINITY };
+    pool.install(|| pmax.par_chunks_mut(1 << 16).for_each(|c| c.fill(fill)));
     if !fast {
         for i in 0..p {
             pmax[i + i * p] = 1.0;
@@ -125,7 +158,7 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
             graph.add_edge(i as usize, j as usize);
         }
     }
-    let mut st = State { pool, graph, sepsets: Vec::new(), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
+    let mut st = State { pool, graph, sepsets: Vec::new(), sep0: BitMatrix::empty(p), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
     let within_m_max = |l: usize| params.m_max.is_none_or(|m| l <= m);
 
     match params.order {
@@ -133,11 +166,36 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
             // while (!done && any(G) && ord <= m.max), as pcalg's R skeleton()
             let mut level = 0usize;
             let mut done = false;
-            while !done && st.graph.n_edges() > 0 && within_m_max(level) {
+            // levels 0 and 1 on a backend's own graph: the host then tracks only the edge count
+            let mut dense_edges = None;
+            if let Some(d) = backend.dense() {
+                d.dense_begin(&st.graph, &params.fixed_edges, params.alpha, na_value)?;
+                dense_edges = Some(st.graph.n_edges());
+            }
+            loop {
+                let n_edges = dense_edges.unwrap_or_else(|| st.graph.n_edges());
+                if done || n_edges == 0 || !within_m_max(level) {
+                    break;
+                }
+                if let Some(edges) = dense_edges {
+                    if level <= 1 {
+                        let d = backend.dense().expect("the backend offered dense levels");
+                        let rep = dense_level(&mut st, d, level, edges, watch)?;
+                        done = !rep.not_done;
+                        dense_edges = Some(edges - rep.removed);
+                        level += 1;
+                        continue;
+                    }
+                    dense_end(&mut st, backend)?;
+                    dense_edges = None;
+                }
                 let t0 = Instant::now();
                 let plan = plan_watched(&st, Order::Stable, level, params, na_value, watch)?;
                 done = !run_one_level(&mut st, &plan, t0, backend, watch, Order::Stable)?;
                 level += 1;
+            }
+            if dense_edges.is_some() {
+                dense_end(&mut st, backend)?;
             }
             if st.n_edgetests.is_empty() {
                 st.n_edgetests.push(0.0); // pcalg's numeric(1)
@@ -172,20 +230,40 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
     }
 }
 
-/// Runs one planned level and applies its outcomes; returns pcalg R's "not done" flag (some
-/// processed side had more than `level` neighbours).
 const POLL: Duration = Duration::from_millis(100);
 
+/// Runs a dense level (0 or 1) on the backend's graph and books it like a planned one.
+fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usize, edges_at_start: usize, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
+    let t0 = Instant::now();
+    watch.level_start(level, edges_at_start, 0);
+    let mut rep = d.dense_level(level, st.pmax, &mut st.sep0, watch)?;
+    // a GPU appends a level's sets in whatever order its threads finish: the plan's order instead
+    rep.sepsets.sort_unstable_by_key(|s| (s.x.min(s.y), s.x.max(s.y)));
+    let seconds = t0.elapsed().as_secs_f64();
+    st.n_edgetests.push(rep.tests as f64);
+    st.sepsets.push(std::mem::take(&mut rep.sepsets));
+    watch.level_end(level, rep.tests, rep.removed, seconds);
+    st.levels.push(LevelStat { level, edges_at_start, tests: rep.tests, removed: rep.removed, seconds, plan_seconds: 0.0, backend_seconds: seconds });
+    Ok(rep)
+}
+
+/// Takes the graph, pMax and level 0's sepsets back from a dense backend.
+fn dense_end(st: &mut State, backend: &mut dyn Backend) -> Result<()> {
+    let d = backend.dense().expect("the backend offered dense levels");
+    d.dense_end(&mut st.graph, st.pmax, &mut st.sep0)
+}
+
 /// Plans a level on a worker thread while the caller's thread keeps answering Ctrl-C.
-fn plan_watched(st: &State, order: Order, level: usize, params: &SkeletonParams, na: f64, watch: &mut dyn Watch) -> Result<LevelPlan> {
+fn plan_watched(st: &State<'_>, order: Order, level: usize, params: &SkeletonParams, na: f64, watch: &mut dyn Watch) -> Result<LevelPlan> {
     let (pool, graph) = (&st.pool, &st.graph);
     run_watched(0, watch, POLL, |ctl: &Control| {
         pool.install(|| plan_level_cancellable(order, level, graph, &params.fixed_edges, params.alpha, na, &|| ctl.cancelled()))
     })
 }
 
-/// `t0` is when planning the level began.
-fn run_one_level(st: &mut State, plan: &LevelPlan, t0: Instant, backend: &mut dyn Backend, watch: &mut dyn Watch, order: Order) -> Result<bool> {
+/// Runs one planned level and applies its outcomes; returns pcalg R's "not done" flag (some
+/// processed side had more than `level` neighbours). `t0` is when planning the level began.
+fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mut dyn Backend, watch: &mut dyn Watch, order: Order) -> Result<bool> {
     let level = plan.level;
     let edges_at_start = st.graph.n_edges();
     let plan_seconds = t0.elapsed().as_secs_f64();
@@ -199,8 +277,8 @@ fn run_one_level(st: &mut State, plan: &LevelPlan, t0: Instant, backend: &mut dy
     // applying tens of millions of outcomes takes seconds: on a worker, so Ctrl-C is answered
     let (tests, removed, not_done) = run_watched(0, watch, POLL, |ctl: &Control| {
         let pool = &st.pool;
-        let (graph, pmax, sepsets) = (&mut st.graph, &mut st.pmax, &mut st.sepsets);
-        pool.install(|| apply_outcomes(graph, pmax, sepsets, plan, &outcomes, order, ctl))
+        let (graph, pmax, sepsets, sep0) = (&mut st.graph, &mut *st.pmax, &mut st.sepsets, &mut st.sep0);
+        pool.install(|| apply_outcomes(graph, pmax, sepsets, sep0, plan, &outcomes, order, ctl))
     })?;
     st.n_edgetests.push(tests as f64);
     let seconds = t0.elapsed().as_secs_f64();
@@ -214,10 +292,12 @@ fn run_one_level(st: &mut State, plan: &LevelPlan, t0: Instant, backend: &mut dy
 /// of 64 rows run in parallel. Within a block, edges go by tiles of 64 columns: pMax[j, i] and the
 /// bit (j, i) of the rows' edges {i, j} then lie in a few cache lines, where walking one row's
 /// edges touched a new line for each (level 0 of p = 8000 spent seconds on those misses).
+#[allow(clippy::too_many_arguments)]
 fn apply_outcomes(
     graph: &mut Adjacency,
     pmax: &mut [f64],
     sepsets: &mut Vec<Vec<Sepset>>,
+    sep0: &mut BitMatrix,
     plan: &LevelPlan,
     outcomes: &[EdgeOutcome],
     order: Order,
@@ -229,6 +309,7 @@ fn apply_outcomes(
     let p = graph.p();
     let l = level as u32;
     let removal = graph.concurrent_removal();
+    let sep0 = sep0.concurrent();
     let pmax = DisjointSlice::new(pmax);
     // plan.edges are sorted by (i, j): a block is a run of edges with the same i / ROWS
     let mut starts = vec![0usize];
@@ -286,7 +367,11 @@ fn apply_outcomes(
                                 Order::Stable => (s.x, s.y),
                                 Order::StableFast => (e.j, e.i),
                             };
-                            seps.push(Sepset { x, y, set: plan.sepset(e, side, rank) });
+                            if level == 0 {
+                                sep0.set(x as usize, y as usize);
+                            } else {
+                                seps.push(Sepset { x, y, set: plan.sepset(e, side, rank) });
+                            }
                         }
                     }
                 }
@@ -306,12 +391,12 @@ fn apply_outcomes(
     Ok((tests, removed, not_done))
 }
 
-fn finish(st: State, max_ord: i32) -> SkeletonResult {
+fn finish(st: State<'_>, max_ord: i32) -> SkeletonResult {
     // one move into a vector of the exact size (extending one vector block by block re-copied
     // level 0's tens of millions of sepsets at every doubling: seconds at p = 8000)
     let mut sepsets = Vec::with_capacity(st.sepsets.iter().map(Vec::len).sum());
     for part in st.sepsets {
         sepsets.extend(part);
     }
-    SkeletonResult { graph: st.graph, sepsets, pmax: st.pmax, n_edgetests: st.n_edgetests, max_ord, levels: st.levels }
+    SkeletonResult { graph: st.graph, sepsets, sep0: st.sep0, pmax: Vec::new(), n_edgetests: st.n_edgetests, max_ord, levels: st.levels }
 }

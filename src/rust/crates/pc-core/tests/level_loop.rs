@@ -4,6 +4,7 @@
 //! and neighbour lists the way pcalg does; they share no planning code with the core.
 
 use pc_core::cpu::{ParallelCpu, SequentialCpu};
+use pc_core::dense::{DenseCpu, WithDense};
 use pc_core::{run_skeleton, Adjacency, CiTest, NullWatch, Order, SkeletonParams};
 use proptest::prelude::*;
 
@@ -269,14 +270,21 @@ fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_
         fixed_edges: Adjacency::from_dense(p, &fixed),
         threads: 1,
     };
-    for threads in [1usize, 3] {
+    // the planned path, and for "stable" also levels 0 and 1 on the dense CPU twin
+    let variants: &[(usize, bool)] = if order == Order::Stable { &[(1, false), (3, false), (1, true), (3, true)] } else { &[(1, false), (3, false)] };
+    for &(threads, dense_levels) in variants {
         let params = SkeletonParams { threads, ..params.clone() };
-        let mut b = ParallelCpu::new(&t, threads).unwrap();
-        let got = run_skeleton(&params, &mut b, &mut NullWatch).unwrap();
+        let got = if dense_levels {
+            let mut b = WithDense { planned: ParallelCpu::new(&t, threads).unwrap(), dense: DenseCpu::new(&t, threads).unwrap() };
+            run_skeleton(&params, &mut b, &mut NullWatch).unwrap()
+        } else {
+            let mut b = ParallelCpu::new(&t, threads).unwrap();
+            run_skeleton(&params, &mut b, &mut NullWatch).unwrap()
+        };
         let dense = got.graph.to_dense();
-        prop_assert_eq!(&dense, &want.g, "graph");
+        prop_assert_eq!(&dense, &want.g, "graph (dense levels: {})", dense_levels);
         let mut sep = vec![None; p * p];
-        for s in &got.sepsets {
+        for s in &got.all_sepsets() {
             sep[s.x as usize * p + s.y as usize] = Some(s.set.clone());
         }
         prop_assert_eq!(&sep, &want.sepset, "sepsets");

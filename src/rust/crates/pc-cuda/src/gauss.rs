@@ -41,7 +41,18 @@ use crate::module;
 pub const PD_MARGIN: f64 = 1024.0;
 
 /// Kernels the backend loads (the set kernels once per variant in `host::SET_KERNEL_VARIANTS`).
-pub const KERNEL_NAMES: [&str; 5] = ["gauss_level0", "gauss_level1", "rows_live", "gauss_sets_l", "gauss_pbest_l"];
+pub const KERNEL_NAMES: [&str; 10] = [
+    "gauss_level0",
+    "gauss_level1",
+    "rows_live",
+    "gauss_sets_l",
+    "gauss_pbest_l",
+    "dense_pmax_init",
+    "dense_degrees",
+    "dense_fill_rows",
+    "gauss_dense_level0",
+    "gauss_dense_level1",
+];
 
 const BLOCK: u32 = 256;
 const LEVEL0_CHUNK: usize = 1 << 24;
@@ -78,6 +89,10 @@ pub struct CudaTimings {
     pub target: String,
     /// Uploading C.
     pub upload_c_s: f64,
+    /// Dense levels: uploading the graph and initialising pMax; copying graph, pMax and level
+    /// 0's sepsets back.
+    pub dense_setup_s: f64,
+    pub dense_results_s: f64,
     pub kernel_s: f64,
     pub transfer_s: f64,
     pub levels: Vec<LevelTimings>,
@@ -101,19 +116,33 @@ struct Fns {
     sets: Vec<(usize, CudaFunction, CudaFunction)>,
 }
 
+/// The kernels of the dense levels 0 and 1 (`gauss_dense.rs`).
+pub(crate) struct DenseFns {
+    pub pmax_init: CudaFunction,
+    pub degrees: CudaFunction,
+    pub fill_rows: CudaFunction,
+    pub level0: CudaFunction,
+    pub level1: CudaFunction,
+}
+
 /// The CUDA Gaussian backend; see the module docs.
 pub struct CudaGauss {
-    gpu: Gpu,
+    pub(crate) gpu: Gpu,
     f: Fns,
-    c: CudaSlice<f64>,
-    p: usize,
-    n: f64,
-    timings: CudaTimings,
+    pub(crate) df: DenseFns,
+    pub(crate) c: CudaSlice<f64>,
+    pub(crate) p: usize,
+    pub(crate) n: f64,
+    pub(crate) timings: CudaTimings,
+    /// Levels 0 and 1 run dense (pMax and the graph fit beside C on the device).
+    dense_fits: bool,
+    planned_only: bool,
+    pub(crate) dense: Option<crate::gauss_dense::DenseState>,
     round_budget: Option<u64>,
     nvrtc_log: String,
     cpu_test: Option<GaussTest>,
     /// C is exactly symmetric (else levels >= 2 always take the pseudo-inverse, as on the CPU).
-    symmetric: bool,
+    pub(crate) symmetric: bool,
     /// C holds a NaN: levels >= 2 then run on the CPU, which reproduces pcalg's error there.
     has_nan: bool,
 }
@@ -122,19 +151,29 @@ impl CudaGauss {
     /// Opens the GPU, compiles the kernels (once per process) and uploads C (p x p, column-major,
     /// symmetric) for data of `n` observations.
     pub fn new(c: &[f64], p: usize, n: f64) -> Result<Self> {
+        if c.iter().any(|v| v.is_infinite()) {
+            return Err(PcError::invalid("suffStat$C", "entries must be finite (NA is allowed)"));
+        }
+        if c.len() == p * p {
+            let (symmetric, has_nan) = host::symmetry_and_nan(c, p);
+            return Self::new_scanned(c, p, n, symmetric, has_nan);
+        }
+        Self::new_scanned(c, p, n, false, false)
+    }
+
+    /// [`CudaGauss::new`] for a C already scanned (`pc_core::par::scan_symmetric`, in parallel):
+    /// `symmetric` is exact mirror equality, `has_nan` any NaN; the caller has refused infinite
+    /// entries.
+    pub fn new_scanned(c: &[f64], p: usize, n: f64, symmetric: bool, has_nan: bool) -> Result<Self> {
         if p == 0 || c.len() != p * p {
             return Err(PcError::invalid("C", format!("must be a {p} x {p} matrix ({} values given)", c.len())));
         }
         if p > u32::MAX as usize / 2 {
             return Err(PcError::invalid("C", "too many variables for the GPU backend"));
         }
-        if c.iter().any(|v| v.is_infinite()) {
-            return Err(PcError::invalid("suffStat$C", "entries must be finite (NA is allowed)"));
-        }
         if !(n.is_finite() && n >= 0.0) {
             return Err(PcError::invalid("suffStat$n", format!("must be a finite number >= 0, got {n}")));
         }
-        let (symmetric, has_nan) = host::symmetry_and_nan(c, p);
         guard("opening the GPU", || {
             let gpu = Gpu::open()?;
             let need = 8 * p * p;
@@ -155,9 +194,20 @@ impl CudaGauss {
                 sets.push((m, get(&format!("gauss_sets_l{m}"))?, get(&format!("gauss_pbest_l{m}"))?));
             }
             let f = Fns { level0: get("gauss_level0")?, level1: get("gauss_level1")?, rows_live: get("gauss_rows_live")?, sets };
+            let df = DenseFns {
+                pmax_init: get("dense_pmax_init")?,
+                degrees: get("dense_degrees")?,
+                fill_rows: get("dense_fill_rows")?,
+                level0: get("gauss_dense_level0")?,
+                level1: get("gauss_dense_level1")?,
+            };
+            // pMax and the graph beside C for the dense levels (the grid's y dimension holds
+            // p / 8 blocks), with the same reserve as C's
+            let dense_fits = p / 8 < 65535 && need + reserve + crate::gauss_dense::dense_bytes(p, true) <= free;
             let t = Instant::now();
-            let dc = gpu.stream.clone_htod(c).map_err(cuda_err("could not upload C"))?;
-            gpu.stream.synchronize().map_err(cuda_err("could not upload C"))?;
+            // SAFETY: every element is written by the upload below before any kernel reads it.
+            let mut dc = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("could not allocate C"))?;
+            gpu.upload_staged(c, &mut dc, "could not upload C")?;
             let upload_c_s = t.elapsed().as_secs_f64();
             let timings = CudaTimings {
                 compile_s: compiled.compile_seconds,
@@ -169,6 +219,10 @@ impl CudaGauss {
             Ok(CudaGauss {
                 gpu,
                 f,
+                df,
+                dense_fits,
+                planned_only: false,
+                dense: None,
                 c: dc,
                 p,
                 n,
@@ -193,6 +247,12 @@ impl CudaGauss {
     /// NVRTC's log from compiling the kernels (resource usage with GPUPC_NVRTC_VERBOSE=1).
     pub fn nvrtc_log(&self) -> &str {
         &self.nvrtc_log
+    }
+
+    /// Runs levels 0 and 1 through host plans as before the dense levels existed (for comparing
+    /// the two paths).
+    pub fn set_planned_only(&mut self, yes: bool) {
+        self.planned_only = yes;
     }
 
     /// Threads per launch at levels >= 2 (default: about 2^23 / l^2); for tuning.
@@ -483,6 +543,14 @@ fn outcome_of(e: &EdgeWork, key: u64, p_best: f64, max_fail: f64) -> Result<Edge
 impl Backend for CudaGauss {
     fn name(&self) -> String {
         format!("cuda ({})", self.gpu.info.name)
+    }
+
+    fn dense(&mut self) -> Option<&mut dyn pc_core::dense::DenseLevels> {
+        if self.dense_fits && !self.planned_only {
+            Some(self)
+        } else {
+            None
+        }
     }
 
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {

@@ -10,6 +10,7 @@
 pub mod device;
 pub mod discrete;
 pub mod gauss;
+mod gauss_dense;
 mod gpu;
 pub mod host;
 pub mod module;

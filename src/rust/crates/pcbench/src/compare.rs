@@ -50,7 +50,7 @@ impl std::fmt::Display for Diff {
 }
 
 fn sepset_map(r: &SkeletonResult) -> HashMap<(u32, u32), (u32, u32, Vec<u32>)> {
-    r.sepsets.iter().map(|s| ((s.x.min(s.y), s.x.max(s.y)), (s.x, s.y, s.set.clone()))).collect()
+    r.all_sepsets().into_iter().map(|s| ((s.x.min(s.y), s.x.max(s.y)), (s.x, s.y, s.set))).collect()
 }
 
 /// What differs between `a` and `b` (pMax to `PMAX_REL`).
@@ -86,6 +86,7 @@ pub fn compare(a: &SkeletonResult, b: &SkeletonResult) -> Diff {
 pub fn identical(a: &SkeletonResult, b: &SkeletonResult) -> bool {
     a.graph == b.graph
         && a.sepsets == b.sepsets
+        && a.sep0 == b.sep0
         && a.pmax.len() == b.pmax.len()
         && a.pmax.iter().zip(&b.pmax).all(|(x, y)| x.to_bits() == y.to_bits())
         && a.n_edgetests == b.n_edgetests

@@ -84,6 +84,9 @@ pub struct Common {
     /// Stop the CPU run after this many seconds (its timing is then reported as a lower bound).
     #[arg(long)]
     pub cpu_limit: Option<f64>,
+    /// Run the GPU's levels 0 and 1 through host plans (the path before the dense levels).
+    #[arg(long)]
+    pub planned: bool,
 }
 
 #[derive(Args)]
@@ -241,6 +244,7 @@ fn cmd_run(a: &RunArgs) -> Res<ExitCode> {
         let t = Instant::now();
         let mut g = CudaGauss::new(&c, p, a.n).map_err(|e| e.to_string())?;
         g.set_round_budget(common.round_budget);
+        g.set_planned_only(common.planned);
         let setup = t.elapsed().as_secs_f64();
         let tm = g.timings().clone();
         println!("gpu: {}", g.info());
@@ -350,6 +354,7 @@ fn lockstep(c: &[f64], p: usize, n: f64, common: &Common) -> Res<(Vec<compare::F
     let mut cpu = ParallelCpu::new(&test, common.threads).map_err(|e| e.to_string())?;
     let mut g = CudaGauss::new(c, p, n).map_err(|e| e.to_string())?;
     g.set_round_budget(common.round_budget);
+        g.set_planned_only(common.planned);
     let mut ls = Lockstep { a: &mut cpu, b: &mut g, test: &test, tie_tol: common.tie_tol, flips: Vec::new(), p_diffs: Vec::new() };
     run_skeleton(&params(p, common), &mut ls, &mut NullWatch).map_err(|e| e.to_string())?;
     for (l, i, j, pa, pb) in &ls.p_diffs {
@@ -381,6 +386,7 @@ fn cmd_parity(a: &ParityArgs) -> Res<ExitCode> {
         let cr = cr.ok_or("the CPU run hit --cpu-limit")?;
         let mut g = CudaGauss::new(&c, p, n as f64).map_err(|e| e.to_string())?;
         g.set_round_budget(common.round_budget);
+        g.set_planned_only(common.planned);
         let mut runs = Vec::new();
         let mut gs = 0.0;
         let mut pinv = 0u64;

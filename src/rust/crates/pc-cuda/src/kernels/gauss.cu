@@ -578,3 +578,251 @@ extern "C" __global__ void gauss_rows_live(const u64* __restrict__ off, const u3
     }
     live[w] = alive;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Dense levels 0 and 1 (skel.method = "stable"): the graph stays on the device as a bit matrix
+// (row x holds `words` u64, bit y of word y / 64), pMax as a p x p matrix, level 0's empty
+// sepsets as a second bit matrix (bit (x, y): sepset[[x]][[y]] = integer(0)). The rules per pair
+// are pc-core's dense.rs (level0_pair, Level1Walk), line for line.
+
+__device__ __forceinline__ bool bit_at(const u64* __restrict__ m, u64 words, u32 x, u32 y) {
+    return (m[(u64)x * words + (y >> 6)] >> (y & 63)) & 1ull;
+}
+__device__ __forceinline__ void bit_clear_pair(u64* m, u64 words, u32 x, u32 y) {
+    atomicAnd(&m[(u64)x * words + (y >> 6)], ~(1ull << (y & 63)));
+    atomicAnd(&m[(u64)y * words + (x >> 6)], ~(1ull << (x & 63)));
+}
+__device__ __forceinline__ void bit_set(u64* m, u64 words, u32 x, u32 y) {
+    atomicOr(&m[(u64)x * words + (y >> 6)], 1ull << (y & 63));
+}
+__device__ __forceinline__ void pmax_raise(double* pmax, u64 p, u32 i, u32 j, double v) {
+    if (pmax[cidx(i, j, p)] < v) pmax[cidx(i, j, p)] = v;
+    if (pmax[cidx(j, i, p)] < v) pmax[cidx(j, i, p)] = v;
+}
+
+// counters[0] += tests, counters[1] += removed, counters[2] |= not done: one atomic per block.
+// Every thread of the block must call it.
+__device__ void block_counts(u64 tests, u64 removed, u64 not_done, u64* counters) {
+    __shared__ u64 part[3][32];
+    for (int o = 16; o > 0; o >>= 1) {
+        tests += __shfl_down_sync(FULL_MASK, tests, o);
+        removed += __shfl_down_sync(FULL_MASK, removed, o);
+        not_done |= __shfl_down_sync(FULL_MASK, not_done, o);
+    }
+    u32 t = threadIdx.x + threadIdx.y * blockDim.x;
+    u32 warp = t >> 5, n_warps = (blockDim.x * blockDim.y + 31) >> 5;
+    if ((t & 31) == 0) {
+        part[0][warp] = tests;
+        part[1][warp] = removed;
+        part[2][warp] = not_done;
+    }
+    __syncthreads();
+    if (t == 0) {
+        u64 a = 0, b = 0, c = 0;
+        for (u32 w = 0; w < n_warps; ++w) {
+            a += part[0][w];
+            b += part[1][w];
+            c |= part[2][w];
+        }
+        if (a) atomicAdd(&counters[0], a);
+        if (b) atomicAdd(&counters[1], b);
+        if (c) atomicOr(&counters[2], c);
+    }
+}
+
+// pMax before the first level: -Inf, 1 on the diagonal (pcalg's matrix(-Inf, p, p); diag 1).
+extern "C" __global__ void dense_pmax_init(double* __restrict__ pmax, u64 p) {
+    u64 n = p * p;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (u64)gridDim.x * blockDim.x) {
+        pmax[k] = (k % (p + 1) == 0) ? 1.0 : neg_inf();
+    }
+}
+
+// Degree of every row: one warp per row.
+extern "C" __global__ void dense_degrees(const u64* __restrict__ adj, u64 words, u32 p, u32* __restrict__ deg) {
+    u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    u32 lane = threadIdx.x & 31;
+    if (warp >= p) return;
+    const u64* row = adj + warp * words;
+    u32 d = 0;
+    for (u64 w = lane; w < words; w += 32) d += __popcll(row[w]);
+    for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(FULL_MASK, d, o);
+    if (lane == 0) deg[warp] = d;
+}
+
+// The neighbour lists of the graph (CSR, ascending, off from the degrees) and upper[x], the
+// number of neighbours below x: one warp per row, each lane a word, a prefix sum of the words'
+// popcounts placing each lane's bits.
+extern "C" __global__ void dense_fill_rows(const u64* __restrict__ adj, u64 words, u32 p, const u64* __restrict__ off,
+                                           u32* __restrict__ cols, u32* __restrict__ upper) {
+    u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    u32 lane = threadIdx.x & 31;
+    if (warp >= p) return;
+    u32 x = (u32)warp;
+    const u64* row = adj + warp * words;
+    u64 base = off[x];
+    u32 below = 0;
+    for (u64 w0 = 0; w0 < words; w0 += 32) {
+        u64 w = w0 + lane;
+        u64 bits = w < words ? row[w] : 0ull;
+        u32 c = __popcll(bits);
+        u32 incl = c;  // inclusive prefix sum over lanes
+        for (int o = 1; o < 32; o <<= 1) {
+            u32 v = __shfl_up_sync(FULL_MASK, incl, o);
+            if (lane >= (u32)o) incl += v;
+        }
+        u64 pos = base + incl - c;
+        // neighbours below x within this lane's word
+        if (w < words) {
+            u64 lo_mask;
+            if ((u64)(x >> 6) > w) lo_mask = ~0ull;
+            else if ((u64)(x >> 6) < w) lo_mask = 0ull;
+            else lo_mask = (x & 63) ? ((1ull << (x & 63)) - 1ull) : 0ull;
+            below += __popcll(bits & lo_mask);
+        }
+        while (bits) {
+            u32 t = __ffsll((long long)bits) - 1;
+            cols[pos++] = (u32)(w * 64 + t);
+            bits &= bits - 1;
+        }
+        base += __shfl_sync(FULL_MASK, incl, 31);
+    }
+    for (int o = 16; o > 0; o >>= 1) below += __shfl_down_sync(FULL_MASK, below, o);
+    if (lane == 0) upper[x] = below;
+}
+
+// Level 0: a thread per pair (i, j), i along x (so C[i + j p] loads coalesce), j along y; pairs
+// i < j of the snapshot `snap` that are not fixed are tested; removals clear bits of `adj`.
+extern "C" __global__ void gauss_dense_level0(const double* __restrict__ C, u64 p, const u64* __restrict__ snap,
+                                              u64* adj, const u64* __restrict__ fixed, int has_fixed, u64 words,
+                                              const u32* __restrict__ deg, double zfac, int both, double alpha,
+                                              double na_value, double* __restrict__ pmax, u64* sep0,
+                                              u64* counters) {
+    // a block wholly below the diagonal (every i > j) has no pair: uniform exit, before any sync
+    if (blockIdx.x * blockDim.x >= (blockIdx.y + 1) * blockDim.y) return;
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    u32 j = blockIdx.y * blockDim.y + threadIdx.y;
+    u64 tests = 0, removed = 0, not_done = 0;
+    if ((u64)j < p && i < j && bit_at(snap, words, i, j) && !(has_fixed && bit_at(fixed, words, i, j))) {
+        double m0 = na_map(fisher_p(C[cidx(i, j, p)], zfac), na_value);
+        double level_p;
+        int side = -1;
+        if (m0 >= alpha) {
+            side = 0;
+            tests = 1;
+            level_p = m0;
+            not_done = deg[i] > 1;
+        } else {
+            double m1 = both ? na_map(fisher_p(C[cidx(j, i, p)], zfac), na_value) : m0;
+            tests = 2;
+            level_p = fmax(m0, m1);
+            not_done = deg[i] > 1 || deg[j] > 1;
+            if (m1 >= alpha) side = 1;
+        }
+        pmax_raise(pmax, p, i, j, level_p);
+        if (side >= 0) {
+            removed = 1;
+            bit_clear_pair(adj, words, i, j);
+            if (side == 0) bit_set(sep0, words, i, j); else bit_set(sep0, words, j, i);
+        }
+    }
+    block_counts(tests, removed, not_done, counters);
+}
+
+// Level 1: a warp per edge {i, j}, i < j, of the level's lists (edge e is the (e - ebase[i])-th
+// neighbour of i above i); the lanes walk the canonical ranks 32 at a time as gauss_level1, then
+// lane 0 applies the rules: tests in the prefix, pMax, removal from `adj`, the sepset appended to
+// sep_out (x, y, k) at an atomically taken slot.
+extern "C" __global__ void gauss_dense_level1(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
+                                              const u32* __restrict__ cols, const u32* __restrict__ upper,
+                                              const u64* __restrict__ ebase, u32 n_rows, u64 e0, u64 m,
+                                              const u64* __restrict__ fixed, int has_fixed, u64 words, double zfac,
+                                              double alpha, double na_value, u64* adj, double* __restrict__ pmax,
+                                              u32* __restrict__ sep_out, u64* sep_count, u64* counters) {
+    u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    u32 lane = threadIdx.x & 31;
+    u64 tests = 0, removed = 0, not_done = 0;
+    if (warp < m) {
+        u64 e = e0 + warp;
+        u32 lo = 0, hi = n_rows;  // ebase[lo] <= e < ebase[lo + 1]
+        while (hi - lo > 1) {
+            u32 mid = (lo + hi) >> 1;
+            if (ebase[mid] <= e) lo = mid; else hi = mid;
+        }
+        u32 i = lo;
+        u32 qi = upper[i] + (u32)(e - ebase[i]);  // position of j in row(i)
+        u32 j = cols[off[i] + qi];
+        u64 deg_i = off[i + 1] - off[i], deg_j = off[j + 1] - off[j];
+        bool fixed_edge = has_fixed && bit_at(fixed, words, i, j);
+        if (!fixed_edge && (deg_i >= 2 || deg_j >= 2)) {
+            // position of i in row(j)
+            const u32* rj = cols + off[j];
+            u32 a = 0, b = (u32)deg_j;
+            while (a < b) {
+                u32 mid = (a + b) >> 1;
+                if (rj[mid] < i) a = mid + 1; else b = mid;
+            }
+            u32 qj = a;
+            u64 key = NO_KEY;
+            double pb = nan_value();
+            double mf = neg_inf();
+            for (int side = 0; side < 2 && key == NO_KEY; ++side) {
+                u64 dx = side ? deg_j : deg_i;
+                if (dx < 2) continue;
+                u32 x = side ? j : i, y = side ? i : j;
+                u32 qy = side ? qj : qi;
+                const u32* row = cols + off[x];
+                u64 len = dx - 1;
+                for (u64 base = 0; base < len; base += 32) {
+                    u64 r = base + lane;
+                    bool succ = false;
+                    double pv = 0.0;
+                    if (r < len) {
+                        u64 q = r + (r >= qy ? 1 : 0);
+                        pv = level1_p(C, p, x, y, row[q], zfac);
+                        double mapped = na_map(pv, na_value);
+                        succ = mapped >= alpha;
+                        if (!succ) mf = fmax(mf, mapped);
+                    }
+                    unsigned ball = __ballot_sync(FULL_MASK, succ);
+                    if (ball) {
+                        int w = __ffs(ball) - 1;
+                        key = ((u64)side << 63) | (base + (u64)w);
+                        pb = __shfl_sync(FULL_MASK, pv, w);
+                        break;
+                    }
+                }
+            }
+            for (int o = 16; o > 0; o >>= 1) mf = fmax(mf, __shfl_xor_sync(FULL_MASK, mf, o));
+            if (lane == 0) {
+                u64 n0 = deg_i >= 2 ? deg_i - 1 : 0;
+                u64 n1 = deg_j >= 2 ? deg_j - 1 : 0;
+                double level_p = mf;
+                int side = -1;
+                if (key == NO_KEY) {
+                    tests = n0 + n1;
+                } else {
+                    side = (int)(key >> 63);
+                    u64 r = key & ~SIDE_BIT;
+                    tests = side ? n0 + r + 1 : r + 1;
+                    level_p = fmax(mf, na_map(pb, na_value));
+                }
+                not_done = deg_i > 2 || (side != 0 && deg_j > 2);
+                pmax_raise(pmax, p, i, j, level_p);
+                if (side >= 0) {
+                    removed = 1;
+                    bit_clear_pair(adj, words, i, j);
+                    u32 x = side ? j : i, y = side ? i : j;
+                    u32 qy = side ? qj : qi;
+                    u64 r = key & ~SIDE_BIT;
+                    u64 q = r + (r >= qy ? 1 : 0);
+                    u64 slot = atomicAdd(sep_count, 1ull);
+                    sep_out[3 * slot] = x;
+                    sep_out[3 * slot + 1] = y;
+                    sep_out[3 * slot + 2] = cols[off[x] + q];
+                }
+            }
+        }
+    }
+    block_counts(lane == 0 ? tests : 0, lane == 0 ? removed : 0, lane == 0 ? not_done : 0, counters);
+}

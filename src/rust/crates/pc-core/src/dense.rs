@@ -1,0 +1,326 @@
+//! Levels 0 and 1 of the "stable" order run whole by a backend that keeps the graph itself.
+//!
+//! Level 0 tests every pair and level 1 every pair against every neighbour: as per-edge plans
+//! (`plan.rs`) they took 56 bytes per pair on the host (11 GB at p = 20000) and most of a GPU
+//! run's time. A backend that implements [`DenseLevels`] gets the start graph once, runs these
+//! levels over its own copy (the GPU: a bit matrix and compacted neighbour lists on the device),
+//! applies pcalg's rules to every pair itself, and hands back only the level's counts and the
+//! level-1 separating sets; the graph, pMax and level 0's empty sets come back once, at the end.
+//!
+//! The rules per pair are the functions below ([`level0_pair`], [`Level1Walk`]); the CUDA
+//! kernels repeat them, and [`DenseCpu`] is their CPU twin, which the level-loop tests check
+//! against literal transcriptions of pcalg.
+
+use rayon::prelude::*;
+
+use crate::backend::{run_watched, Control, Watch};
+use crate::citest::CiTest;
+use crate::error::{PcError, Result};
+use crate::graph::{Adjacency, BitMatrix};
+use crate::par::DisjointSlice;
+use crate::plan::Rows;
+use crate::skeleton::Sepset;
+
+/// What one dense level did.
+#[derive(Clone, Debug, Default)]
+pub struct DenseLevelReport {
+    /// Tests pcalg runs at this level (its `n.edgetests[level + 1]`).
+    pub tests: u64,
+    pub removed: usize,
+    /// pcalg R's "not done": some side it processed had more than `level` neighbours.
+    pub not_done: bool,
+    /// The level's separating sets (level 1; level 0's are the bits of `sep0`), in any order.
+    pub sepsets: Vec<Sepset>,
+}
+
+/// A backend that runs levels 0 and 1 of `skel.method = "stable"` on its own copy of the graph.
+pub trait DenseLevels {
+    /// Takes the start graph and the fixed edges (never tested) for a run.
+    fn dense_begin(&mut self, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()>;
+    /// Runs level 0 or 1 with pcalg's rules. pMax and level 0's sepset bits may be written into
+    /// `pmax` / `sep0` as they are found or kept until `dense_end`.
+    fn dense_level(&mut self, level: usize, pmax: &mut [f64], sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport>;
+    /// Hands back the graph after the dense levels and writes what was kept: all of pMax (p x p,
+    /// column-major) and the level-0 sepset bits.
+    fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()>;
+}
+
+/// The outcome of one pair at level 0 (both sides exist at level 0).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PairOutcome {
+    /// The side that removed the pair: 0 (x = i) or 1 (x = j).
+    pub removed_by: Option<u8>,
+    pub tests: u64,
+    /// What pMax[i, j] and pMax[j, i] are raised to (NA-mapped, never NaN).
+    pub level_p: f64,
+    pub not_done: bool,
+}
+
+#[inline]
+fn na_map(p: f64, na_value: f64) -> f64 {
+    if p.is_nan() {
+        na_value
+    } else {
+        p
+    }
+}
+
+/// Level 0 of pair i < j: `p0` = test(i, j), `p1` = test(j, i) (the same value when C is
+/// symmetric; only read when side 0 keeps the edge); `deg_*` are the snapshot degrees.
+#[inline]
+pub fn level0_pair(p0: f64, p1: impl FnOnce() -> f64, deg_i: usize, deg_j: usize, alpha: f64, na_value: f64) -> PairOutcome {
+    let m0 = na_map(p0, na_value);
+    if m0 >= alpha {
+        return PairOutcome { removed_by: Some(0), tests: 1, level_p: m0, not_done: deg_i > 1 };
+    }
+    let m1 = na_map(p1(), na_value);
+    let not_done = deg_i > 1 || deg_j > 1;
+    PairOutcome { removed_by: (m1 >= alpha).then_some(1), tests: 2, level_p: m0.max(m1), not_done }
+}
+
+/// One edge's canonical sequence at level 1 (S = {k}, k running over row(x) \ {y}), fed test by
+/// test; the GPU folds in failures past the first success as well, which changes nothing (they
+/// lie below alpha <= the success's p).
+#[derive(Clone, Debug)]
+pub struct Level1Walk {
+    pub tests: u64,
+    pub max_fail: f64,
+    /// (side, rank, raw p) of the first success.
+    pub best: Option<(u8, u64, f64)>,
+}
+
+impl Level1Walk {
+    pub fn new() -> Self {
+        Level1Walk { tests: 0, max_fail: f64::NEG_INFINITY, best: None }
+    }
+
+    /// Records test `rank` of `side` with p-value `p`; true when it removes the edge.
+    #[inline]
+    pub fn push(&mut self, side: u8, rank: u64, p: f64, alpha: f64, na_value: f64) -> bool {
+        self.tests += 1;
+        let m = na_map(p, na_value);
+        if m >= alpha {
+            self.best = Some((side, rank, p));
+            return true;
+        }
+        self.max_fail = self.max_fail.max(m);
+        false
+    }
+
+    /// What pMax is raised to.
+    pub fn level_p(&self, na_value: f64) -> f64 {
+        match self.best {
+            Some((_, _, p)) => self.max_fail.max(na_map(p, na_value)),
+            None => self.max_fail,
+        }
+    }
+
+    /// pcalg R's "not done" for this edge: side lengths are deg - 1.
+    pub fn not_done(&self, deg_i: usize, deg_j: usize) -> bool {
+        deg_i > 2 || (!matches!(self.best, Some((0, _, _))) && deg_j > 2)
+    }
+}
+
+impl Default for Level1Walk {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Raises pMax[i, j] and pMax[j, i] to `v` (pcalg's `if (pMax[x, y] < pval)`).
+///
+/// # Safety
+/// No other thread may touch the cells (i, j) and (j, i) meanwhile.
+#[inline]
+unsafe fn raise(pmax: &DisjointSlice<f64>, p: usize, i: usize, j: usize, v: f64) {
+    for k in [i + j * p, j + i * p] {
+        if pmax.get(k) < v {
+            pmax.set(k, v);
+        }
+    }
+}
+
+/// The CPU twin of a dense GPU backend: the same rules per pair, on a rayon pool.
+pub struct DenseCpu<'a, T> {
+    pool: rayon::ThreadPool,
+    st: CpuState<'a, T>,
+}
+
+struct CpuState<'a, T> {
+    test: &'a T,
+    graph: Adjacency,
+    fixed: Adjacency,
+    alpha: f64,
+    na_value: f64,
+}
+
+impl<'a, T: CiTest + Sync> DenseCpu<'a, T> {
+    /// `threads == 0` uses every core.
+    pub fn new(test: &'a T, threads: usize) -> Result<Self> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("gpupc-dense-{i}"))
+            .build()
+            .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+        Ok(DenseCpu { pool, st: CpuState { test, graph: Adjacency::empty(0), fixed: Adjacency::empty(0), alpha: 0.0, na_value: 1.0 } })
+    }
+}
+
+impl<T: CiTest + Sync> CpuState<'_, T> {
+    fn level0(&mut self, pmax: &mut [f64], sep0: &mut BitMatrix, ctl: &Control) -> Result<DenseLevelReport> {
+        let p = self.graph.p();
+        let snap = self.graph.clone();
+        let (test, fixed, alpha, na) = (self.test, &self.fixed, self.alpha, self.na_value);
+        let removal = self.graph.concurrent_removal();
+        let bits = sep0.concurrent();
+        let pm = DisjointSlice::new(pmax);
+        let rows = (0..p).into_par_iter().map_init(T::Scratch::default, |sc, i| -> Result<(u64, usize, bool)> {
+            if ctl.cancelled() {
+                return Err(PcError::Interrupted);
+            }
+            let (mut tests, mut removed, mut not_done) = (0u64, 0usize, false);
+            let deg_i = snap.degree(i);
+            for j in snap.neighbours(i).into_iter().map(|j| j as usize).filter(|&j| j > i) {
+                if fixed.has(i, j) {
+                    continue;
+                }
+                let p0 = test.p_value(sc, i as u32, j as u32, &[])?;
+                let mut err = None;
+                let o = level0_pair(p0, || test.p_value(sc, j as u32, i as u32, &[]).unwrap_or_else(|e| {
+                    err = Some(e);
+                    f64::NAN
+                }), deg_i, snap.degree(j), alpha, na);
+                if let Some(e) = err {
+                    return Err(e);
+                }
+                tests += o.tests;
+                not_done |= o.not_done;
+                // SAFETY: pair {i, j} is visited once (from its smaller end), and only it touches
+                // these two cells.
+                unsafe { raise(&pm, p, i, j, o.level_p) };
+                if let Some(side) = o.removed_by {
+                    removed += 1;
+                    removal.remove_edge(i, j);
+                    if side == 0 { bits.set(i, j) } else { bits.set(j, i) }
+                }
+            }
+            ctl.edge_done();
+            Ok((tests, removed, not_done))
+        });
+        let parts: Vec<Result<_>> = rows.collect();
+        let mut rep = DenseLevelReport::default();
+        for part in parts {
+            let (t, r, nd) = part?;
+            rep.tests += t;
+            rep.removed += r;
+            rep.not_done |= nd;
+        }
+        Ok(rep)
+    }
+
+    fn level1(&mut self, pmax: &mut [f64], ctl: &Control) -> Result<DenseLevelReport> {
+        let p = self.graph.p();
+        let rows = Rows::from_adjacency(&self.graph);
+        let (test, fixed, alpha, na) = (self.test, &self.fixed, self.alpha, self.na_value);
+        let removal = self.graph.concurrent_removal();
+        let pm = DisjointSlice::new(pmax);
+        let per_row = (0..p as u32).into_par_iter().map_init(T::Scratch::default, |sc, i| -> Result<(u64, usize, bool, Vec<Sepset>)> {
+            if ctl.cancelled() {
+                return Err(PcError::Interrupted);
+            }
+            let (mut tests, mut removed, mut not_done, mut seps) = (0u64, 0usize, false, Vec::new());
+            let ri = rows.row(i);
+            for &j in ri.iter().filter(|&&j| j > i) {
+                if fixed.has(i as usize, j as usize) {
+                    continue;
+                }
+                let rj = rows.row(j);
+                let mut walk = Level1Walk::new();
+                'sides: for (side, (x, y, row)) in [(i, j, ri), (j, i, rj)].into_iter().enumerate() {
+                    if row.len() < 2 {
+                        continue; // |row(x) \ {y}| < 1
+                    }
+                    for (rank, &k) in row.iter().filter(|&&k| k != y).enumerate() {
+                        let pv = test.p_value(sc, x, y, &[k])?;
+                        if walk.push(side as u8, rank as u64, pv, alpha, na) {
+                            seps.push(Sepset { x, y, set: vec![k] });
+                            break 'sides;
+                        }
+                    }
+                }
+                if ri.len() < 2 && rj.len() < 2 {
+                    continue; // no side qualifies: pcalg tests nothing and keeps "done"
+                }
+                tests += walk.tests;
+                not_done |= walk.not_done(ri.len(), rj.len());
+                // SAFETY: pair {i, j} is visited once (from its smaller end), and only it touches
+                // these two cells.
+                unsafe { raise(&pm, p, i as usize, j as usize, walk.level_p(na)) };
+                if walk.best.is_some() {
+                    removed += 1;
+                    removal.remove_edge(i as usize, j as usize);
+                }
+            }
+            ctl.edge_done();
+            Ok((tests, removed, not_done, seps))
+        });
+        let parts: Vec<Result<_>> = per_row.collect();
+        let mut rep = DenseLevelReport::default();
+        for part in parts {
+            let (t, r, nd, s) = part?;
+            rep.tests += t;
+            rep.removed += r;
+            rep.not_done |= nd;
+            rep.sepsets.extend(s);
+        }
+        Ok(rep)
+    }
+}
+
+impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
+    fn dense_begin(&mut self, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+        self.st.graph = start.clone();
+        self.st.fixed = fixed.clone();
+        self.st.alpha = alpha;
+        self.st.na_value = na_value;
+        Ok(())
+    }
+
+    fn dense_level(&mut self, level: usize, pmax: &mut [f64], sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
+        let p = self.st.graph.p() as u64;
+        let (pool, st) = (&self.pool, &mut self.st);
+        run_watched(p, watch, std::time::Duration::from_millis(100), |ctl: &Control| {
+            pool.install(|| match level {
+                0 => st.level0(pmax, sep0, ctl),
+                1 => st.level1(pmax, ctl),
+                _ => Err(PcError::Internal(format!("dense level {level} does not exist"))),
+            })
+        })
+    }
+
+    fn dense_end(&mut self, graph: &mut Adjacency, _pmax: &mut [f64], _sep0: &mut BitMatrix) -> Result<()> {
+        *graph = std::mem::replace(&mut self.st.graph, Adjacency::empty(0));
+        Ok(())
+    }
+}
+
+/// A backend made of a planned one (every level) and a dense one (levels 0 and 1 of "stable"):
+/// how the CPU twin runs through the level loop in tests.
+pub struct WithDense<B, D> {
+    pub planned: B,
+    pub dense: D,
+}
+
+impl<B: crate::backend::Backend, D: DenseLevels> crate::backend::Backend for WithDense<B, D> {
+    fn name(&self) -> String {
+        format!("{} + dense levels", self.planned.name())
+    }
+
+    fn run_level(&mut self, plan: &crate::plan::LevelPlan, watch: &mut dyn Watch) -> Result<Vec<crate::plan::EdgeOutcome>> {
+        self.planned.run_level(plan, watch)
+    }
+
+    fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
+        Some(&mut self.dense)
+    }
+}

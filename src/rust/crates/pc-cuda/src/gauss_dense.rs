@@ -1,0 +1,255 @@
+//! Levels 0 and 1 of the Gaussian backend without host plans (pc-core's `DenseLevels`).
+//!
+//! The graph lives on the device as a bit matrix for the whole of these levels, with pMax and
+//! level 0's empty sepsets: level 0 is one launch over all pairs (`gauss_dense_level0`), level 1
+//! compacts the graph into neighbour lists on the device (`dense_degrees`, `dense_fill_rows`; only
+//! per-row offsets pass through the host) and runs a warp per edge (`gauss_dense_level1`), each
+//! applying pcalg's rules itself. What comes back per level is three counters and level 1's
+//! separating sets; the graph, pMax and the level-0 bits come back once, in `dense_end`.
+
+use std::time::Instant;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use pc_core::backend::{run_watched, Control, Watch};
+use pc_core::dense::{DenseLevelReport, DenseLevels};
+use pc_core::skeleton::Sepset;
+use pc_core::{Adjacency, BitMatrix, PcError};
+
+use crate::gauss::{CudaGauss, LevelTimings};
+use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::host;
+
+/// Edges per level-1 launch (a warp each; 12 bytes of sepset slot each).
+const LEVEL1_CHUNK: usize = 1 << 22;
+
+/// The device copies of the graph that levels 0 and 1 work on.
+pub(crate) struct DenseState {
+    p: usize,
+    words: usize,
+    adj: CudaSlice<u64>,
+    fixed: Option<CudaSlice<u64>>,
+    pmax: CudaSlice<f64>,
+    sep0: CudaSlice<u64>,
+    alpha: f64,
+    na_value: f64,
+}
+
+/// Device bytes the dense levels hold besides C: pMax, graph, snapshot, level-0 bits, fixed edges.
+pub fn dense_bytes(p: usize, fixed: bool) -> usize {
+    let bits = p * p.div_ceil(64) * 8;
+    8 * p * p + bits * (3 + fixed as usize)
+}
+
+fn launch_err(name: &'static str) -> impl Fn(cudarc::driver::DriverError) -> PcError {
+    move |e| PcError::Cuda(format!("launching {name}: {e}"))
+}
+
+impl CudaGauss {
+    fn dense_level0(gpu: &Gpu, f: &crate::gauss::DenseFns, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, both: bool, clock: &mut Clock) -> Result<(u64, usize, bool)> {
+        let (p, words) = (st.p, st.words);
+        let mut deg = gpu.alloc::<u32>(p, "degrees")?;
+        let mut counters = gpu.alloc::<u64>(3, "counters")?;
+        let snap = clock.copy(|| gpu.stream.clone_dtod(&st.adj).map_err(cuda_err("copying the graph")))?;
+        let (pu, wu, p32) = (p as u64, words as u64, p as u32);
+        let t = Instant::now();
+        let cfg = LaunchConfig { grid_dim: ((p32 as u64 * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut b = gpu.stream.launch_builder(&f.degrees);
+        b.arg(&snap).arg(&wu).arg(&p32).arg(&mut deg);
+        // SAFETY: argument types and order follow dense_degrees; snap holds p rows of `words` words.
+        unsafe { b.launch(cfg) }.map_err(launch_err("dense_degrees"))?;
+        gpu.finish_launch(clock, t, "dense_degrees")?;
+        let has_fixed = st.fixed.is_some() as i32;
+        let fixed = st.fixed.as_ref().unwrap_or(&snap);
+        let (alpha, na, both) = (st.alpha, st.na_value, both as i32);
+        let cfg = LaunchConfig { grid_dim: (p32.div_ceil(32), p32.div_ceil(8), 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
+        let t = Instant::now();
+        let mut b = gpu.stream.launch_builder(&f.level0);
+        b.arg(c).arg(&pu).arg(&snap).arg(&mut st.adj).arg(fixed).arg(&has_fixed).arg(&wu).arg(&deg).arg(&zfac).arg(&both);
+        b.arg(&alpha).arg(&na).arg(&mut st.pmax).arg(&mut st.sep0).arg(&mut counters);
+        // SAFETY: argument types and order follow gauss_dense_level0; every bit matrix holds p rows
+        // of `words` words, pMax p x p, deg p entries; the grid covers the p x p pairs.
+        unsafe { b.launch(cfg) }.map_err(launch_err("gauss_dense_level0"))?;
+        gpu.finish_launch(clock, t, "gauss_dense_level0")?;
+        let cnt = gpu.down(clock, &counters, 3, "level 0 counters")?;
+        Ok((cnt[0], cnt[1] as usize, cnt[2] != 0))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn dense_level1(gpu: &Gpu, f: &crate::gauss::DenseFns, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, ctl: &Control, clock: &mut Clock) -> Result<DenseLevelReport> {
+        let (p, words) = (st.p, st.words);
+        let (pu, wu, p32) = (p as u64, words as u64, p as u32);
+        // the level's snapshot as neighbour lists: degrees, offsets (host), lists (device)
+        let mut deg_d = gpu.alloc::<u32>(p, "degrees")?;
+        let rows_cfg = LaunchConfig { grid_dim: ((p32 as u64 * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let t = Instant::now();
+        let mut b = gpu.stream.launch_builder(&f.degrees);
+        b.arg(&st.adj).arg(&wu).arg(&p32).arg(&mut deg_d);
+        // SAFETY: as in level 0.
+        unsafe { b.launch(rows_cfg) }.map_err(launch_err("dense_degrees"))?;
+        gpu.finish_launch(clock, t, "dense_degrees")?;
+        let deg = gpu.down(clock, &deg_d, p, "degrees")?;
+        let t = Instant::now();
+        let mut off = Vec::with_capacity(p + 1);
+        off.push(0u64);
+        for &d in &deg {
+            off.push(off[off.len() - 1] + d as u64);
+        }
+        let total = off[p] as usize;
+        clock.host += t.elapsed().as_secs_f64();
+        gpu.ensure_free(total * 4 + p * 28 + LEVEL1_CHUNK * 12, "level 1's neighbour lists")?;
+        let off_d = gpu.up(clock, &off, "offsets")?;
+        let mut cols = gpu.alloc::<u32>(total, "neighbour lists")?;
+        let mut upper_d = gpu.alloc::<u32>(p, "neighbour lists")?;
+        let t = Instant::now();
+        let mut b = gpu.stream.launch_builder(&f.fill_rows);
+        b.arg(&st.adj).arg(&wu).arg(&p32).arg(&off_d).arg(&mut cols).arg(&mut upper_d);
+        // SAFETY: argument types and order follow dense_fill_rows; cols holds off[p] entries.
+        unsafe { b.launch(rows_cfg) }.map_err(launch_err("dense_fill_rows"))?;
+        gpu.finish_launch(clock, t, "dense_fill_rows")?;
+        let upper = gpu.down(clock, &upper_d, p, "neighbour lists")?;
+        let t = Instant::now();
+        let mut ebase = Vec::with_capacity(p + 1);
+        ebase.push(0u64);
+        for x in 0..p {
+            ebase.push(ebase[x] + deg[x] as u64 - upper[x] as u64);
+        }
+        let ne = ebase[p] as usize;
+        clock.host += t.elapsed().as_secs_f64();
+        let ebase_d = gpu.up(clock, &ebase, "edge offsets")?;
+        let mut counters = gpu.alloc::<u64>(3, "counters")?;
+        let chunk = LEVEL1_CHUNK.min(ne).max(1);
+        let mut sep_out = gpu.alloc::<u32>(3 * chunk, "sepsets")?;
+        let mut sep_count = gpu.alloc::<u64>(1, "sepsets")?;
+        let has_fixed = st.fixed.is_some() as i32;
+        let (alpha, na) = (st.alpha, st.na_value);
+        let mut sepsets = Vec::new();
+        for start in (0..ne).step_by(chunk) {
+            if ctl.cancelled() {
+                return Err(PcError::Interrupted);
+            }
+            let m = chunk.min(ne - start);
+            let (e0, mu) = (start as u64, m as u64);
+            clock.copy(|| gpu.stream.memset_zeros(&mut sep_count).map_err(cuda_err("clearing a counter")))?;
+            let cfg = LaunchConfig { grid_dim: ((mu * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let fixed = st.fixed.as_ref().unwrap_or(&st.sep0);
+            let t = Instant::now();
+            let mut b = gpu.stream.launch_builder(&f.level1);
+            b.arg(c).arg(&pu).arg(&off_d).arg(&cols).arg(&upper_d).arg(&ebase_d).arg(&p32).arg(&e0).arg(&mu);
+            b.arg(fixed).arg(&has_fixed).arg(&wu).arg(&zfac).arg(&alpha).arg(&na).arg(&mut st.adj).arg(&mut st.pmax);
+            b.arg(&mut sep_out).arg(&mut sep_count).arg(&mut counters);
+            // SAFETY: argument types and order follow gauss_dense_level1; edges start..start + m
+            // exist (ebase[p] = ne); sep_out holds 3 * m slots, one per edge at most.
+            unsafe { b.launch(cfg) }.map_err(launch_err("gauss_dense_level1"))?;
+            gpu.finish_launch(clock, t, "gauss_dense_level1")?;
+            let n = gpu.down(clock, &sep_count, 1, "sepset count")?[0] as usize;
+            if n > m {
+                return Err(PcError::Internal(format!("level 1 reported {n} sepsets for {m} edges")));
+            }
+            let raw = gpu.down(clock, &sep_out, 3 * n, "sepsets")?;
+            sepsets.extend(raw.chunks_exact(3).map(|s| Sepset { x: s[0], y: s[1], set: vec![s[2]] }));
+        }
+        let cnt = gpu.down(clock, &counters, 3, "level 1 counters")?;
+        Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, not_done: cnt[2] != 0, sepsets })
+    }
+}
+
+impl DenseLevels for CudaGauss {
+    fn dense_begin(&mut self, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+        let p = self.p;
+        if start.p() != p || fixed.p() != p {
+            return Err(PcError::Internal("the graph's size is not C's".into()));
+        }
+        let has_fixed = fixed.n_edges() > 0;
+        let need = dense_bytes(p, has_fixed);
+        let t0 = Instant::now();
+        let (gpu, f) = (&self.gpu, &self.df);
+        let st = guard("starting the dense levels", || {
+            gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+            gpu.ensure_free(need, &format!("pMax and the graph on the GPU (p = {p})"))?;
+            let words = p.div_ceil(64);
+            let mut adj = gpu.alloc::<u64>(p * words, "the graph")?;
+            gpu.upload_staged(start.words(), &mut adj, "the graph")?;
+            let fixed = if has_fixed {
+                let mut d = gpu.alloc::<u64>(p * words, "fixed edges")?;
+                gpu.upload_staged(fixed.words(), &mut d, "fixed edges")?;
+                Some(d)
+            } else {
+                None
+            };
+            let sep0 = gpu.alloc::<u64>(p * words, "level-0 sepsets")?;
+            // SAFETY: every cell is written by dense_pmax_init before any read.
+            let mut pmax = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("allocating pMax"))?;
+            let pu = p as u64;
+            let cfg = LaunchConfig { grid_dim: (((p * p) as u64).div_ceil(256).min(1 << 20) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let mut b = gpu.stream.launch_builder(&f.pmax_init);
+            b.arg(&mut pmax).arg(&pu);
+            // SAFETY: argument types and order follow dense_pmax_init; pmax holds p * p cells.
+            unsafe { b.launch(cfg) }.map_err(launch_err("dense_pmax_init"))?;
+            gpu.stream.synchronize().map_err(cuda_err("initialising pMax"))?;
+            Ok(DenseState { p, words, adj, fixed, pmax, sep0, alpha, na_value })
+        })?;
+        self.dense = Some(st);
+        self.timings.dense_setup_s += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn dense_level(&mut self, level: usize, _pmax: &mut [f64], _sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
+        if level > 1 {
+            return Err(PcError::Internal(format!("dense level {level} does not exist")));
+        }
+        let t0 = Instant::now();
+        let zfac = host::z_factor(self.n, level);
+        let both = !self.symmetric;
+        let (gpu, f, c) = (&self.gpu, &self.df, &self.c);
+        let st = self.dense.as_mut().ok_or_else(|| PcError::Internal("dense level before dense_begin".into()))?;
+        let mut clock = Clock::default();
+        let clk = &mut clock;
+        let rep = run_watched(0, watch, std::time::Duration::from_millis(100), move |ctl| {
+            guard("running a level on the GPU", || {
+                gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+                if level == 0 {
+                    let (tests, removed, not_done) = Self::dense_level0(gpu, f, c, st, zfac, both, clk)?;
+                    Ok(DenseLevelReport { tests, removed, not_done, sepsets: Vec::new() })
+                } else {
+                    Self::dense_level1(gpu, f, c, st, zfac, ctl, clk)
+                }
+            })
+        })?;
+        let lt = LevelTimings {
+            level,
+            kernel_s: clock.kernel,
+            transfer_s: clock.transfer,
+            launches: clock.launches,
+            host_s: clock.host,
+            gpu_tests: rep.tests,
+            ..Default::default()
+        };
+        self.timings.record(lt, t0);
+        Ok(rep)
+    }
+
+    fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()> {
+        let st = self.dense.take().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
+        let p = st.p;
+        if pmax.len() != p * p || sep0.p() != p {
+            return Err(PcError::Internal("dense_end: result buffers of the wrong size".into()));
+        }
+        let t0 = Instant::now();
+        let gpu = &self.gpu;
+        let (g, s0) = guard("copying the results back", || {
+            gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+            gpu.download_staged(&st.pmax, pmax, "pMax")?;
+            let g = gpu.stream.clone_dtoh(&st.adj).map_err(cuda_err("copying the graph back"))?;
+            let s0 = gpu.stream.clone_dtoh(&st.sep0).map_err(cuda_err("copying the level-0 sepsets back"))?;
+            gpu.stream.synchronize().map_err(cuda_err("copying the results back"))?;
+            Ok((g, s0))
+        })?;
+        *graph = Adjacency::from_words(p, g);
+        *sep0 = BitMatrix::from_words(p, s0);
+        drop(st); // frees pMax and the bit matrices before the planned levels
+        self.timings.dense_results_s += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+}
+
+
