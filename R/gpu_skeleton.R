@@ -26,8 +26,13 @@
 #'
 #' @section GPU memory:
 #' The CUDA backend keeps the correlation matrix on the device for the whole run (8 p^2 bytes:
-#' 3.2 GB at p = 20000) plus per level a compacted adjacency (4 bytes per remaining directed
-#' edge) and per-edge results (16 bytes per edge). A run that would not fit stops with an error
+#' 3.2 GB at p = 20000). Levels 0 and 1 run without any per-edge work on the host: the graph
+#' stays on the device as a bit matrix (p^2 / 8 bytes), pMax as a p x p matrix (another
+#' 8 p^2 bytes) and level 0's empty separating sets as a second bit matrix; level 1's neighbour
+#' lists (4 bytes per remaining directed edge) are built on the device. Only pMax, the graph and
+#' the separating sets come back, once, after level 1. Levels >= 2 run the cuPC-S kernels on
+#' lists planned on the host (few edges remain by then). When C and pMax do not both fit, levels
+#' 0 and 1 are planned on the host as well; a run that does not fit at all stops with an error
 #' before any work, saying how much it needs.
 #'
 #' For `disCItest` and `binCItest` the data go to the device once as one byte per value
@@ -42,6 +47,12 @@
 #' discrete data when n p^2 / 2 >= 5e9 (LINK, 724 variables, at 20000 rows); smaller problems
 #' finish on the CPU before a GPU would have started (the first CUDA call of an R session takes
 #' seconds). An R-function `indepTest` always runs on the CPU.
+#'
+#' @section Host memory:
+#' The result itself holds pMax (8 p^2 bytes) and `sepset`, a list of p lists of p entries
+#' (another 8 p^2 bytes of pointers): 6.4 GB at p = 20000 and about 50 GB at p = 55,572, on
+#' every backend, as with pcalg. gpupc writes pMax directly into the matrix it returns and reads
+#' C where R holds it (no copies of either).
 #'
 #' @inheritParams pcalg::skeleton
 #' @param numCores `NULL` (the default) uses every core; a number limits the threads. Unlike
