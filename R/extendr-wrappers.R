@@ -7,6 +7,8 @@ rs_skeleton <- function(test, data, rtest, p, alpha, start, fixed_edges, na_dele
         order, backend, threads, hooks)
 }
 
+rs_sepsets <- function(handle) .Call(wrap__gpupc_sepsets, handle)
+
 rs_gpu_info <- function() .Call(wrap__gpupc_gpu_info)
 
 rs_cpu_threads <- function() .Call(wrap__gpupc_cpu_threads)

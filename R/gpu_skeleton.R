@@ -115,21 +115,25 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
     res <- run("cpu")
   }
   if (!is.null(res$error)) raise_core_error(res)
-  # the sepset list moves into a box: `@<-` walks a value that is referenced elsewhere for
-  # cycles, all p^2 entries (a second at p = 10000), and a value taken out of the box is not
-  box <- new.env(parent = emptyenv())
-  box$sepset <- res$sepset
-  res$sepset <- NULL
   t2 <- proc.time()[["elapsed"]]
   if (verbose) cat(sprintf("gpupc: backend %s (%s)\n", res$backend, choice$why))
   if (test$kind == "gauss") warn_small_n(test$data$n, res$levels)
-  out <- as_pcalgo(res, box, labels, cl)
+  out <- as_pcalgo(res, labels, cl)
+  t3 <- proc.time()[["elapsed"]]
+  # the sepset list last (its p^2 cells would make R's collector work during the graph's
+  # allocations), through a box: `@<-` walks a value that is referenced elsewhere for cycles,
+  # all p^2 cells (a second at p = 10000), and a value taken out of the box is referenced nowhere
+  box <- new.env(parent = emptyenv())
+  box$sepset <- rs_sepsets(res$sepset_handle)
+  if (is.list(box$sepset) && !is.null(box$sepset$error)) raise_core_error(box$sepset)
+  out@sepset <- take_from(box, "sepset")
   ph <- unlist(res$phases)
   .gpupc_state$last <- list(backend = res$backend, why = choice$why, levels = as.data.frame(res$levels),
                             details = res$extra,
                             phases = c(r_checks_s = t1 - t0, ph,
                                        r_output_s = max(0, t2 - t1 - sum(ph)),
-                                       graph_object_s = proc.time()[["elapsed"]] - t2))
+                                       graph_object_s = t3 - t2,
+                                       sepset_s = proc.time()[["elapsed"]] - t3))
   out
 }
 
@@ -148,7 +152,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
 #'   `phases`, the call's wall seconds by part: `r_checks_s` (checking the arguments in R),
 #'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
 #'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building
-#'   pMax and the sepsets for R) and `graph_object_s` (the graphNEL and the `pcAlgo` object).
+#'   pMax for R), `graph_object_s` (the graphNEL and the `pcAlgo` object) and
+#'   `sepset_s` (the `sepset` list of lists).
 #'   `NULL` before the first run.
 #' @export
 gpupc_last_run <- function() .gpupc_state$last
@@ -208,7 +213,7 @@ level_hooks <- function(verbose, method, backend) {
   )
 }
 
-as_pcalgo <- function(res, box, labels, cl) {
+as_pcalgo <- function(res, labels, cl) {
   Gobject <- if (nrow(res$edges) == 0) {
     new("graphNEL", nodes = labels)
   } else {
@@ -216,7 +221,6 @@ as_pcalgo <- function(res, box, labels, cl) {
   }
   out <- new("pcAlgo", graph = Gobject, call = cl, n = integer(0), max.ord = as.integer(res$max.ord),
              n.edgetests = res$n.edgetests, pMax = res$pMax, zMin = matrix(NA, 1, 1))
-  out@sepset <- take_from(box, "sepset")
   out
 }
 

@@ -7,7 +7,7 @@ test_that("gpupc_last_run() reports the backend, the levels and where the time w
   expect_match(lr$backend, "^cpu")
   expect_identical(lr$levels$level, seq(0L, sk@max.ord))
   expect_identical(sum(lr$levels$tests), sum(sk@n.edgetests))
-  expect_named(lr$phases, c("r_checks_s", "input_s", "setup_s", "search_s", "r_output_s", "graph_object_s"))
+  expect_named(lr$phases, c("r_checks_s", "input_s", "setup_s", "search_s", "r_output_s", "graph_object_s", "sepset_s"))
   expect_true(all(is.finite(lr$phases) & lr$phases >= 0))
   expect_gte(lr$phases[["search_s"]], sum(lr$levels$seconds) * 0.99)
 })

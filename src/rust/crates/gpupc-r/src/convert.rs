@@ -142,6 +142,16 @@ pub fn gsquare_test(data: &List, p: usize, kind: GSquareKind) -> CoreResult<GSqu
     GSquareTest::new(data, kind, adapt_df)
 }
 
+/// What the `sepset` list is made from, kept in Rust until R asks for it (`gpupc_sepsets`): R
+/// builds the graph first, so that its allocations do not make R's collector walk the p^2 cells
+/// of a list that already exists (0.65 s of graph building at p = 10000 went there).
+pub struct SepParts {
+    pub sep0: pc_core::BitMatrix,
+    pub sepsets: Vec<pc_core::skeleton::Sepset>,
+    /// Threads that write the level-0 entries.
+    pub threads: usize,
+}
+
 /// `sepset[[x]][[y]]`: a list of p lists of p entries, NULL or 1-based integer vectors, made in
 /// one pass from level 0's bits and the later levels' sets.
 ///
@@ -151,7 +161,8 @@ pub fn gsquare_test(data: &List, p: usize, kind: GSquareKind) -> CoreResult<GSqu
 /// thread, was most of the time. That is sound because the rows are allocated after `empty`, so
 /// none is ever in an older GC generation than it (the write barrier has nothing to record), and
 /// no R allocation happens while the threads write.
-fn sepsets_to_r(res: &SkeletonResult, p: usize, threads: usize) -> CoreResult<Robj> {
+pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
+    let (p, threads) = (res.sep0.p(), res.threads);
     use extendr_ffi::{Rf_allocVector, DATAPTR, INTEGER, MARK_NOT_MUTABLE, SET_VECTOR_ELT, SEXP, SEXPTYPE};
     use rayon::prelude::*;
     let empty = Robj::from(Vec::<i32>::new());
@@ -223,9 +234,9 @@ pub unsafe fn doubles_mut<'a>(m: &Robj, len: usize) -> &'a mut [f64] {
 
 /// `phases`: seconds of the call's parts (`gpupc_last_run()$phases`).
 /// `pmax`: the matrix the level loop wrote ([`alloc_pmax`]).
-/// `threads` write the level-0 sepsets.
-pub fn result_to_r(res: &SkeletonResult, pmax: Robj, order: Order, backend: &str, extra: List, phases: List, threads: usize) -> CoreResult<Robj> {
-    let p = res.graph.p();
+/// The sepsets go into `sepset_handle` (an external pointer to [`SepParts`]), made into R's list
+/// by `gpupc_sepsets`; `threads` will write its level-0 entries.
+pub fn result_to_r(res: SkeletonResult, pmax: Robj, order: Order, backend: &str, extra: List, phases: List, threads: usize) -> CoreResult<Robj> {
     // the edges {i, j}, i < j, 1-based, one row each: R builds the graphNEL from these (a dense
     // p x p G would be 400 MB at p = 10000, and R's which() over it took seconds)
     let e = res.graph.edges();
@@ -248,11 +259,12 @@ pub fn result_to_r(res: &SkeletonResult, pmax: Robj, order: Order, backend: &str
         ],
     )
     .map_err(|e| PcError::Internal(e.to_string()))?;
+    let handle = ExternalPtr::new(Some(SepParts { sep0: res.sep0, sepsets: res.sepsets, threads }));
     let out = List::from_names_and_values(
-        ["edges", "sepset", "pMax", "n.edgetests", "max.ord", "backend", "levels", "extra", "phases"],
+        ["edges", "sepset_handle", "pMax", "n.edgetests", "max.ord", "backend", "levels", "extra", "phases"],
         [
             edges.into_robj(),
-            sepsets_to_r(res, p, threads)?,
+            handle.into(),
             pmax,
             n_edgetests,
             Robj::from(res.max_ord),

@@ -154,7 +154,7 @@ fn skeleton_impl(
         return Err(PcError::Interrupted);
     }
     let phases = list!(input_s = input_s, setup_s = run.setup_s, search_s = run.search_s);
-    result_to_r(&res, pmax_r, order, &name, run.extra, phases, run.params.threads)
+    result_to_r(res, pmax_r, order, &name, run.extra, phases, run.params.threads)
 }
 
 fn cuda_gauss(run: &mut Run, c: &[f64], p: usize, n: f64, scan: pc_core::par::SymScan) -> CoreResult<(pc_core::SkeletonResult, String)> {
@@ -221,6 +221,19 @@ fn gpupc_skeleton(
     }
 }
 
+/// The `sepset` list of a result whose handle `gpupc_skeleton` returned (once: the parts are
+/// freed as the list is made).
+#[extendr]
+fn gpupc_sepsets(handle: Robj) -> Robj {
+    let made = (|| -> CoreResult<Robj> {
+        let mut h: ExternalPtr<Option<crate::convert::SepParts>> =
+            handle.try_into().map_err(|_| PcError::Internal("not a sepset handle".into()))?;
+        let parts = h.take().ok_or_else(|| PcError::Internal("the sepsets were taken already".into()))?;
+        crate::convert::sepsets_to_r(&parts)
+    })();
+    made.unwrap_or_else(|e| error_list(&e))
+}
+
 /// The CUDA devices, or why none is usable.
 #[extendr]
 fn gpupc_gpu_info() -> Robj {
@@ -250,6 +263,7 @@ fn gpupc_cpu_threads() -> i32 {
 extendr_module! {
     mod entry;
     fn gpupc_skeleton;
+    fn gpupc_sepsets;
     fn gpupc_gpu_info;
     fn gpupc_cpu_threads;
 }
