@@ -162,16 +162,28 @@ pub struct SepParts {
 /// none is ever in an older GC generation than it (the write barrier has nothing to record), and
 /// no R allocation happens while the threads write.
 pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
-    let (p, threads) = (res.sep0.p(), res.threads);
     use extendr_ffi::{Rf_allocVector, DATAPTR, INTEGER, MARK_NOT_MUTABLE, SET_VECTOR_ELT, SEXP, SEXPTYPE};
     use rayon::prelude::*;
+    let (p, threads) = (res.sep0.p(), res.threads);
+    pregrow_r_heap(p * p * 8);
     let empty = Robj::from(Vec::<i32>::new());
     // SAFETY: `empty` is a live, protected vector.
     unsafe { MARK_NOT_MUTABLE(empty.get()) };
-    let rows: Vec<List> = (0..p).map(|_| List::new(p)).collect();
-    // SAFETY: each row is a protected VECSXP of p cells; its data pointer stays valid while `rows`
-    // lives (R does not move objects).
-    let cells: Vec<usize> = rows.iter().map(|r| unsafe { DATAPTR(r.get()) } as usize).collect();
+    // the rows go straight into the protected outer list as they are allocated
+    let outer = List::new(p);
+    // SAFETY: `outer` is protected; each row is stored into it right after its allocation, before
+    // any other R allocation; the rows' data pointers stay valid while `outer` lives (R does not
+    // move objects). All on R's main thread.
+    let cells: Vec<usize> = unsafe {
+        let o = outer.get();
+        (0..p)
+            .map(|x| {
+                let row = Rf_allocVector(SEXPTYPE::VECSXP, p as isize);
+                SET_VECTOR_ELT(o, x as isize, row);
+                DATAPTR(row) as usize
+            })
+            .collect()
+    };
     // SAFETY: only the address is taken; `empty` stays alive (and protected) meanwhile.
     let empty_cell = unsafe { empty.get() } as usize;
     let pool = rayon::ThreadPoolBuilder::new()
@@ -195,8 +207,9 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     // SAFETY: every vector allocated here is stored into a protected row right after its
     // allocation, before any other R allocation; all on R's main thread.
     unsafe {
+        let o = outer.get();
         for s in &res.sepsets {
-            let row = rows[s.x as usize].get();
+            let row = extendr_ffi::VECTOR_ELT(o, s.x as isize);
             let v = Rf_allocVector(SEXPTYPE::INTSXP, s.set.len() as isize);
             let dst = std::slice::from_raw_parts_mut(INTEGER(v), s.set.len());
             for (d, &x) in dst.iter_mut().zip(&s.set) {
@@ -205,11 +218,20 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
             SET_VECTOR_ELT(row, s.y as isize, v);
         }
     }
-    let mut outer = List::new(p);
-    for (i, row) in rows.into_iter().enumerate() {
-        outer.set_elt(i, row.into_robj()).map_err(|e| PcError::Internal(e.to_string()))?;
-    }
     Ok(outer.into_robj())
+}
+
+/// Makes R's vector heap room for `bytes` at once: one large allocation, dropped right away.
+/// Without it R collects many times while the p rows of the sepset list are allocated, and every
+/// collection walks the rows made so far (most of 3.5 s at p = 20000). A failed allocation is
+/// ignored: the rows are then allocated as usual.
+fn pregrow_r_heap(bytes: usize) {
+    use extendr_ffi::{Rf_allocVector, SEXPTYPE};
+    if bytes < (256 << 20) {
+        return;
+    }
+    let n = bytes as isize;
+    let _ = extendr_api::catch_r_error(move || unsafe { Rf_allocVector(SEXPTYPE::RAWSXP, n) });
 }
 
 /// An uninitialised p x p double matrix for pMax, which the level loop writes in place (no

@@ -143,11 +143,15 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
         .thread_name(|i| format!("gpupc-plan-{i}"))
         .build()
         .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
-    let fill = if fast { -1.0 } else { f64::NEG_INFINITY };
-    pool.install(|| pmax.par_chunks_mut(1 << 16).for_each(|c| c.fill(fill)));
-    if !fast {
-        for i in 0..p {
-            pmax[i + i * p] = 1.0;
+    // a dense backend writes every cell of pMax at its end (a pass over 3.2 GB at p = 20000)
+    let dense = !fast && backend.dense().is_some();
+    if !dense {
+        let fill = if fast { -1.0 } else { f64::NEG_INFINITY };
+        pool.install(|| pmax.par_chunks_mut(1 << 16).for_each(|c| c.fill(fill)));
+        if !fast {
+            for i in 0..p {
+                pmax[i + i * p] = 1.0;
+            }
         }
     }
     let mut graph = params.start.clone();
