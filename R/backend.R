@@ -12,13 +12,12 @@ gpu_info <- function() {
   rs_gpu_info()
 }
 
-# Below this many variables the CPU backend is as fast as the GPU one or faster: on an H100
-# host with 16 cores (BENCHMARKS.md, session 3) p = 1643 took 0.42 s on the GPU and 0.23 s on
-# the CPU; from p = 5000 to 20000 the level loops take about the same time on both (2.1 s /
-# 2.3 s at p = 5000, 48.7 s / 60.4 s at p = 20000), because level 0's host-side bookkeeping
-# dominates both; with fewer cores the CPU falls behind. The first CUDA call of a process costs
-# seconds more (context creation, NVRTC).
-.gpu_min_p <- 5000L
+# Below this many variables the CPU backend is as fast as the GPU one or faster, counting the
+# first CUDA call of a process (0.4 s and more: context, NVRTC). Measured on an H100 host with 16
+# cores (BENCHMARKS.md, "Gaussian levels 0 and 1 on the device", session 5), levels 0 and 1 on the
+# device: p = 1643 took 0.066 s on a warm GPU and 0.16 s on the CPU; p = 5361 0.46-0.80 s and
+# 1.46 s; p = 10000 1.5-2.1 s and 6.7 s. From about p = 3000 the GPU wins even with its start.
+.gpu_min_p <- 3000L
 
 check_backend <- function(backend) {
   if (!is.character(backend) || length(backend) != 1 || !backend %in% c("auto", "cpu", "cuda"))

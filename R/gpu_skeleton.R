@@ -43,7 +43,7 @@
 #' since a test only runs when n >= 10 df); when free memory would not hold a slot per block,
 #' fewer blocks run at once. Both `method = "stable"` and `"stable.fast"` run on the GPU.
 #'
-#' With `backend = "auto"`, Gaussian data go to the GPU from p = 5000 on (`method = "stable"`),
+#' With `backend = "auto"`, Gaussian data go to the GPU from p = 3000 on (`method = "stable"`),
 #' discrete data when n p^2 / 2 >= 5e9 (LINK, 724 variables, at 20000 rows); smaller problems
 #' finish on the CPU before a GPU would have started (the first CUDA call of an R session takes
 #' seconds). An R-function `indepTest` always runs on the CPU.
