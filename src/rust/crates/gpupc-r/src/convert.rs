@@ -165,7 +165,6 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     use extendr_ffi::{Rf_allocVector, DATAPTR, INTEGER, MARK_NOT_MUTABLE, SET_VECTOR_ELT, SEXP, SEXPTYPE};
     use rayon::prelude::*;
     let (p, threads) = (res.sep0.p(), res.threads);
-    pregrow_r_heap(p * p * 8);
     let empty = Robj::from(Vec::<i32>::new());
     // SAFETY: `empty` is a live, protected vector.
     unsafe { MARK_NOT_MUTABLE(empty.get()) };
@@ -219,19 +218,6 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
         }
     }
     Ok(outer.into_robj())
-}
-
-/// Makes R's vector heap room for `bytes` at once: one large allocation, dropped right away.
-/// Without it R collects many times while the p rows of the sepset list are allocated, and every
-/// collection walks the rows made so far (most of 3.5 s at p = 20000). A failed allocation is
-/// ignored: the rows are then allocated as usual.
-fn pregrow_r_heap(bytes: usize) {
-    use extendr_ffi::{Rf_allocVector, SEXPTYPE};
-    if bytes < (256 << 20) {
-        return;
-    }
-    let n = bytes as isize;
-    let _ = extendr_api::catch_r_error(move || unsafe { Rf_allocVector(SEXPTYPE::RAWSXP, n) });
 }
 
 /// An uninitialised p x p double matrix for pMax, which the level loop writes in place (no
