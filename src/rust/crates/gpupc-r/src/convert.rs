@@ -13,7 +13,7 @@ fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
 /// A square logical matrix (NA counts as FALSE; the R layer has already rejected NA), or
 /// `when_null(p)` for NULL: R passes NULL for "no fixedGaps" / "no fixedEdges" rather than a
 /// p x p matrix (1.6 GB at p = 20000).
-pub fn logical_matrix(x: &Robj, p: usize, arg: &'static str, when_null: fn(usize) -> Adjacency) -> CoreResult<Adjacency> {
+pub fn logical_matrix(x: &Robj, p: usize, arg: &'static str, when_null: fn(usize) -> Adjacency, pool: &rayon::ThreadPool) -> CoreResult<Adjacency> {
     if x.is_null() {
         return Ok(when_null(p));
     }
@@ -21,7 +21,7 @@ pub fn logical_matrix(x: &Robj, p: usize, arg: &'static str, when_null: fn(usize
     if v.len() != p * p {
         return Err(invalid(arg, format!("must be a {p} x {p} matrix")));
     }
-    Ok(Adjacency::from_column_major(p, |k| v[k].is_true()))
+    Ok(pool.install(|| Adjacency::from_column_major(p, |k| v[k].is_true())))
 }
 
 pub fn double_vec(x: &Robj, arg: &'static str) -> CoreResult<Vec<f64>> {

@@ -106,12 +106,8 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
     }
     let na_value = if params.na_delete { 1.0 } else { 0.0 };
     let fast = params.order == Order::StableFast;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(params.threads)
-        .thread_name(|i| format!("gpupc-plan-{i}"))
-        .build()
-        .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
-    let mut pmax = pool.install(|| crate::par::filled_vec(p * p, if fast { -1.0 } else { f64::NEG_INFINITY }));
+    let pool = crate::threads::call_pool(params.threads, "plan")?;
+    let mut pmax = pool.install(|| crate::mem::try_filled(p * p, if fast { -1.0 } else { f64::NEG_INFINITY }, "labels", "pMax"))?;
     if !fast {
         for i in 0..p {
             pmax[i + i * p] = 1.0;
