@@ -46,7 +46,7 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
   if (conservative && maj.rule) abort_arg("conservative", "and {.arg maj.rule} cannot both be TRUE: choose one.")
 
   skel <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, skel.method, m.max,
-                        fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend)
+                        fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg)
   skel@call <- cl
   if (!conservative && !maj.rule) {
     switch(u2pd,

@@ -102,11 +102,13 @@ fn skeleton_impl(
             let t0 = Instant::now();
             let t = gsquare_test(&data, p, kind)?;
             input_s += t0.elapsed().as_secs_f64();
-            if run.backend == "cuda" {
-                cuda_gsquare(&mut run, &t)?
-            } else {
-                run.cpu(&t)?
+            let out = if run.backend == "cuda" { cuda_gsquare(&mut run, &t)? } else { run.cpu(&t)? };
+            // pcalg warns for each test it answers p = 1 because n < n.min; R raises one warning
+            let (small, n_min) = t.small_n_tests();
+            if small > 0 {
+                run.extra = list!(small_n_tests = small as f64, small_n_min = n_min as f64, n = t.data.n as f64);
             }
+            out
         }
         other => return Err(PcError::invalid("indepTest", format!("unknown native test \"{other}\""))),
     };
