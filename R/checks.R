@@ -15,8 +15,10 @@ resolve_labels <- function(labels, p, missing_labels, missing_p, chatty = FALSE)
   if (!missing_p) {
     if (!is.numeric(p) || length(p) != 1 || is.na(p) || p < 2)
       abort_arg("p", "must be a single number >= 2.")
-    if (p > .Machine$integer.max)
-      abort_arg("p", "= {format(p)} is more variables than R can index (at most {.Machine$integer.max}); a skeleton of p variables needs p^2 / 8 bytes for its graph alone.")
+    if (p > .Machine$integer.max) {
+      imax <- .Machine$integer.max
+      abort_arg("p", "= {format(p)} is more variables than R can index (at most {imax}).")
+    }
     p <- as.integer(p)
   }
   if (missing_labels) {

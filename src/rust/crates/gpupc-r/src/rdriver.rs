@@ -144,7 +144,11 @@ pub fn step(handle: Robj, answer: Robj) -> CoreResult<Robj> {
     let mut ptr = session(&handle)?;
     let s: &mut Session = &mut ptr;
     if !answer.is_null() {
-        let v = answer.as_real().ok_or_else(|| PcError::Internal("the answer must be a double".into()))?;
+        // the raw double: NA_real_ keeps its payload (stable.fast stores a level-0 p unmapped)
+        let v = match answer.as_real_slice() {
+            Some([v]) => *v,
+            _ => return Err(PcError::Internal("the answer must be one double".into())),
+        };
         if let Some(a) = &s.answers {
             let _ = a.send(v);
         }
