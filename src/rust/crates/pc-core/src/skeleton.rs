@@ -101,8 +101,8 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
     if params.fixed_edges.p() != p {
         return Err(PcError::invalid("fixedEdges", "must have the same size as the graph"));
     }
-    if !(params.alpha > 0.0 && params.alpha < 1.0) {
-        return Err(PcError::invalid("alpha", format!("must lie in (0, 1), not {}", params.alpha)));
+    if !(params.alpha > 0.0 && params.alpha <= 1.0) {
+        return Err(PcError::invalid("alpha", format!("must lie in (0, 1], not {}", params.alpha)));
     }
     let na_value = if params.na_delete { 1.0 } else { 0.0 };
     let fast = params.order == Order::StableFast;
