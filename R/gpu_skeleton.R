@@ -44,8 +44,8 @@
 #' seconds). An R-function `indepTest` always runs on the CPU.
 #'
 #' @inheritParams pcalg::skeleton
-#' @param numCores `NULL` (the default) uses every core; a number limits the threads. Unlike
-#'   pcalg, this applies to every method.
+#' @param numCores `NULL` (the default) uses every core; a number `> 0` runs `floor(numCores)`
+#'   threads, at least 1 and at most the machine's cores. Unlike pcalg, this applies to every method.
 #' @param backend `"auto"` (GPU when one is usable and the problem is large enough, else CPU),
 #'   `"cpu"` or `"cuda"`. Defaults to `getOption("gpupc.backend", "auto")`.
 #' @return An object of class [pcalg::pcAlgo-class].
