@@ -14,7 +14,9 @@
 #' fractional `m.max` or (method `"stable"`) a vector `m.max`, a fractional `p` and any
 #' `numCores > 0` (threads are capped at the machine's cores). These inputs pcalg accepts
 #' silently but gpupc refuses, each with an error that names the argument, because pcalg's
-#' answer to them is an accident of its code:
+#' answer to them is an accident of its code (and one it refuses that gpupc accepts: with
+#' `method = "stable.fast"`, pcalg's C++ fails on a data-frame or `Matrix` C; gpupc returns
+#' pcalg's result for `as.matrix(C)`):
 #'
 #' | argument | refused | what pcalg does |
 #' | --- | --- | --- |

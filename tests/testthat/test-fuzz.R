@@ -2,7 +2,8 @@
 ## pcalg and by gpupc in child R processes of about ten inputs each (fuzz/run-batch.R), under a
 ## time limit, so a crash or a hang is seen: a case with no verdict file crashed or hung its
 ## child. Every case must give pcalg's result (or an error from both), or, for gpupc's documented
-## refusals, an error naming the argument. Crashes, hangs and silent differences must be 0.
+## refusals, an error naming the argument (and where pcalg's C++ fails on a data-frame C, pcalg's
+## result for as.matrix(C)). Crashes, hangs and silent differences must be 0.
 
 skip_if(selftest())
 skip_on_os("windows")

@@ -39,6 +39,11 @@ for (id in ids) {
   ref <- switch(case$fun, pc = pcalg::pc, skeleton = pcalg::skeleton)
   gpu <- switch(case$fun, pc = gpupc::gpu_pc, skeleton = gpupc::gpu_skeleton)
   want <- call_one(ref, case)
+  if (case$expect == "pcalg on as.matrix(C)" && inherits(want, "fuzz_error")) {
+    fixed <- case
+    fixed$suffStat$C <- as.matrix(case$suffStat$C)
+    want <- call_one(ref, fixed)
+  }
   got <- call_one(gpu, case, list(backend = "cpu"))
   ge <- inherits(got, "fuzz_error"); we <- inherits(want, "fuzz_error")
   verdict <- if (case$expect == "refuse") {
