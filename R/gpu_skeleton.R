@@ -102,7 +102,7 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                 method, b, threads, level_hooks(verbose, method, b))
   }
   t1 <- proc.time()[["elapsed"]]
-  res <- if (method == "stable" && m.max < 0) no_levels(start, fixed, p) else run(choice$backend)
+  res <- if (method == "stable" && m.max < 0) no_levels(start, fixed, p, test) else run(choice$backend)
   if (!is.null(res$error) && res$kind == "cuda" && backend == "auto") {
     message("gpupc: the GPU failed (", res$error, "); running on the CPU instead")
     res <- run("cpu")
@@ -180,13 +180,31 @@ check_memory <- function(p, test_bytes, start_edges, p_arg) {
 
 # pcalg R's skeleton() with m.max < 0: its `while (... ord <= m.max)` never runs, so the start
 # graph comes back untested.
-no_levels <- function(start, fixed, p) {
+no_levels <- function(start, fixed, p, test) {
+  check_data_no_levels(test)
   G <- if (is.null(start)) `diag<-`(matrix(TRUE, p, p), FALSE) else start
   pMax <- matrix(-Inf, p, p)
   diag(pMax) <- 1
   list(edges = which(G & upper.tri(G), arr.ind = TRUE), sepset = lapply(seq_len(p), function(.) vector("list", p)),
        pMax = pMax, n.edgetests = 0, max.ord = -1L, backend = "none (m.max < 0)",
        levels = list(level = integer(0)), extra = list(), phases = list())
+}
+
+# The checks of the test's data that Rust makes while reading it, for a run that never gets there.
+check_data_no_levels <- function(test) {
+  d <- test$data
+  if (test$kind == "gauss") {
+    C <- unname(d$C)
+    if (!isTRUE(all(abs(C - t(C)) <= 1e-10 * (1 + pmax(abs(C), abs(t(C)))), na.rm = TRUE)))
+      abort_arg("suffStat$C", "must be symmetric.")
+    if (any(abs(C) > 1 + 1e-12, na.rm = TRUE)) abort_arg("suffStat$C", "must hold correlations in [-1, 1].")
+  } else if (test$kind %in% c("dis", "bin")) {
+    dm <- d$dm
+    if (any(dm < 0 | dm > 254)) abort_arg("suffStat$dm", "codes must be whole numbers in 0..254.")
+    if (!any(dm == 0)) abort_arg("suffStat$dm", "must have values in {{0,1,..}} with at least one 0 value.")
+    if (test$kind == "bin" && any(dm > 1)) abort_arg("suffStat$dm", "must be binary, i.e. with values in {{0,1}}.")
+    if (any(dm >= rep(d$nlev, each = nrow(dm)))) abort_arg("suffStat$dm", "a code is not below its variable's nlev.")
+  }
 }
 
 warn_small_n <- function(n, levels) {

@@ -37,11 +37,12 @@ fuzz_case <- function(k) {
   }
   if (stats::runif(1) < 0.5) a$labels <- paste0("V", seq_len(p)) else a$p <- p
   a$m.max <- sample(list(Inf, Inf, 0, 1, 2, 1.5, -1), 1)[[1]]
-  method <- sample(c("stable", "stable", "stable.fast"), 1)
+  method <- sample(c("stable", "stable", "stable.fast", "stable.fast", "original"), 1, prob = c(2, 2, 1, 1, 0.3))
   if (case$fun == "pc") a$skel.method <- method else a$method <- method
   if (stats::runif(1) < 0.3) { g <- matrix(stats::runif(p * p) < 0.2, p); g <- g | t(g); diag(g) <- FALSE; a$fixedGaps <- g }
   if (stats::runif(1) < 0.2) { g <- matrix(stats::runif(p * p) < 0.15, p); g <- g | t(g); diag(g) <- FALSE; a$fixedEdges <- g }
   a$NAdelete <- stats::runif(1) < 0.7
+  if (stats::runif(1) < 0.1) a$verbose <- TRUE
   a$numCores <- sample(list(1, 2, 0.5, 1e6, 2000), 1)[[1]]
   if (case$fun == "pc") {
     a$u2pd <- sample(c("relaxed", "relaxed", "rand", "retry"), 1)
