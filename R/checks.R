@@ -9,11 +9,16 @@ abort_arg <- function(arg, msg) {
                  call = NULL)
 }
 
-# labels / p exactly as pcalg::skeleton() settles them; returns list(labels, p).
+# labels / p exactly as pcalg::skeleton() settles them (a fractional p is truncated, as its
+# as.integer(p) does); returns list(labels, p, arg), arg naming the one that set p.
 resolve_labels <- function(labels, p, missing_labels, missing_p, chatty = FALSE) {
   if (!missing_p) {
-    if (!is.numeric(p) || length(p) != 1 || is.na(p) || p < 2 || p != round(p))
-      abort_arg("p", "must be a single whole number >= 2.")
+    if (!is.numeric(p) || length(p) != 1 || is.na(p) || p < 2)
+      abort_arg("p", "must be a single number >= 2.")
+    if (p > .Machine$integer.max) {
+      imax <- .Machine$integer.max
+      abort_arg("p", "= {format(p)} is more variables than R can index (at most {imax}).")
+    }
     p <- as.integer(p)
   }
   if (missing_labels) {
@@ -29,19 +34,39 @@ resolve_labels <- function(labels, p, missing_labels, missing_p, chatty = FALSE)
       message("No need to specify 'p', when 'labels' is given")
     }
     if (p < 2) abort_arg("labels", "must name at least 2 variables.")
+    # the graphNEL's node names: pcalg fails on these with "invalid class graphNEL object"
+    if (anyNA(labels)) abort_arg("labels", "must not contain NA (label {which(is.na(labels))[1]} is NA).")
+    if (any(!nzchar(labels))) abort_arg("labels", "must not contain empty names (label {which(!nzchar(labels))[1]} is \"\").")
+    if (anyDuplicated(labels)) {
+      d <- labels[anyDuplicated(labels)]
+      abort_arg("labels", "must be unique: {.val {d}} appears more than once.")
+    }
   }
-  list(labels = labels, p = as.integer(p))
+  list(labels = labels, p = as.integer(p), arg = if (missing_labels) "p" else "labels")
 }
 
 check_alpha <- function(alpha) {
-  if (!is.numeric(alpha) || length(alpha) != 1 || is.na(alpha) || alpha <= 0 || alpha >= 1)
-    abort_arg("alpha", "must be a single number in (0, 1).")
+  if (!is.numeric(alpha) || length(alpha) != 1 || is.na(alpha) || alpha <= 0 || alpha > 1)
+    abort_arg("alpha", "must be a single number in (0, 1].")
   as.double(alpha)
 }
 
-check_m_max <- function(m.max) {
-  if (!is.numeric(m.max) || length(m.max) != 1 || is.na(m.max) || m.max < 0)
-    abort_arg("m.max", "must be a single number >= 0 (or Inf).")
+# pcalg's R loop compares `ord <= m.max` inside `&&`, which (R < 4.3) uses m.max[1] with a
+# warning; its C++ (stable.fast) takes as.integer(m.max), so a negative m.max means "no limit"
+# there, and it fails on more than one value. Returns the level limit as a double (Inf: none;
+# negative: no level at all, pcalg R's `while (ord <= m.max)` never entered).
+check_m_max <- function(m.max, method) {
+  if (!is.numeric(m.max) || length(m.max) < 1 || is.na(m.max[1]))
+    abort_arg("m.max", "must be a single number (or Inf).")
+  if (length(m.max) > 1) {
+    if (method == "stable.fast") abort_arg("m.max", "must be a single number for method \"stable.fast\", not {length(m.max)} numbers.")
+    warning("'length(x) = ", length(m.max), " > 1' in coercion to 'logical(1)' (m.max: using m.max[1] = ", m.max[1], ")", call. = FALSE)
+    m.max <- m.max[1]
+  }
+  if (method == "stable.fast" && is.finite(m.max)) {
+    m.max <- suppressWarnings(as.integer(m.max))  # pcalg's as.integer(); NA beyond 2^31
+    if (is.na(m.max) || m.max < 0) m.max <- Inf
+  }
   as.double(m.max)
 }
 
@@ -65,10 +90,14 @@ check_fixed <- function(x, p, arg) {
   x
 }
 
+# pcalg accepts any positive numCores (it uses it only for stable.fast with OpenMP, which its
+# Linux builds lack); gpupc runs floor(numCores) threads, at least 1 and at most the cores.
 check_threads <- function(numCores) {
   if (is.null(numCores)) return(0L)
-  if (!is.numeric(numCores) || length(numCores) != 1 || is.na(numCores) || numCores < 1 ||
-      numCores != round(numCores))
-    abort_arg("numCores", "must be NULL (all cores) or a whole number >= 1.")
-  as.integer(numCores)
+  if (!is.numeric(numCores) || length(numCores) < 1 || is.na(numCores[1]) || numCores[1] <= 0)
+    abort_arg("numCores", "must be NULL (all cores) or a number > 0.")
+  n <- numCores[1]
+  cores <- rs_cpu_threads()
+  if (n >= cores) return(as.integer(cores))
+  as.integer(max(1, floor(n)))
 }

@@ -9,27 +9,18 @@ native_kind <- function(indepTest) {
   "rfun"
 }
 
-# Returns list(kind, data, rtest) for the Rust entry point.
+# Returns list(kind, data, bytes) for the Rust entry point; an R-function test (kind "rfun") is
+# called by run_rfun() (R/rfun.R). `bytes`: what the Rust side holds of the test's data.
 prepare_test <- function(indepTest, suffStat, p) {
   if (!is.function(indepTest)) abort_arg("indepTest", "must be a function(x, y, S, suffStat).")
   kind <- native_kind(indepTest)
-  switch(kind,
-    gauss = list(kind = kind, data = check_gauss_stat(suffStat, p), rtest = NULL),
-    dis = list(kind = kind, data = check_discrete_stat(suffStat, p, binary = FALSE), rtest = NULL),
-    bin = list(kind = kind, data = check_discrete_stat(suffStat, p, binary = TRUE), rtest = NULL),
-    rfun = list(kind = kind, data = list(), rtest = r_callback(indepTest, suffStat))
-  )
-}
-
-# The user's test as f(x, y, S); an R error comes back as a classed string so it never unwinds
-# through Rust, and its message reaches the user.
-r_callback <- function(indepTest, suffStat) {
-  force(indepTest)
-  force(suffStat)
-  function(x, y, S) {
-    tryCatch(indepTest(x, y, S, suffStat),
-             error = function(e) structure(conditionMessage(e), class = "gpupc_test_error"))
-  }
+  data <- switch(kind,
+    gauss = check_gauss_stat(suffStat, p),
+    dis = check_discrete_stat(suffStat, p, binary = FALSE),
+    bin = check_discrete_stat(suffStat, p, binary = TRUE),
+    rfun = list())
+  bytes <- switch(kind, gauss = 8 * as.double(p)^2, rfun = 0, as.double(length(data$dm)))
+  list(kind = kind, data = data, bytes = bytes)
 }
 
 check_gauss_stat <- function(suffStat, p) {
@@ -37,15 +28,21 @@ check_gauss_stat <- function(suffStat, p) {
   C <- suffStat$C
   n <- suffStat$n
   if (is.null(C)) abort_arg("suffStat$C", "is missing: gaussCItest needs the correlation matrix.")
+  # what gaussCItest indexes as C[i, j] alike: a data frame, or a Matrix such as
+  # Matrix::nearPD(C)$mat (a common repair of a correlation matrix that is not positive definite)
+  if (is.data.frame(C) || methods::is(C, "Matrix")) C <- as.matrix(C)
   if (!is.matrix(C) || !is.numeric(C)) abort_arg("suffStat$C", "must be a numeric matrix.")
   if (nrow(C) != ncol(C)) abort_arg("suffStat$C", "must be square, not {nrow(C)} x {ncol(C)}.")
   if (nrow(C) != p) abort_arg("suffStat$C", "is {nrow(C)} x {ncol(C)}, but there are {p} variables (labels/p).")
-  if (anyNA(C)) abort_arg("suffStat$C", "must not contain NA or NaN.")
+  # NA / NaN (cor() of a constant column) pass: gaussCItest gives such tests r = 0, p = 1
+  # (stable.fast's C++ gives NaN, mapped by NAdelete), as in pcalg
   # symmetry and the [-1, 1] range are checked in Rust, in one pass (isSymmetric() took
   # seconds at p = 5000)
   if (is.null(n)) abort_arg("suffStat$n", "is missing: gaussCItest needs the sample size.")
-  if (!is.numeric(n) || length(n) != 1 || is.na(n) || !is.finite(n) || n < 1 || n != round(n))
-    abort_arg("suffStat$n", "must be a positive whole number (the sample size).")
+  # gaussCItest takes any n >= 0 (Inf too) as it is; stable.fast's C++ truncates it to an
+  # unsigned integer (checked in Rust)
+  if (!is.numeric(n) || length(n) != 1 || is.na(n) || n < 0)
+    abort_arg("suffStat$n", "must be a single number >= 0 (the sample size).")
   # no copy of C (800 MB at p = 10000): Rust reads the doubles and ignores the dimnames
   if (!is.double(C)) storage.mode(C) <- "double"
   list(C = C, n = as.double(n))
@@ -61,6 +58,8 @@ check_discrete_stat <- function(suffStat, p, binary) {
   if (ncol(dm) != p) abort_arg("suffStat$dm", "has {ncol(dm)} columns, but there are {p} variables (labels/p).")
   if (nrow(dm) < 1) abort_arg("suffStat$dm", "has no rows.")
   if (anyNA(dm)) abort_arg("suffStat$dm", "must not contain NA.")
+  if (is.double(dm) && any(big <- abs(dm) > .Machine$integer.max))
+    abort_arg("suffStat$dm", "must hold codes 0, 1, 2, ... (at most 254); found {dm[big][1]}.")
   # The codes' range (negative codes, no 0, binCItest's 0/1, codes >= nlev) is checked in Rust
   # while the codes are copied to bytes: one pass over dm, which may hold 10^9 codes.
   if (is.double(dm) && any(dm != round(dm)))

@@ -12,3 +12,15 @@ rs_sepsets <- function(handle) .Call(wrap__gpupc_sepsets, handle)
 rs_gpu_info <- function() .Call(wrap__gpupc_gpu_info)
 
 rs_cpu_threads <- function() .Call(wrap__gpupc_cpu_threads)
+
+rs_rfun_start <- function(p, alpha, start, fixed_edges, na_delete, m_max, order, threads) {
+  .Call(wrap__gpupc_rfun_start, p, alpha, start, fixed_edges, na_delete, m_max, order, threads)
+}
+
+rs_rfun_step <- function(handle, answer) .Call(wrap__gpupc_rfun_step, handle, answer)
+
+rs_rfun_stop <- function(handle) .Call(wrap__gpupc_rfun_stop, handle)
+
+rs_memory_plan <- function(p, test_bytes, start_edges) {
+  .Call(wrap__gpupc_memory_plan, p, test_bytes, start_edges)
+}

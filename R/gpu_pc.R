@@ -7,6 +7,35 @@
 #' `udag2pdagSpecial()`, and `pc.cons.intern()` for `conservative` / `maj.rule`), so the
 #' orientation is pcalg's by construction.
 #'
+#' @section Inputs gpupc refuses on purpose:
+#' Where `pc()` returns a result, `gpu_pc()` returns the same one, for every input pcalg
+#' accepts: a `data.frame` or `Matrix` C (e.g. `Matrix::nearPD(C)$mat`), NA or NaN in C
+#' (`cor()` of a constant column), `n = Inf` or a fractional `n`, `alpha = 1`, a negative or
+#' fractional `m.max` or (method `"stable"`) a vector `m.max`, a fractional `p` and any
+#' `numCores > 0` (threads are capped at the machine's cores). These inputs pcalg accepts
+#' silently but gpupc refuses, each with an error that names the argument, because pcalg's
+#' answer to them is an accident of its code (and one it refuses that gpupc accepts: with
+#' `method = "stable.fast"`, pcalg's C++ fails on a data-frame or `Matrix` C; gpupc returns
+#' pcalg's result for `as.matrix(C)`):
+#'
+#' | argument | refused | what pcalg does |
+#' | --- | --- | --- |
+#' | `suffStat$C` | not symmetric (beyond 1e-10), or an entry outside [-1, 1] or infinite | uses C[x, y] and C[y, x] as if equal; |r| > 1 gives NaN z-statistics, then edges removed or kept by accident |
+#' | `suffStat$n` | negative, NA, or not one number; for stable.fast >= 2^32 (Inf included) | sqrt() of a negative gives p = 1 everywhere; its C++ casts n to a 32-bit unsigned integer (undefined beyond) |
+#' | `suffStat$dm` | negative codes, codes above 254, NA, Inf, non-whole codes (binCItest: codes other than 0/1) | indexes tables with the codes (negative ones read other cells) or fails later |
+#' | `suffStat$nlev` | not one whole number per variable, below 2 or above 255 | fails inside the test, or reads past its tables |
+#' | `alpha` | not one number in (0, 1] (alpha = 0 or > 1) | alpha = 0 removes every edge (every p >= 0), alpha > 1 none |
+#' | `NAdelete` | anything but TRUE or FALSE | NA fails at the first NA p-value only |
+#' | `m.max` | more than one number with stable.fast | fails in C++ (stable: uses m.max[1] with a warning, as gpupc) |
+#' | `fixedGaps, fixedEdges` | not a logical or 0/1 p x p symmetric matrix without NA | treats any non-zero number as TRUE; NA makes which() skip pairs |
+#' | `labels` | NA, empty or duplicated names | fails while building the graphNEL ("invalid class graphNEL object") |
+#' | `indepTest` | a test that returns anything but one number or logical | a string turns pMax into a character matrix; other values fail later |
+#' | `numCores` | NA, zero, negative, or not a number | the same (stopifnot(numCores > 0)) |
+#'
+#' A run that would not fit in memory stops before any large allocation with an error of class
+#' `gpupc_memory_error` naming `labels` or `p` and the bytes needed, where pcalg says
+#' "cannot allocate vector of size ...".
+#'
 #' @inheritParams pcalg::pc
 #' @inheritParams gpu_skeleton
 #' @return An object of class [pcalg::pcAlgo-class].
@@ -46,7 +75,7 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
   if (conservative && maj.rule) abort_arg("conservative", "and {.arg maj.rule} cannot both be TRUE: choose one.")
 
   skel <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, skel.method, m.max,
-                        fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend)
+                        fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg)
   skel@call <- cl
   if (!conservative && !maj.rule) {
     switch(u2pd,

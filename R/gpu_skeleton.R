@@ -55,8 +55,8 @@
 #' C where R holds it (no copies of either).
 #'
 #' @inheritParams pcalg::skeleton
-#' @param numCores `NULL` (the default) uses every core; a number limits the threads. Unlike
-#'   pcalg, this applies to every method.
+#' @param numCores `NULL` (the default) uses every core; a number `> 0` runs `floor(numCores)`
+#'   threads, at least 1 and at most the machine's cores. Unlike pcalg, this applies to every method.
 #' @param backend `"auto"` (GPU when one is usable and the problem is large enough, else CPU),
 #'   `"cpu"` or `"cuda"`. Defaults to `getOption("gpupc.backend", "auto")`.
 #' @return An object of class [pcalg::pcAlgo-class].
@@ -78,13 +78,13 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
                        missing(labels), missing(p))
   method <- match.arg(method)
   skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, method, m.max, fixedGaps,
-                fixedEdges, NAdelete, numCores, verbose, backend)
+                fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg)
 }
 
 skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.max, fixedGaps,
-                          fixedEdges, NAdelete, numCores, verbose, backend) {
+                          fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels") {
   alpha <- check_alpha(alpha)
-  m.max <- check_m_max(m.max)
+  m.max <- check_m_max(m.max, method)
   NAdelete <- check_flag(NAdelete, "NAdelete")
   verbose <- check_flag(as.logical(verbose), "verbose")
   threads <- check_threads(numCores)
@@ -104,12 +104,16 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                             n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm))
   # NULL: no gaps / no fixed edges (Rust starts from the complete / empty graph)
   start <- if (is.null(gaps)) NULL else `diag<-`(!gaps, FALSE)
+  check_memory(p, test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2, p_arg)
   run <- function(b) {
-    rs_skeleton(test$kind, test$data, test$rtest, p, alpha, start, fixed, NAdelete, m.max,
+    if (test$kind == "rfun" && b == "cpu")
+      return(run_rfun(indepTest, suffStat, p, alpha, start, fixed, NAdelete, m.max, method,
+                      threads, level_hooks(verbose, method, b)))
+    rs_skeleton(test$kind, test$data, NULL, p, alpha, start, fixed, NAdelete, m.max,
                 method, b, threads, level_hooks(verbose, method, b))
   }
   t1 <- proc.time()[["elapsed"]]
-  res <- run(choice$backend)
+  res <- if (method == "stable" && m.max < 0) no_levels(start, fixed, p, test) else run(choice$backend)
   if (!is.null(res$error) && res$kind == "cuda" && backend == "auto") {
     message("gpupc: the GPU failed (", res$error, "); running on the CPU instead")
     res <- run("cpu")
@@ -118,13 +122,14 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   t2 <- proc.time()[["elapsed"]]
   if (verbose) cat(sprintf("gpupc: backend %s (%s)\n", res$backend, choice$why))
   if (test$kind == "gauss") warn_small_n(test$data$n, res$levels)
+  if (!is.null(res$extra$small_n_tests)) warn_small_n_discrete(res$extra)
   out <- as_pcalgo(res, labels, cl)
   t3 <- proc.time()[["elapsed"]]
   # the sepset list last (its p^2 cells would make R's collector work during the graph's
   # allocations), through a box: `@<-` walks a value that is referenced elsewhere for cycles,
   # all p^2 cells (a second at p = 10000), and a value taken out of the box is referenced nowhere
   box <- new.env(parent = emptyenv())
-  box$sepset <- rs_sepsets(res$sepset_handle)
+  box$sepset <- if (is.null(res$sepset_handle)) res$sepset else rs_sepsets(res$sepset_handle)
   if (is.list(box$sepset) && !is.null(box$sepset$error)) raise_core_error(box$sepset)
   out@sepset <- take_from(box, "sepset")
   ph <- unlist(res$phases)
@@ -166,9 +171,61 @@ raise_core_error <- function(res) {
     cli::cli_abort(c("{.arg {arg}}: {sub('^invalid argument [^:]+: ', '', msg)}"),
                    class = c("gpupc_invalid_argument", cls), call = NULL)
   }
+  if (res$kind == "memory") {
+    arg <- sub("^.*\\(argument '([^']+)'\\).*$", "\\1", msg)
+    cli::cli_abort(c("{.arg {arg}}: {msg}"), class = c("gpupc_memory_error", cls), call = NULL)
+  }
   if (res$kind == "interrupt") cli::cli_abort("gpupc: interrupted by the user", class = cls, call = NULL)
   if (res$kind == "test") cli::cli_abort(c("{.arg indepTest} failed.", x = "{msg}"), class = cls, call = NULL)
   cli::cli_abort(c("gpupc: {msg}"), class = cls, call = NULL)
+}
+
+# pcalg's gSquareDis / gSquareBin warn for every test they answer p = 1 because n < n.min =
+# 10 df; gpupc counts them and raises pcalg's warning once, for the smallest n.min.
+warn_small_n_discrete <- function(extra) {
+  warning(gettextf("n=%d is too small (n < n.min = %d ) for G^2 test (=> treated as independence)",
+                   as.integer(extra$n), as.integer(extra$small_n_min)),
+          sprintf(" [%.0f tests]", extra$small_n_tests), call. = FALSE, domain = NA)
+}
+
+# Stops a run that would not fit in memory before anything large is built, as pcalg's "cannot
+# allocate vector of size" would, naming the argument that sets p.
+check_memory <- function(p, test_bytes, start_edges, p_arg) {
+  plan <- rs_memory_plan(as.double(p), as.double(test_bytes), as.double(start_edges))
+  if (!is.na(plan$available) && plan$need > plan$available)
+    cli::cli_abort(c("{.arg {p_arg}}: cannot allocate vector of size {plan$need_text}: a skeleton of {p} variables needs about that much memory (pMax, sepsets, level 0's {format(start_edges, big.mark = ',')} edges), and {format(plan$available / 2^30, digits = 3)} Gb are available.",
+                     i = "pcalg would fail alike (\"cannot allocate vector of size ...\")."),
+                   class = c("gpupc_memory_error", "gpupc_error"), call = NULL)
+  invisible(plan)
+}
+
+# pcalg R's skeleton() with m.max < 0: its `while (... ord <= m.max)` never runs, so the start
+# graph comes back untested.
+no_levels <- function(start, fixed, p, test) {
+  check_data_no_levels(test)
+  G <- if (is.null(start)) `diag<-`(matrix(TRUE, p, p), FALSE) else start
+  pMax <- matrix(-Inf, p, p)
+  diag(pMax) <- 1
+  list(edges = which(G & upper.tri(G), arr.ind = TRUE), sepset = lapply(seq_len(p), function(.) vector("list", p)),
+       pMax = pMax, n.edgetests = 0, max.ord = -1L, backend = "none (m.max < 0)",
+       levels = list(level = integer(0)), extra = list(), phases = list())
+}
+
+# The checks of the test's data that Rust makes while reading it, for a run that never gets there.
+check_data_no_levels <- function(test) {
+  d <- test$data
+  if (test$kind == "gauss") {
+    C <- unname(d$C)
+    if (!isTRUE(all(abs(C - t(C)) <= 1e-10 * (1 + pmax(abs(C), abs(t(C)))), na.rm = TRUE)))
+      abort_arg("suffStat$C", "must be symmetric.")
+    if (any(abs(C) > 1 + 1e-12, na.rm = TRUE)) abort_arg("suffStat$C", "must hold correlations in [-1, 1].")
+  } else if (test$kind %in% c("dis", "bin")) {
+    dm <- d$dm
+    if (any(dm < 0 | dm > 254)) abort_arg("suffStat$dm", "codes must be whole numbers in 0..254.")
+    if (!any(dm == 0)) abort_arg("suffStat$dm", "must have values in {{0,1,..}} with at least one 0 value.")
+    if (test$kind == "bin" && any(dm > 1)) abort_arg("suffStat$dm", "must be binary, i.e. with values in {{0,1}}.")
+    if (any(dm >= rep(d$nlev, each = nrow(dm)))) abort_arg("suffStat$dm", "a code is not below its variable's nlev.")
+  }
 }
 
 warn_small_n <- function(n, levels) {

@@ -166,7 +166,10 @@ test_that("numCores: NULL, 1 and 2 give identical results; bad values are errors
     c2 <- gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.05, p = 25, method = m, numCores = 2L)
     expect_identical_pcalgo(a, b, paste("numCores NULL vs 1,", m))
     expect_identical_pcalgo(b, c2, paste("numCores 1 vs 2,", m))
-    for (bad in list(0, -1, 1.5, "two"))
+    # pcalg accepts any numCores > 0: a fractional one runs floor(numCores) threads, at least 1
+    expect_identical_pcalgo(b, gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.05, p = 25, method = m, numCores = 1.5),
+                            paste("numCores 1 vs 1.5,", m))
+    for (bad in list(0, -1, NA_real_, "two"))
       expect_error(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.05, p = 25, method = m, numCores = bad),
                    "numCores")
   }

@@ -16,7 +16,7 @@ fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
 /// A square logical matrix (NA counts as FALSE; the R layer has already rejected NA), or
 /// `when_null(p)` for NULL: R passes NULL for "no fixedGaps" / "no fixedEdges" rather than a
 /// p x p matrix (1.6 GB at p = 20000).
-pub fn logical_matrix(x: &Robj, p: usize, arg: &'static str, when_null: fn(usize) -> Adjacency) -> CoreResult<Adjacency> {
+pub fn logical_matrix(x: &Robj, p: usize, arg: &'static str, when_null: fn(usize) -> Adjacency, pool: &rayon::ThreadPool) -> CoreResult<Adjacency> {
     if x.is_null() {
         return Ok(when_null(p));
     }
@@ -24,7 +24,7 @@ pub fn logical_matrix(x: &Robj, p: usize, arg: &'static str, when_null: fn(usize
     if v.len() != p * p {
         return Err(invalid(arg, format!("must be a {p} x {p} matrix")));
     }
-    Ok(Adjacency::from_column_major(p, |k| v[k].is_true()))
+    Ok(pool.install(|| Adjacency::from_column_major(p, |k| v[k].is_true())))
 }
 
 pub fn double_vec(x: &Robj, arg: &'static str) -> CoreResult<Vec<f64>> {
@@ -229,6 +229,15 @@ pub fn alloc_pmax(p: usize) -> CoreResult<Robj> {
         .map_err(|_| invalid("p", format!("pMax (p x p doubles) needs {:.1} GB, which R could not allocate", (p * p * 8) as f64 / 1e9)))?;
     // SAFETY: `from_sexp` protects the fresh matrix before any other R allocation.
     Ok(unsafe { Robj::from_sexp(sexp) })
+}
+
+/// pMax of a result that kept its own vector (`run_skeleton`), as R's matrix.
+pub fn pmax_to_r(res: &SkeletonResult) -> CoreResult<Robj> {
+    let p = res.graph.p();
+    let m = alloc_pmax(p)?;
+    // SAFETY: m is the fresh p x p matrix just allocated and protected.
+    unsafe { doubles_mut(&m, p * p) }.copy_from_slice(&res.pmax);
+    Ok(m)
 }
 
 /// The cells of a double matrix made by [`alloc_pmax`].

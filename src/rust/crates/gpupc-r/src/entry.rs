@@ -4,13 +4,13 @@
 
 use extendr_api::prelude::*;
 use pc_core::citest::GSquareKind;
-use pc_core::cpu::{ParallelCpu, SequentialCpu};
+use pc_core::cpu::ParallelCpu;
 use std::time::Instant;
 
-use pc_core::{run_skeleton_into, Adjacency, Backend, Order, PcError, SkeletonParams};
+use pc_core::{run_skeleton_into, Backend, Order, PcError, SkeletonParams};
 
-use crate::convert::{alloc_pmax, doubles_mut, gauss_input, gauss_test, gsquare_test, logical_matrix, result_to_r, scan_correlation, CoreResult};
-use crate::rtest::RTest;
+use crate::convert::{alloc_pmax, doubles_mut, gauss_input, gauss_test, gsquare_test, result_to_r, scan_correlation, CoreResult};
+use crate::params::skeleton_params;
 use crate::watch::RWatch;
 
 fn error_list(e: &PcError) -> Robj {
@@ -21,17 +21,11 @@ fn error_list(e: &PcError) -> Robj {
         PcError::TooManySets { .. } => "too_many_sets",
         PcError::Cuda(_) => "cuda",
         PcError::Internal(_) => "internal",
+        PcError::OutOfMemory { .. } => "memory",
     };
     list!(error = e.to_string(), kind = kind).into_robj()
 }
 
-fn parse_order(order: &str) -> CoreResult<Order> {
-    match order {
-        "stable" => Ok(Order::Stable),
-        "stable.fast" => Ok(Order::StableFast),
-        other => Err(PcError::invalid("skel.method", format!("must be \"stable\" or \"stable.fast\" here, not \"{other}\""))),
-    }
-}
 
 struct Run<'a> {
     params: SkeletonParams,
@@ -67,7 +61,7 @@ impl Run<'_> {
 fn skeleton_impl(
     test: &str,
     data: List,
-    rtest: Robj,
+    _rtest: Robj,
     p: i32,
     alpha: f64,
     start: Robj,
@@ -79,21 +73,9 @@ fn skeleton_impl(
     threads: i32,
     hooks: List,
 ) -> CoreResult<Robj> {
-    if p < 2 {
-        return Err(PcError::invalid("p", "must be at least 2"));
-    }
     let t_input = Instant::now();
-    let p = p as usize;
-    let order = parse_order(order)?;
-    let params = SkeletonParams {
-        alpha,
-        order,
-        m_max: if m_max.is_infinite() { None } else { Some(m_max.max(0.0).floor() as usize) },
-        na_delete,
-        start: logical_matrix(&start, p, "fixedGaps", Adjacency::complete)?,
-        fixed_edges: logical_matrix(&fixed_edges, p, "fixedEdges", Adjacency::empty)?,
-        threads: threads.max(0) as usize,
-    };
+    let params = skeleton_params(p, alpha, &start, &fixed_edges, na_delete, m_max, order, threads)?;
+    let (p, order) = (p as usize, params.order);
     let pmax_r = alloc_pmax(p)?;
     // SAFETY: pmax_r is a fresh p x p double matrix, kept alive (and protected) by this frame
     // until result_to_r takes it; nothing else touches its cells meanwhile.
@@ -136,17 +118,13 @@ fn skeleton_impl(
             let t0 = Instant::now();
             let t = gsquare_test(&data, p, kind)?;
             input_s += t0.elapsed().as_secs_f64();
-            if run.backend == "cuda" {
-                cuda_gsquare(&mut run, &t)?
-            } else {
-                run.cpu(&t)?
+            let out = if run.backend == "cuda" { cuda_gsquare(&mut run, &t)? } else { run.cpu(&t)? };
+            // pcalg warns for each test it answers p = 1 because n < n.min; R raises one warning
+            let (small, n_min) = t.small_n_tests();
+            if small > 0 {
+                run.extra = list!(small_n_tests = small as f64, small_n_min = n_min as f64, n = t.data.n as f64);
             }
-        }
-        "rfun" => {
-            let f = rtest.as_function().ok_or_else(|| PcError::invalid("indepTest", "must be a function"))?;
-            let t = RTest::new(f);
-            let mut b = SequentialCpu::new(&t);
-            run.go(&mut b)?
+            out
         }
         other => return Err(PcError::invalid("indepTest", format!("unknown native test \"{other}\""))),
     };
@@ -254,10 +232,34 @@ fn gpupc_gpu_info() -> Robj {
     }
 }
 
-/// Number of threads rayon would use by default (all cores).
+/// The cores this process may use (asking rayon would start its global pool, which a fork breaks).
 #[extendr]
 fn gpupc_cpu_threads() -> i32 {
-    rayon::current_num_threads() as i32
+    pc_core::threads::available_cores() as i32
+}
+
+/// An R-function indepTest: the level loop runs as a coroutine of R's loop (see `rdriver.rs`).
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn gpupc_rfun_start(p: i32, alpha: f64, start: Robj, fixed_edges: Robj, na_delete: bool, m_max: f64, order: &str, threads: i32) -> Robj {
+    let res = skeleton_params(p, alpha, &start, &fixed_edges, na_delete, m_max, order, threads).and_then(crate::rdriver::start);
+    res.unwrap_or_else(|e| error_list(&e))
+}
+
+#[extendr]
+fn gpupc_rfun_step(handle: Robj, answer: Robj) -> Robj {
+    crate::rdriver::step(handle, answer).unwrap_or_else(|e| error_list(&e))
+}
+
+#[extendr]
+fn gpupc_rfun_stop(handle: Robj) -> Robj {
+    crate::rdriver::stop(handle).map(|_| Robj::from(())).unwrap_or_else(|e| error_list(&e))
+}
+
+/// Peak host bytes of a run and the bytes available (see `params::memory_plan`).
+#[extendr]
+fn gpupc_memory_plan(p: f64, test_bytes: f64, start_edges: f64) -> Robj {
+    crate::params::memory_plan(p, test_bytes, start_edges)
 }
 
 extendr_module! {
@@ -266,4 +268,8 @@ extendr_module! {
     fn gpupc_sepsets;
     fn gpupc_gpu_info;
     fn gpupc_cpu_threads;
+    fn gpupc_rfun_start;
+    fn gpupc_rfun_step;
+    fn gpupc_rfun_stop;
+    fn gpupc_memory_plan;
 }

@@ -3,7 +3,8 @@
 
 mod convert;
 mod entry;
-mod rtest;
+mod params;
+mod rdriver;
 mod watch;
 
 use extendr_api::prelude::*;

@@ -10,7 +10,7 @@ use crate::backend::{run_watched, Backend, Control, Watch};
 use crate::citest::CiTest;
 use crate::combinations::next_subset;
 use crate::error::{PcError, Result};
-use crate::plan::{EdgeOutcome, EdgeWork, LevelPlan};
+use crate::plan::{EdgeOutcome, EdgeWork, LevelPlan, Order};
 
 /// Per-thread buffers for walking one edge's sequence.
 #[derive(Default)]
@@ -30,34 +30,51 @@ pub fn eval_edge<T: CiTest + ?Sized>(
     edge: &EdgeWork,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<EdgeOutcome> {
-    let l = plan.level;
     let mut max_fail = f64::NEG_INFINITY;
-    for (si, side) in edge.sides.iter().enumerate() {
-        let Some(side) = side else { continue };
-        // level 0 draws no set from the list: skip copying the whole row for every edge
-        if l > 0 {
-            plan.side_list(side, &mut sc.list);
-        }
-        sc.pos.clear();
-        sc.pos.extend(0..l as u32);
-        for rank in 0..side.n_ranks {
-            if !keep_going() {
-                return Err(PcError::Interrupted);
-            }
-            sc.set.clear();
-            sc.set.extend(sc.pos.iter().map(|&q| sc.list[q as usize]));
-            let p = test.p_value(&mut sc.test, side.x, side.y, &sc.set)?;
-            let mapped = if p.is_nan() { plan.na_value } else { p };
-            if mapped >= plan.alpha {
-                return Ok(EdgeOutcome { best: Some((si as u8, rank)), p_best: p, max_fail });
-            }
-            max_fail = max_fail.max(mapped);
-            if rank + 1 < side.n_ranks {
-                next_subset(side.len, &mut sc.pos);
-            }
+    for si in 0..2u8 {
+        if let Some(o) = eval_side(plan, test, sc, edge, si, &mut max_fail, keep_going)? {
+            return Ok(o);
         }
     }
     Ok(EdgeOutcome { best: None, p_best: f64::NAN, max_fail })
+}
+
+/// Runs side `si` of `edge` (if it has one) up to its first success, which it returns as the
+/// edge's outcome; failures raise `max_fail`, which carries over from the edge's earlier side.
+pub fn eval_side<T: CiTest + ?Sized>(
+    plan: &LevelPlan,
+    test: &T,
+    sc: &mut EdgeScratch<T::Scratch>,
+    edge: &EdgeWork,
+    si: u8,
+    max_fail: &mut f64,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<Option<EdgeOutcome>> {
+    let l = plan.level;
+    let Some(side) = &edge.sides[si as usize] else { return Ok(None) };
+    // level 0 draws no set from the list: skip copying the whole row for every edge
+    if l > 0 {
+        plan.side_list(side, &mut sc.list);
+    }
+    sc.pos.clear();
+    sc.pos.extend(0..l as u32);
+    for rank in 0..side.n_ranks {
+        if !keep_going() {
+            return Err(PcError::Interrupted);
+        }
+        sc.set.clear();
+        sc.set.extend(sc.pos.iter().map(|&q| sc.list[q as usize]));
+        let p = test.p_value(&mut sc.test, side.x, side.y, &sc.set)?;
+        let mapped = if p.is_nan() { plan.na_value } else { p };
+        if mapped >= plan.alpha {
+            return Ok(Some(EdgeOutcome { best: Some((si, rank)), p_best: p, max_fail: *max_fail }));
+        }
+        *max_fail = max_fail.max(mapped);
+        if rank + 1 < side.n_ranks {
+            next_subset(side.len, &mut sc.pos);
+        }
+    }
+    Ok(None)
 }
 
 pub struct ParallelCpu<'a, T> {
@@ -68,11 +85,7 @@ pub struct ParallelCpu<'a, T> {
 impl<'a, T: CiTest + Sync> ParallelCpu<'a, T> {
     /// `threads == 0` uses every core.
     pub fn new(test: &'a T, threads: usize) -> Result<Self> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("gpupc-cpu-{i}"))
-            .build()
-            .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+        let pool = crate::threads::call_pool(threads, "cpu")?;
         Ok(ParallelCpu { test, pool })
     }
 
@@ -97,7 +110,7 @@ impl<T: CiTest + Sync> Backend for ParallelCpu<'_, T> {
                 // outcomes written in place: per-chunk vectors joined afterwards were a second
                 // allocation and copy of level 0's 1.6 GB at p = 10000
                 let n = plan.edges.len();
-                let mut out: Vec<EdgeOutcome> = Vec::with_capacity(n);
+                let mut out: Vec<EdgeOutcome> = crate::mem::try_vec(n, "labels", "the level's test outcomes")?;
                 out.spare_capacity_mut()[..n]
                     .par_chunks_mut(chunk)
                     .zip(plan.edges.par_chunks(chunk))
@@ -116,14 +129,36 @@ impl<T: CiTest + Sync> Backend for ParallelCpu<'_, T> {
     }
 }
 
+/// Runs every test on the calling thread, in the order pcalg calls its `indepTest`, so a test
+/// with state or random numbers (a permutation test after `set.seed()`) gives pcalg's graph.
+/// pcalg's R `stable` walks the directed pairs (x, y) by x, then y, and tests the pair while the
+/// edge is still there: the side (j, i) of an edge {i, j} comes when row j is reached, long after
+/// the side (i, j). pcalg's C++ `stable.fast` tests an edge's sides back to back, in plan order.
 pub struct SequentialCpu<'a, T> {
     test: &'a T,
+    order: Order,
 }
 
 impl<'a, T: CiTest> SequentialCpu<'a, T> {
-    pub fn new(test: &'a T) -> Self {
-        SequentialCpu { test }
+    pub fn new(test: &'a T, order: Order) -> Self {
+        SequentialCpu { test, order }
     }
+}
+
+/// (edge index, side) in pcalg R's call order: by x, then y.
+fn stable_call_order(plan: &LevelPlan) -> Result<Vec<(usize, u8)>> {
+    let n = plan.edges.iter().map(|e| e.sides.iter().flatten().count()).sum();
+    let mut calls: Vec<(usize, u8)> = crate::mem::try_vec(n, "labels", "the level's call order")?;
+    for (k, e) in plan.edges.iter().enumerate() {
+        for (si, s) in e.sides.iter().enumerate() {
+            if s.is_some() {
+                calls.push((k, si as u8));
+            }
+        }
+    }
+    let side = |&(k, si): &(usize, u8)| plan.edges[k].sides[si as usize].map(|s| (s.x, s.y));
+    calls.sort_by_key(side);
+    Ok(calls)
 }
 
 impl<T: CiTest> Backend for SequentialCpu<'_, T> {
@@ -133,11 +168,21 @@ impl<T: CiTest> Backend for SequentialCpu<'_, T> {
 
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         let mut sc = EdgeScratch::<T::Scratch>::default();
-        let mut out = Vec::with_capacity(plan.edges.len());
-        let total = plan.edges.len() as u64;
+        let n = plan.edges.len();
+        let mut out: Vec<EdgeOutcome> = crate::mem::try_vec(n, "labels", "the level's test outcomes")?;
+        out.resize(n, EdgeOutcome::NONE);
+        let mut decided: Vec<bool> = vec![false; n];
+        let calls: Vec<(usize, u8)> = match self.order {
+            Order::Stable => stable_call_order(plan)?,
+            Order::StableFast => (0..n).flat_map(|k| [(k, 0u8), (k, 1u8)]).collect(),
+        };
+        let total = calls.len() as u64;
         let mut last = Instant::now();
-        for (k, e) in plan.edges.iter().enumerate() {
-            let done = k as u64;
+        let mut done = 0u64;
+        for (k, si) in calls {
+            if decided[k] {
+                continue; // pcalg: G[y, x] is FALSE once the edge's other side removed it
+            }
             let mut keep_going = || {
                 if last.elapsed() < Duration::from_millis(100) {
                     return true;
@@ -145,7 +190,12 @@ impl<T: CiTest> Backend for SequentialCpu<'_, T> {
                 last = Instant::now();
                 watch.tick(done, total)
             };
-            out.push(eval_edge(plan, self.test, &mut sc, e, &mut keep_going)?);
+            let e = &plan.edges[k];
+            let mut max_fail = out[k].max_fail;
+            let hit = eval_side(plan, self.test, &mut sc, e, si, &mut max_fail, &mut keep_going)?;
+            out[k] = hit.unwrap_or(EdgeOutcome { best: None, p_best: f64::NAN, max_fail });
+            decided[k] = hit.is_some();
+            done += 1;
         }
         Ok(out)
     }

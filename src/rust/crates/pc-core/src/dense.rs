@@ -220,7 +220,7 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
 
     fn level1(&mut self, pmax: &mut [f64], ctl: &Control) -> Result<DenseLevelReport> {
         let p = self.graph.p();
-        let rows = Rows::from_adjacency(&self.graph);
+        let rows = Rows::from_adjacency(&self.graph)?;
         let (test, fixed, alpha, na) = (self.test, &self.fixed, self.alpha, self.na_value);
         let removal = self.graph.concurrent_removal();
         let pm = DisjointSlice::new(pmax);

@@ -15,6 +15,9 @@ pub enum PcError {
     Cuda(String),
     #[error("internal error: {0}")]
     Internal(String),
+    /// A buffer that grows with the input would not fit in memory (see `mem.rs`).
+    #[error("cannot allocate {} for {what} (argument '{arg}'){}", crate::mem::format_bytes(*.bytes), .available.map(|a| format!("; {} of memory are available", crate::mem::format_bytes(a))).unwrap_or_default())]
+    OutOfMemory { arg: &'static str, what: String, bytes: u64, available: Option<u64> },
 }
 
 impl PcError {

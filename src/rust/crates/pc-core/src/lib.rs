@@ -13,9 +13,11 @@ pub mod cpu;
 pub mod dense;
 pub mod error;
 pub mod graph;
+pub mod mem;
 pub mod par;
 pub mod plan;
 pub mod skeleton;
+pub mod threads;
 
 pub use backend::{Backend, Control, NullWatch, Watch};
 pub use citest::CiTest;

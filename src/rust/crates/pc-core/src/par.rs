@@ -3,20 +3,6 @@
 
 use rayon::prelude::*;
 
-/// `vec![value; len]`, written by all threads (pMax is 3.2 GB at p = 20000, and first writes to
-/// fresh memory cost a page fault each: a single thread took most of a second per GB).
-pub fn filled_vec<T: Copy + Send + Sync>(len: usize, value: T) -> Vec<T> {
-    let mut v = Vec::with_capacity(len);
-    v.spare_capacity_mut()[..len].par_chunks_mut(1 << 16).for_each(|c| {
-        for x in c {
-            x.write(value);
-        }
-    });
-    // SAFETY: every one of the first `len` slots was written above.
-    unsafe { v.set_len(len) };
-    v
-}
-
 /// Side of the square tiles the symmetric passes walk: two 64 x 64 tiles of f64 (64 KB) stay in
 /// cache, where walking C[j, i] along a row of a column-major matrix missed the cache each time.
 pub const TILE: usize = 64;
@@ -76,15 +62,6 @@ impl<'a, T: Copy> DisjointSlice<'a, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn filled_vec_fills() {
-        for len in [0usize, 1, 65535, 65536, 200_001] {
-            let v = filled_vec(len, 7u16);
-            assert_eq!(v.len(), len);
-            assert!(v.iter().all(|&x| x == 7));
-        }
-    }
 
     #[test]
     fn scan_finds_asymmetry_nan_and_range() {

@@ -31,7 +31,7 @@ pub struct Rows {
 }
 
 impl Rows {
-    pub fn from_adjacency(adj: &Adjacency) -> Self {
+    pub fn from_adjacency(adj: &Adjacency) -> Result<Self> {
         let degrees: Vec<usize> = (0..adj.p()).into_par_iter().map(|i| adj.degree(i)).collect();
         let mut offsets = Vec::with_capacity(adj.p() + 1);
         offsets.push(0);
@@ -40,7 +40,7 @@ impl Rows {
         }
         let total = offsets[adj.p()];
         // rows filled in parallel, in place (level 0 of p = 10000 lists 1e8 neighbours)
-        let mut cols: Vec<u32> = Vec::with_capacity(total);
+        let mut cols: Vec<u32> = crate::mem::try_vec(total, "labels", "the level's neighbour lists")?;
         {
             let mut rest = &mut cols.spare_capacity_mut()[..total];
             let mut slots = Vec::with_capacity(adj.p());
@@ -64,7 +64,7 @@ impl Rows {
         }
         // SAFETY: the row slots tile cols[..total] and each was filled (asserted above).
         unsafe { cols.set_len(total) };
-        Rows { offsets, cols }
+        Ok(Rows { offsets, cols })
     }
 
     #[inline]
@@ -207,7 +207,7 @@ pub fn plan_level_cancellable(
     na_value: f64,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LevelPlan> {
-    let rows = Rows::from_adjacency(adj);
+    let rows = Rows::from_adjacency(adj)?;
     if cancelled() {
         return Err(PcError::Interrupted);
     }
@@ -230,7 +230,7 @@ pub fn plan_level_cancellable(
         .collect::<Result<Vec<_>>>()?; // the first error in row order, as a sequential walk gives
     let qualifying = counts.iter().map(|c| c.1).sum();
     let total: usize = counts.iter().map(|c| c.0).sum();
-    let mut edges: Vec<EdgeWork> = Vec::with_capacity(total);
+    let mut edges: Vec<EdgeWork> = crate::mem::try_vec(total, "labels", "the level's plan")?;
     {
         let mut rest = &mut edges.spare_capacity_mut()[..total];
         let mut slots = Vec::with_capacity(p as usize);

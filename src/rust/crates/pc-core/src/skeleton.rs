@@ -117,7 +117,8 @@ pub fn tests_in_prefix(edge: &EdgeWork, o: &EdgeOutcome) -> u64 {
 /// The skeleton search, with pMax in a vector of its own.
 pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &mut dyn Watch) -> Result<SkeletonResult> {
     let p = params.start.p();
-    let mut pmax = vec![0.0; p * p];
+    let mut pmax = crate::mem::try_vec::<f64>(p * p, "labels", "pMax")?;
+    pmax.resize(p * p, 0.0); // within the reserved capacity; the level loop fills it
     let mut res = run_skeleton_into(params, backend, watch, &mut pmax)?;
     res.pmax = pmax;
     Ok(res)
@@ -133,16 +134,12 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
     if params.fixed_edges.p() != p {
         return Err(PcError::invalid("fixedEdges", "must have the same size as the graph"));
     }
-    if !(params.alpha > 0.0 && params.alpha < 1.0) {
-        return Err(PcError::invalid("alpha", format!("must lie in (0, 1), not {}", params.alpha)));
+    if !(params.alpha > 0.0 && params.alpha <= 1.0) {
+        return Err(PcError::invalid("alpha", format!("must lie in (0, 1], not {}", params.alpha)));
     }
     let na_value = if params.na_delete { 1.0 } else { 0.0 };
     let fast = params.order == Order::StableFast;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(params.threads)
-        .thread_name(|i| format!("gpupc-plan-{i}"))
-        .build()
-        .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+    let pool = crate::threads::call_pool(params.threads, "plan")?;
     // a dense backend writes every cell of pMax at its end (a pass over 3.2 GB at p = 20000)
     let dense = !fast && backend.dense().is_some();
     if !dense {

@@ -13,11 +13,14 @@ use proptest::prelude::*;
 struct HashTest {
     seed: u64,
     nan_every: u64,
+    /// Every call (x, y, S), in order: the sequential backend must call an R test in pcalg's order.
+    calls: std::sync::Mutex<Vec<(u32, u32, Vec<u32>)>>,
 }
 
 impl CiTest for HashTest {
     type Scratch = ();
     fn p_value(&self, _: &mut (), x: u32, y: u32, s: &[u32]) -> pc_core::error::Result<f64> {
+        self.calls.lock().unwrap().push((x, y, s.to_vec()));
         let mut h = self.seed ^ 0x9E37_79B9_7F4A_7C15;
         for v in [x, y].iter().chain(s) {
             h = (h ^ *v as u64).wrapping_mul(0x1000_0000_01B3).rotate_left(29);
@@ -250,7 +253,7 @@ fn random_mask(p: usize, density: f64, seed: u64) -> Vec<bool> {
 }
 
 fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_density: f64, m_max: Option<usize>, na_delete: bool, nan_every: u64) -> Result<(), TestCaseError> {
-    let t = HashTest { seed, nan_every };
+    let t = HashTest { seed, nan_every, calls: Default::default() };
     let gaps = random_mask(p, gap_density, seed ^ 1);
     let fixed = random_mask(p, fixed_density, seed ^ 2);
     let mut g0: Vec<bool> = gaps.iter().map(|&b| !b).collect();
@@ -261,6 +264,7 @@ fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_
         Order::Stable => reference_stable(&t, p, &g0, &fixed, alpha, m_max, na_delete),
         Order::StableFast => reference_fast(&t, p, &g0, &fixed, alpha, m_max, na_delete),
     };
+    let want_calls = std::mem::take(&mut *t.calls.lock().unwrap());
     let params = SkeletonParams {
         alpha,
         order,
@@ -295,9 +299,12 @@ fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_
         prop_assert_eq!(&got.n_edgetests, &want.n_edgetests, "n.edgetests");
         prop_assert_eq!(got.max_ord, want.max_ord, "max.ord");
     }
-    let mut seq = SequentialCpu::new(&t);
+    t.calls.lock().unwrap().clear();
+    let mut seq = SequentialCpu::new(&t, order);
     let again = run_skeleton(&params, &mut seq, &mut NullWatch).unwrap();
     prop_assert_eq!(again.graph.to_dense(), want.g, "sequential backend graph");
+    prop_assert_eq!(&again.n_edgetests, &want.n_edgetests, "sequential backend n.edgetests");
+    prop_assert!(*t.calls.lock().unwrap() == want_calls, "the sequential backend calls the test in another order than pcalg");
     Ok(())
 }
 

@@ -159,11 +159,7 @@ impl<'a> CudaGSquare<'a> {
         self.pool = match threads {
             1 => None,
             t => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(t)
-                    .thread_name(|i| format!("gpupc-rounds-{i}"))
-                    .build()
-                    .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?,
+                pc_core::threads::call_pool(t, "rounds")?,
             ),
         };
         Ok(())

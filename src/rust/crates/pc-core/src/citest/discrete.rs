@@ -109,6 +109,10 @@ pub struct GSquareTest {
     pub data: DiscreteData,
     pub kind: GSquareKind,
     pub adapt_df: bool,
+    /// Tests answered p = 1 because n < n.min = 10 df, and the smallest such n.min: pcalg warns
+    /// "n=.. is too small (n < n.min = ..)" for each, which R raises after the run.
+    small_n: std::sync::atomic::AtomicU64,
+    small_n_min: std::sync::atomic::AtomicU64,
 }
 
 /// Per-thread buffers: per-sample cell index, cell counts, the two margins of one stratum.
@@ -137,7 +141,15 @@ impl GSquareTest {
             data,
             kind,
             adapt_df,
+            small_n: Default::default(),
+            small_n_min: std::sync::atomic::AtomicU64::new(u64::MAX),
         })
+    }
+
+    /// (tests that had n < n.min, the smallest n.min among them), for pcalg's warning.
+    pub fn small_n_tests(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.small_n.load(Relaxed), self.small_n_min.load(Relaxed))
     }
 
     #[inline]
@@ -220,6 +232,9 @@ impl CiTest for GSquareTest {
         };
         let n = d.n;
         if (n as f64) < 10.0 * df {
+            use std::sync::atomic::Ordering::Relaxed;
+            self.small_n.fetch_add(1, Relaxed);
+            self.small_n_min.fetch_min((10.0 * df).min(u64::MAX as f64) as u64, Relaxed);
             return Ok(1.0);
         }
         // Bounded by 0.4 n (see the module doc), so these products cannot overflow.

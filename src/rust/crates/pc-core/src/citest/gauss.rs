@@ -81,10 +81,12 @@ impl GaussTest {
                 "entries must be finite (NA is allowed)",
             ));
         }
-        if !(n.is_finite() && n >= 0.0) {
+        // n = Inf is pcalg's R gaussCItest's limit (z = +-Inf, p = 0 or 1); stable.fast's C++
+        // casts n to a 32-bit unsigned integer, checked below
+        if !(n >= 0.0) {
             return Err(PcError::invalid(
                 "suffStat$n",
-                format!("must be a finite number >= 0, got {n}"),
+                format!("must be a number >= 0, got {n}"),
             ));
         }
         if flavour == GaussFlavour::Cpp && n >= 4294967296.0 {

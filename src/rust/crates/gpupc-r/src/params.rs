@@ -1,0 +1,56 @@
+//! The level loop's parameters from R's values, and the host-memory plan R checks before a run;
+//! shared by the native entry point and the R-function driver.
+
+use extendr_api::prelude::*;
+use pc_core::mem::{available_bytes, peak_bytes, RunSize};
+use pc_core::plan::{EdgeOutcome, EdgeWork};
+use pc_core::{Adjacency, Order, PcError, SkeletonParams};
+
+use crate::convert::{logical_matrix, CoreResult};
+
+pub fn parse_order(order: &str) -> CoreResult<Order> {
+    match order {
+        "stable" => Ok(Order::Stable),
+        "stable.fast" => Ok(Order::StableFast),
+        other => Err(PcError::invalid("skel.method", format!("must be \"stable\" or \"stable.fast\" here, not \"{other}\""))),
+    }
+}
+
+/// `start` is !fixedGaps (NULL: complete), `m_max` may be Inf, `threads` 0 means every core (and
+/// is capped at the cores there are).
+#[allow(clippy::too_many_arguments)]
+pub fn skeleton_params(p: i32, alpha: f64, start: &Robj, fixed_edges: &Robj, na_delete: bool, m_max: f64, order: &str, threads: i32) -> CoreResult<SkeletonParams> {
+    if p < 2 {
+        return Err(PcError::invalid("p", "must be at least 2"));
+    }
+    let p = p as usize;
+    let threads = pc_core::threads::effective_threads(threads.max(0) as usize);
+    // the bit matrices are built by row blocks in parallel: on a pool of this call's, never
+    // rayon's global one (its threads are missing in a forked child, which then waits for good)
+    let pool = pc_core::threads::call_pool(threads, "input")?;
+    Ok(SkeletonParams {
+        alpha,
+        order: parse_order(order)?,
+        m_max: if m_max.is_infinite() { None } else { Some(m_max.max(0.0).floor() as usize) },
+        na_delete,
+        start: logical_matrix(start, p, "fixedGaps", Adjacency::complete, &pool)?,
+        fixed_edges: logical_matrix(fixed_edges, p, "fixedEdges", Adjacency::empty, &pool)?,
+        threads,
+    })
+}
+
+/// The peak host bytes of a run of `p` variables whose test holds `test_bytes` and which starts
+/// with `start_edges` edges, and the bytes available (NA when unknown): R stops a run that cannot
+/// fit before it converts anything, naming the argument that makes it large.
+pub fn memory_plan(p: f64, test_bytes: f64, start_edges: f64) -> Robj {
+    let size = RunSize {
+        p: p as usize,
+        test_bytes: test_bytes as u64,
+        start_edges: start_edges as u64,
+        plan_bytes_per_edge: std::mem::size_of::<EdgeWork>() as u64,
+        outcome_bytes_per_edge: std::mem::size_of::<EdgeOutcome>() as u64,
+    };
+    let need = peak_bytes(&size) as f64;
+    let avail = available_bytes().map_or(f64::NAN, |a| a as f64);
+    list!(need = need, available = avail, need_text = pc_core::mem::format_bytes(need as u64)).into_robj()
+}
