@@ -185,10 +185,7 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     };
     // SAFETY: only the address is taken; `empty` stays alive (and protected) meanwhile.
     let empty_cell = unsafe { empty.get() } as usize;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+    let pool = pc_core::threads::call_pool(threads, "sepsets")?;
     pool.install(|| {
         cells.par_iter().enumerate().for_each(|(x, &row)| {
             let row = row as *mut SEXP;

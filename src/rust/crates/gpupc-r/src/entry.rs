@@ -98,10 +98,7 @@ fn skeleton_impl(
             // C is read in place: one parallel check, then the upload (no copy in Rust)
             let t0 = Instant::now();
             let (c, n) = gauss_input(&data, p)?;
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(run.params.threads)
-                .build()
-                .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+            let pool = pc_core::threads::call_pool(run.params.threads, "scan")?;
             let scan = pool.install(|| scan_correlation(&c, p))?;
             drop(pool);
             input_s += t0.elapsed().as_secs_f64();

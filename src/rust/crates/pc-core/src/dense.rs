@@ -157,11 +157,7 @@ struct CpuState<'a, T> {
 impl<'a, T: CiTest + Sync> DenseCpu<'a, T> {
     /// `threads == 0` uses every core.
     pub fn new(test: &'a T, threads: usize) -> Result<Self> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("gpupc-dense-{i}"))
-            .build()
-            .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+        let pool = crate::threads::call_pool(threads, "dense")?;
         Ok(DenseCpu { pool, st: CpuState { test, graph: Adjacency::empty(0), fixed: Adjacency::empty(0), alpha: 0.0, na_value: 1.0 } })
     }
 }
