@@ -6,6 +6,7 @@ native_kind <- function(indepTest) {
   if (identical(indepTest, pcalg::gaussCItest)) return("gauss")
   if (identical(indepTest, pcalg::disCItest)) return("dis")
   if (identical(indepTest, pcalg::binCItest)) return("bin")
+  if (identical(indepTest, cmiknnCItest)) return("cmiknn")
   "rfun"
 }
 
@@ -17,6 +18,7 @@ prepare_test <- function(indepTest, suffStat, p) {
     gauss = list(kind = kind, data = check_gauss_stat(suffStat, p), rtest = NULL),
     dis = list(kind = kind, data = check_discrete_stat(suffStat, p, binary = FALSE), rtest = NULL),
     bin = list(kind = kind, data = check_discrete_stat(suffStat, p, binary = TRUE), rtest = NULL),
+    cmiknn = list(kind = kind, data = check_cmiknn_stat(suffStat, p), rtest = NULL),
     rfun = list(kind = kind, data = list(), rtest = r_callback(indepTest, suffStat))
   )
 }

@@ -10,3 +10,5 @@ rs_skeleton <- function(test, data, rtest, p, alpha, start, fixed_edges, na_dele
 rs_gpu_info <- function() .Call(wrap__gpupc_gpu_info)
 
 rs_cpu_threads <- function() .Call(wrap__gpupc_cpu_threads)
+
+rs_cmiknn_test <- function(data, vars, threads) .Call(wrap__gpupc_cmiknn_test, data, vars, threads)

@@ -13,7 +13,7 @@ use crate::convert::{gauss_test, gsquare_test, logical_matrix, result_to_r, Core
 use crate::rtest::RTest;
 use crate::watch::RWatch;
 
-fn error_list(e: &PcError) -> Robj {
+pub(crate) fn error_list(e: &PcError) -> Robj {
     let kind = match e {
         PcError::InvalidArgument { .. } => "invalid",
         PcError::Test(_) => "test",
@@ -33,19 +33,19 @@ fn parse_order(order: &str) -> CoreResult<Order> {
     }
 }
 
-struct Run<'a> {
-    params: SkeletonParams,
+pub(crate) struct Run<'a> {
+    pub(crate) params: SkeletonParams,
     watch: RWatch,
     backend: &'a str,
     /// Backend-specific details for `gpupc_last_run()` (CUDA timings).
-    extra: List,
+    pub(crate) extra: List,
     /// Seconds opening the backend (CUDA: device, NVRTC, upload) and in the level loop.
-    setup_s: f64,
+    pub(crate) setup_s: f64,
     search_s: f64,
 }
 
 impl Run<'_> {
-    fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
+    pub(crate) fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
         let name = b.name();
         let t = Instant::now();
         let res = run_skeleton(&self.params, b, &mut self.watch)?;
@@ -122,6 +122,16 @@ fn skeleton_impl(
             input_s += t0.elapsed().as_secs_f64();
             if run.backend == "cuda" {
                 cuda_gsquare(&mut run, &t)?
+            } else {
+                run.cpu(&t)?
+            }
+        }
+        "cmiknn" => {
+            let t0 = Instant::now();
+            let t = crate::cmiknn::cmiknn_test(&data, p)?;
+            input_s += t0.elapsed().as_secs_f64();
+            if run.backend == "cuda" {
+                crate::cmiknn::cuda_cmiknn(&mut run, &t)?
             } else {
                 run.cpu(&t)?
             }

@@ -15,4 +15,4 @@ pub mod ranks;
 pub mod test;
 
 pub use ranks::RankData;
-pub use test::{CmiKnn, CmiKnnParams, Knn, Outcome, Permute};
+pub use test::{key_of, p_value, CmiKnn, CmiKnnParams, Knn, Outcome, Permute};

@@ -176,9 +176,7 @@ impl CmiKnn {
 
     /// The group key of x and S (S in any order).
     pub fn key(&self, x: u32, s: &[u32]) -> [u32; 2] {
-        let mut sorted = s.to_vec();
-        sorted.sort_unstable();
-        group_key(self.params.seed, x, &sorted)
+        key_of(self.params.seed, x, s)
     }
 
     /// Rows [x, y, z..] with the permuted variable read through `perm`.
@@ -216,12 +214,11 @@ impl CmiKnn {
         self.estimate(x, y, s, None)
     }
 
-    /// The statistic under every permutation of the group (x, S), in permutation order.
-    pub fn null_distribution(&self, x: u32, y: u32, s: &[u32]) -> Result<Vec<f64>> {
+    /// The statistic under every permutation of the group key `key`, in permutation order.
+    pub fn null_distribution(&self, x: u32, y: u32, s: &[u32], key: [u32; 2]) -> Result<Vec<f64>> {
         self.check(x, y, s)?;
         let n = self.data.n();
         let nb = self.neighbours(s)?;
-        let key = self.key(x, s);
         map_indices(self.params.sig_samples, |b| {
             let mut perm = zeroed(n, "a permutation")?;
             self.permutation(key, b as u32, nb.as_deref(), &mut PermScratch::default(), &mut perm);
@@ -231,11 +228,24 @@ impl CmiKnn {
 
     /// Statistic, null distribution and p-value of X_x _||_ X_y | X_S.
     pub fn run(&self, x: u32, y: u32, s: &[u32]) -> Result<Outcome> {
+        self.run_keyed(x, y, s, self.key(x, s))
+    }
+
+    /// [`Self::run`] with the permutations' key given: a caller holding only some columns
+    /// (R's single test) keys them by the variables' indices in the whole data set.
+    pub fn run_keyed(&self, x: u32, y: u32, s: &[u32], key: [u32; 2]) -> Result<Outcome> {
         let statistic = self.statistic(x, y, s)?;
-        let null = self.null_distribution(x, y, s)?;
+        let null = self.null_distribution(x, y, s, key)?;
         let p_value = p_value(statistic, &null);
         Ok(Outcome { statistic, p_value, null })
     }
+}
+
+/// The permutations' key of the group (x, S) under `seed` (S in any order).
+pub fn key_of(seed: u64, x: u32, s: &[u32]) -> [u32; 2] {
+    let mut sorted = s.to_vec();
+    sorted.sort_unstable();
+    group_key(seed, x, &sorted)
 }
 
 /// tigramite's empirical p-value: (1 + #{null >= statistic}) / (1 + B).
