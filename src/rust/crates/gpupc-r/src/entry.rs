@@ -102,7 +102,7 @@ fn skeleton_impl(
     };
     let mut input_s = t_input.elapsed().as_secs_f64(); // plus the test's data, below
     if run.backend == "cuda" && test == "rfun" {
-        return Err(PcError::Cuda("the GPU backend runs only gaussCItest, disCItest and binCItest".into()));
+        return Err(PcError::Cuda("the GPU backend runs only gaussCItest, disCItest, binCItest and cmiknnCItest".into()));
     }
     let (res, name) = match test {
         "gauss" => {

@@ -23,8 +23,13 @@ use crate::philox::{Purpose, Stream};
 /// Each sample's `kp` nearest neighbours in Z, row-major n x kp, sorted by (distance, row).
 /// `zs` are the Z rank columns (at least one). `keys` is scratch.
 pub fn z_neighbours(zs: &[&[u32]], n: usize, kp: usize, out: &mut [u32], keys: &mut Vec<u64>) {
-    debug_assert!(kp >= 1 && kp <= n && out.len() == n * kp);
-    for a in 0..n {
+    z_neighbours_from(zs, n, kp, 0, out, keys)
+}
+
+/// [`z_neighbours`] of the samples `first..first + out.len() / kp` (for splitting the work).
+pub fn z_neighbours_from(zs: &[&[u32]], n: usize, kp: usize, first: usize, out: &mut [u32], keys: &mut Vec<u64>) {
+    debug_assert!(kp >= 1 && kp <= n && out.len() % kp == 0);
+    for (row, a) in (first..first + out.len() / kp).enumerate() {
         keys.clear();
         for b in 0..n {
             let mut m = 0u32;
@@ -38,7 +43,7 @@ pub fn z_neighbours(zs: &[&[u32]], n: usize, kp: usize, out: &mut [u32], keys: &
         }
         let top = &mut keys[..kp];
         top.sort_unstable();
-        for (o, &kv) in out[a * kp..(a + 1) * kp].iter_mut().zip(top.iter()) {
+        for (o, &kv) in out[row * kp..(row + 1) * kp].iter_mut().zip(top.iter()) {
             *o = kv as u32;
         }
     }

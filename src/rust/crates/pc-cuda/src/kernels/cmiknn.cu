@@ -20,6 +20,7 @@
 // in tiles that every thread of the block reads alike.
 
 typedef unsigned int u32;
+typedef unsigned long long u64;
 
 #define LANES 256
 #define MAXL 8
@@ -40,9 +41,9 @@ extern "C" __global__ void __launch_bounds__(LANES) cmiknn_partials(
     const u32 a = chunk * LANES + tid;
     const bool live = a < n;
     const u32 l = tl[t], d = l + 2;
-    const u32* cx = ranks + (size_t)tx[t] * n;
-    const u32* cy = ranks + (size_t)ty[t] * n;
-    const u32* pr = e == 0 ? 0 : perm + ((size_t)tperm[t] + (e - 1)) * n;
+    const u32* cx = ranks + (u64)tx[t] * n;
+    const u32* cy = ranks + (u64)ty[t] * n;
+    const u32* pr = e == 0 ? 0 : perm + ((u64)tperm[t] + (e - 1)) * n;
     u32 cz[MAXL];
     for (u32 j = 0; j < l; j++) cz[j] = ts[t * MAXL + j];
 
@@ -54,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(LANES) cmiknn_partials(
     if (live) {
         me[0] = ROW_X(a);
         me[1] = ROW_Y(a);
-        for (u32 j = 0; j < l; j++) me[2 + j] = ranks[(size_t)cz[j] * n + a];
+        for (u32 j = 0; j < l; j++) me[2 + j] = ranks[(u64)cz[j] * n + a];
     }
 
     // bisection: the smallest r with #{b != a : d(a, b) <= r} >= k lies in [lo, hi]
@@ -73,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(LANES) cmiknn_partials(
             if (s < n) {
                 tile[tid * MAXD + 0] = ROW_X(s);
                 tile[tid * MAXD + 1] = ROW_Y(s);
-                for (u32 j = 0; j < l; j++) tile[tid * MAXD + 2 + j] = ranks[(size_t)cz[j] * n + s];
+                for (u32 j = 0; j < l; j++) tile[tid * MAXD + 2 + j] = ranks[(u64)cz[j] * n + s];
             }
             __syncthreads();
             const u32 m = min((u32)LANES, n - base);
@@ -113,6 +114,6 @@ extern "C" __global__ void __launch_bounds__(LANES) cmiknn_partials(
     }
     if (tid == 0) {
         const u32 chunks = gridDim.x;
-        partial[((size_t)t * n_est + e) * chunks + chunk] = red[0];
+        partial[((u64)t * n_est + e) * chunks + chunk] = red[0];
     }
 }
