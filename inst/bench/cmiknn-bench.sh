@@ -6,7 +6,8 @@
 #
 #   bash cmiknn-bench.sh check     probe, parity (150 tests), one test at n = 1000
 #   bash cmiknn-bench.sh bench     the timings of issue 14 (n = 1000 and n = 10000, tigramite, PC)
-#   bash cmiknn-bench.sh all       both
+#   bash cmiknn-bench.sh extra     parity again, GPU level loop = CPU level loop, tigramite at the PC run's shape
+#   bash cmiknn-bench.sh all       check and bench
 set -u
 phase=${1:-all}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +37,23 @@ bench() {
   echo "## PC skeleton on the GPU: p = 50, n = 1000, k = 0.2 n, B = 500, alpha = 0.05"
   timeout 90 "$pcb" cmiknn pc --p 50 --n 1000 --knn 0.2 --sig-samples 500 --degree 2 --backend cuda --seed 3 || echo "pc: stopped after 90 s"
 }
+extra() {
+  echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) $(nproc) cores"
+  echo "## parity again (Z-neighbours split over the pool)"
+  timeout 60 "$pcb" cmiknn parity --cases 150 --seed 11; echo "parity exit $?"
+  echo "## the level loop: GPU backend against CPU backend (graph, sepsets, pMax, n.edgetests identical)"
+  timeout 60 "$pcb" cmiknn pc --p 15 --n 500 --knn 0.2 --sig-samples 100 --degree 2 --backend both --seed 5
+  echo "## one test at n = 10000, k = 0.2 n (host permutations now on all cores)"
+  timeout 60 "$pcb" cmiknn single --n 10000 --knn 0.2 --sig-samples 100 --level 1 --repeat 2 --backend cuda
+  echo "## tigramite, one test of the PC run's shape (n = 1000, k = 200, B = 500, |S| = 1 and 2)"
+  export TIGRAMITE_PATH=${TMPDIR:-/tmp}/tig-site
+  python3 -c "import zipfile, sys; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$(ls "$here"/tigramite-*.whl | head -1)" "$TIGRAMITE_PATH"
+  echo "tool,n,k,B,l,workers,median_s,statistic,p_value"
+  timeout 60 python3 "$here/cmiknn-tigramite.py" 1000 0.2 500 1 1
+  timeout 60 python3 "$here/cmiknn-tigramite.py" 1000 0.2 500 0 1
+}
 case $phase in
+  extra) extra 2>&1 | tee "$out/cmiknn-extra.txt" ;;
   check) check 2>&1 | tee "$out/cmiknn-check.txt" ;;
   bench) bench 2>&1 | tee "$out/cmiknn-bench.txt" ;;
   *) { check; bench; } 2>&1 | tee "$out/cmiknn-all.txt" ;;
