@@ -10,7 +10,7 @@
 //!
 //! Device memory is planned before each batch: the groups' permutations (B n 4 bytes each) and
 //! the partial sums ((B + 1) ceil(n / 256) 8 bytes per test) are split into launches that fit in
-//! a quarter of the free memory.
+//! a quarter of the free memory and 1 GiB (the host holds the same permutations).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -144,7 +144,8 @@ impl<'a> CudaCmiKnn<'a> {
         let chunks = n.div_ceil(LANES);
         let perm_bytes = b * n * 4;
         let test_bytes = (b + 1) * chunks * 8 + 5 * 4 + MAX_LEVEL * 4;
-        let budget = self.gpu.free_bytes()? / 4;
+        // a quarter of the free device memory, and at most 1 GiB of permutations on the host
+        let budget = (self.gpu.free_bytes()? / 4).min(1 << 30);
         let mut out: Vec<Option<Outcome>> = vec![None; cases.len()];
         // launches: consecutive groups while their permutations and tests fit the budget
         let mut g0 = 0;
@@ -164,7 +165,7 @@ impl<'a> CudaCmiKnn<'a> {
             }
             if bytes > budget {
                 return Err(PcError::Cuda(format!(
-                    "one CMI-kNN group needs {:.2} GB of GPU memory ({b} permutations of {n} samples), more than a quarter of the free memory",
+                    "one CMI-kNN group needs {:.2} GB of GPU memory ({b} permutations of {n} samples), more than a quarter of the free memory or 1 GiB",
                     bytes as f64 / 1e9
                 )));
             }
@@ -183,22 +184,22 @@ impl<'a> CudaCmiKnn<'a> {
         let n = self.test.n();
         let b = self.test.params().sig_samples;
         let test = self.test;
-        // permutations of every group, on the host's pool
+        // permutations of every group, on the host's pool, into one buffer allocated fallibly
         let t = Instant::now();
-        let perms: Vec<u32> = self.pool.install(|| -> Result<Vec<u32>> {
-            let parts: Vec<Vec<u32>> = groups
-                .par_iter()
-                .map(|(x, s)| -> Result<Vec<u32>> {
-                    let nb = test.neighbours(s)?;
-                    let key = test.key(*x, s);
-                    let mut v = vec![0u32; b * n];
-                    v.par_chunks_mut(n).enumerate().for_each_init(PermScratch::default, |sc, (e, row)| {
-                        test.permutation(key, e as u32, nb.as_deref(), sc, row);
-                    });
-                    Ok(v)
-                })
-                .collect::<Result<_>>()?;
-            Ok(parts.concat())
+        let mut perms: Vec<u32> = Vec::new();
+        perms
+            .try_reserve_exact(groups.len() * b * n)
+            .map_err(|_| PcError::Cuda(format!("not enough host memory for {} groups' permutations", groups.len())))?;
+        perms.resize(groups.len() * b * n, 0);
+        self.pool.install(|| {
+            perms.par_chunks_mut(b * n).zip(groups.par_iter()).try_for_each(|(dst, (x, s))| -> Result<()> {
+                let nb = test.neighbours(s)?;
+                let key = test.key(*x, s);
+                dst.par_chunks_mut(n).enumerate().for_each_init(PermScratch::default, |sc, (e, row)| {
+                    test.permutation(key, e as u32, nb.as_deref(), sc, row);
+                });
+                Ok(())
+            })
         })?;
         let permute_s = t.elapsed().as_secs_f64();
         self.book(|tm| tm.permute_s += permute_s);
