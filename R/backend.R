@@ -35,6 +35,12 @@ resolve_backend <- function(backend, kind, order, p, n = NA_real_) {
   backend <- check_backend(backend)
   if (backend != "auto") return(list(backend = backend, why = "asked for"))
   if (kind == "rfun") return(list(backend = "cpu", why = "a user-supplied test runs on the CPU"))
+  if (kind == "cmiknn") {
+    # a CMI-kNN test is O(B n^2): the GPU pays off from a few hundred samples
+    info <- gpu_info()
+    if (!isTRUE(info$usable)) return(list(backend = "cpu", why = paste("no usable GPU:", info$reason)))
+    return(list(backend = "cuda", why = sprintf("GPU %s", info$name)))
+  }
   if (kind == "gauss") {
     if (order != "stable") return(list(backend = "cpu", why = "stable.fast order runs on the CPU"))
     if (p < .gpu_min_p) return(list(backend = "cpu", why = sprintf("p = %d is small (< %d)", p, .gpu_min_p)))

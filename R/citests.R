@@ -6,6 +6,7 @@ native_kind <- function(indepTest) {
   if (identical(indepTest, pcalg::gaussCItest)) return("gauss")
   if (identical(indepTest, pcalg::disCItest)) return("dis")
   if (identical(indepTest, pcalg::binCItest)) return("bin")
+  if (identical(indepTest, cmiknnCItest)) return("cmiknn")
   "rfun"
 }
 
@@ -18,8 +19,10 @@ prepare_test <- function(indepTest, suffStat, p) {
     gauss = check_gauss_stat(suffStat, p),
     dis = check_discrete_stat(suffStat, p, binary = FALSE),
     bin = check_discrete_stat(suffStat, p, binary = TRUE),
+    cmiknn = check_cmiknn_stat(suffStat, p),
     rfun = list())
-  bytes <- switch(kind, gauss = 8 * as.double(p)^2, rfun = 0, as.double(length(data$dm)))
+  bytes <- switch(kind, gauss = 8 * as.double(p)^2, rfun = 0, cmiknn = 8 * as.double(length(data$data)),
+                  as.double(length(data$dm)))
   list(kind = kind, data = data, bytes = bytes)
 }
 

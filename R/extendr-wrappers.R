@@ -24,3 +24,5 @@ rs_rfun_stop <- function(handle) .Call(wrap__gpupc_rfun_stop, handle)
 rs_memory_plan <- function(p, test_bytes, start_edges) {
   .Call(wrap__gpupc_memory_plan, p, test_bytes, start_edges)
 }
+
+rs_cmiknn_test <- function(data, vars, threads) .Call(wrap__gpupc_cmiknn_test, data, vars, threads)

@@ -7,8 +7,8 @@
 #' `sepset[[larger]][[smaller]]`, integer `n.edgetests`). `method = "original"` depends on the
 #' order edges are visited, so it is handed to pcalg itself (with a message).
 #'
-#' `pcalg::gaussCItest`, `pcalg::disCItest` and `pcalg::binCItest` are recognised by identity and
-#' run natively (in parallel on all cores, or on the GPU); any other `indepTest` is called from R
+#' `pcalg::gaussCItest`, `pcalg::disCItest`, `pcalg::binCItest` and gpupc's [cmiknnCItest()] are
+#' recognised by identity and run natively (in parallel on all cores, or on the GPU); any other `indepTest` is called from R
 #' by the same level loop, one test at a time, so it still gives pcalg's answer.
 #'
 #' @section Differences from pcalg:

@@ -13,7 +13,7 @@ use crate::convert::{alloc_pmax, doubles_mut, gauss_input, gauss_test, gsquare_t
 use crate::params::skeleton_params;
 use crate::watch::RWatch;
 
-fn error_list(e: &PcError) -> Robj {
+pub(crate) fn error_list(e: &PcError) -> Robj {
     let kind = match e {
         PcError::InvalidArgument { .. } => "invalid",
         PcError::Test(_) => "test",
@@ -27,21 +27,21 @@ fn error_list(e: &PcError) -> Robj {
 }
 
 
-struct Run<'a> {
-    params: SkeletonParams,
+pub(crate) struct Run<'a> {
+    pub(crate) params: SkeletonParams,
     /// pMax's cells: R's matrix, written in place by the level loop.
     pmax: &'a mut [f64],
     watch: RWatch,
     backend: &'a str,
     /// Backend-specific details for `gpupc_last_run()` (CUDA timings).
-    extra: List,
+    pub(crate) extra: List,
     /// Seconds opening the backend (CUDA: device, NVRTC, upload) and in the level loop.
-    setup_s: f64,
+    pub(crate) setup_s: f64,
     search_s: f64,
 }
 
 impl Run<'_> {
-    fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
+    pub(crate) fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
         let name = b.name();
         let t = Instant::now();
         let res = run_skeleton_into(&self.params, b, &mut self.watch, self.pmax)?;
@@ -91,7 +91,7 @@ fn skeleton_impl(
     };
     let mut input_s = t_input.elapsed().as_secs_f64(); // plus the test's data, below
     if run.backend == "cuda" && test == "rfun" {
-        return Err(PcError::Cuda("the GPU backend runs only gaussCItest, disCItest and binCItest".into()));
+        return Err(PcError::Cuda("the GPU backend runs only gaussCItest, disCItest, binCItest and cmiknnCItest".into()));
     }
     let (res, name) = match test {
         "gauss" if run.backend == "cuda" => {
@@ -122,6 +122,16 @@ fn skeleton_impl(
                 run.extra = list!(small_n_tests = small as f64, small_n_min = n_min as f64, n = t.data.n as f64);
             }
             out
+        }
+        "cmiknn" => {
+            let t0 = Instant::now();
+            let t = crate::cmiknn::cmiknn_test(&data, p)?;
+            input_s += t0.elapsed().as_secs_f64();
+            if run.backend == "cuda" {
+                crate::cmiknn::cuda_cmiknn(&mut run, &t)?
+            } else {
+                run.cpu(&t)?
+            }
         }
         other => return Err(PcError::invalid("indepTest", format!("unknown native test \"{other}\""))),
     };

@@ -1,6 +1,7 @@
 //! gpupc-r: the extendr glue. It converts R objects to core types and back, turns R callbacks
 //! into a CI test and a progress watch, and maps every error to an R error. No algorithm here.
 
+mod cmiknn;
 mod convert;
 mod entry;
 mod params;
@@ -12,4 +13,5 @@ use extendr_api::prelude::*;
 extendr_module! {
     mod gpupc;
     use entry;
+    use cmiknn;
 }

@@ -7,6 +7,7 @@
 //! `skeleton(method = "stable")` through pc-core's [`pc_core::Backend`] seam; the host-side
 //! arithmetic the kernels rely on lives in [`host`], testable without a GPU.
 
+pub mod cmiknn;
 pub mod device;
 pub mod discrete;
 pub mod gauss;
@@ -16,6 +17,7 @@ pub mod host;
 pub mod module;
 pub mod windows;
 
+pub use cmiknn::CudaCmiKnn;
 pub use device::{probe, DeviceInfo};
 pub use discrete::CudaGSquare;
 pub use gauss::{CudaGauss, CudaTimings, LevelTimings};

@@ -17,6 +17,8 @@ use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
 pub const GAUSS_SRC: &str = include_str!("kernels/gauss.cu");
 /// The G^2 kernel's source.
 pub const GSQUARE_SRC: &str = include_str!("kernels/gsquare.cu");
+/// The CMI-kNN kernel's source.
+pub const CMIKNN_SRC: &str = include_str!("kernels/cmiknn.cu");
 
 /// A compiled module and how it was made.
 pub struct Compiled {

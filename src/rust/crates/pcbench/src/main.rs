@@ -10,6 +10,7 @@
 //! Exit status: 0 when everything matched, 1 on a CPU/GPU mismatch that is not a tie at alpha,
 //! 2 when two GPU runs differ, 3 on an error.
 
+mod cmiknn;
 mod compare;
 mod data;
 mod discrete;
@@ -50,6 +51,8 @@ enum Cmd {
         #[arg(long, default_value = "src/rust/crates/pc-core/tests/fixtures")]
         fixtures: PathBuf,
     },
+    /// CMI-kNN: GPU/CPU parity, one-test timings, a skeleton search on a non-linear DAG.
+    Cmiknn(cmiknn::CmiArgs),
     /// Print what the GPU probe finds.
     Probe,
 }
@@ -473,6 +476,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Parity(a) => cmd_parity(a),
         Cmd::Discrete(a) => discrete::cmd_discrete(a),
+        Cmd::Cmiknn(a) => cmiknn::cmd_cmiknn(a),
         Cmd::Pchisq { fixtures } => discrete::cmd_pchisq(fixtures),
     };
     match r {

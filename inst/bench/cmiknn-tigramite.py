@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""One tigramite CMIknn test (run_test_raw), timed: the baseline of cmiknn-bench.sh.
+
+    python3 cmiknn-tigramite.py N KNN SIG_SAMPLES L REPEAT
+
+KNN below 1 is a fraction of n (tigramite's rule). workers=-1: scipy's cKDTree queries use every
+core. tigramite is imported from $TIGRAMITE_PATH (a --no-deps install of the wheel); numba, which
+it imports only for @jit(forceobj=True) (object mode, nothing compiled), is replaced by a
+stand-in when absent. Prints one CSV row: tool,n,k,B,l,workers,median_s,statistic,p_value.
+"""
+import os
+import sys
+import time
+import types
+
+sys.path.insert(0, os.environ.get("TIGRAMITE_PATH", "/tmp/tig"))
+try:
+    import numba  # noqa: F401
+except ImportError:
+    stub = types.ModuleType("numba")
+    stub.jit = lambda *a, **k: (lambda f: f)
+    sys.modules["numba"] = stub
+import numpy as np
+from tigramite.independence_tests.cmiknn import CMIknn
+
+n, knn, B, l, rep = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+if knn >= 1:
+    knn = int(knn)
+rng = np.random.default_rng(1)
+z = rng.normal(size=(n, max(l, 1)))
+x = np.tanh(z[:, 0]) + 0.5 * rng.normal(size=n)
+y = np.sin(2 * z[:, 0]) + 0.5 * rng.normal(size=n)
+t = CMIknn(knn=knn, shuffle_neighbors=5, sig_samples=B, workers=-1, seed=1)
+times = []
+for _ in range(rep):
+    t0 = time.perf_counter()
+    val, p = t.run_test_raw(x.reshape(n, 1), y.reshape(n, 1), z[:, :l] if l > 0 else None)
+    times.append(time.perf_counter() - t0)
+k = max(1, int(knn * n)) if knn < 1 else knn
+print(f"tigramite,{n},{k},{B},{l},{os.cpu_count()},{sorted(times)[len(times) // 2]:.4f},{val!r},{p!r}", flush=True)

@@ -1,0 +1,299 @@
+//! `CudaCmiKnn`: tigramite's CMI-kNN test on the GPU, many tests per launch.
+//!
+//! The ranks and the digamma table are uploaded once. A batch of tests is grouped by (x, S): the
+//! permutations of a group (pc-cmiknn's Philox-keyed restricted permutations, made on the host's
+//! pool by the same code the CPU test runs) are uploaded once and read by every y of the group.
+//! One launch of `cmiknn_partials` evaluates every test's original statistic and all its
+//! surrogates; the host adds each estimate's chunk sums in the CPU's order, so statistic, null
+//! and p-value equal `pc_cmiknn::CmiKnn::run` bit for bit. As a backend of the level loop the
+//! tests of a level go through `windows::run_rounds`, which keeps pcalg's first-success order.
+//!
+//! Device memory is planned before each batch: the groups' permutations (B n 4 bytes each) and
+//! the partial sums ((B + 1) ceil(n / 256) 8 bytes per test) are split into launches that fit in
+//! a quarter of the free memory and 1 GiB (the host holds the same permutations).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use pc_cmiknn::estimator::{cmi_from_sum, sum_of_chunks, LANES};
+use pc_cmiknn::permute::PermScratch;
+use pc_cmiknn::{p_value, CmiKnn, Outcome};
+use pc_core::backend::{Backend, Control, Watch};
+use pc_core::cpu::ParallelCpu;
+use pc_core::plan::{EdgeOutcome, LevelPlan};
+use pc_core::PcError;
+use rayon::prelude::*;
+
+use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
+use crate::module;
+use crate::windows::run_rounds;
+
+/// The kernel's MAXL: larger conditioning sets run on the CPU.
+pub const MAX_LEVEL: usize = 8;
+/// Tests of one launch at most (grid z).
+const MAX_TESTS_PER_LAUNCH: usize = 65_535;
+/// Tests per round of the level loop (each is (B + 1) ceil(n / 256) blocks).
+const ROUND_TESTS: usize = 2048;
+
+/// What the GPU spent, for `gpupc_last_run()` and pcbench.
+#[derive(Default, Clone, Debug)]
+pub struct CmiTimings {
+    pub compile_s: f64,
+    pub compile_cached: bool,
+    pub target: String,
+    pub upload_s: f64,
+    pub kernel_s: f64,
+    pub transfer_s: f64,
+    /// Host time making permutations.
+    pub permute_s: f64,
+    pub launches: u64,
+    pub tests: u64,
+}
+
+pub struct CudaCmiKnn<'a> {
+    test: &'a CmiKnn,
+    gpu: Gpu,
+    f: CudaFunction,
+    ranks: CudaSlice<u32>,
+    psi: CudaSlice<f64>,
+    pool: rayon::ThreadPool,
+    timings: std::sync::Mutex<CmiTimings>,
+}
+
+/// One test: x _||_ y | s.
+#[derive(Clone, Debug)]
+pub struct CmiCase {
+    pub x: u32,
+    pub y: u32,
+    pub s: Vec<u32>,
+}
+
+impl<'a> CudaCmiKnn<'a> {
+    /// Opens the device, compiles the kernel and uploads the ranks; `threads` (0: all cores) make
+    /// the permutations.
+    pub fn new(test: &'a CmiKnn, threads: usize) -> Result<Self> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("gpupc-cmiknn-{i}"))
+            .build()
+            .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+        guard("opening the GPU", || {
+            let gpu = Gpu::open()?;
+            let d = test.data();
+            gpu.ensure_free(d.as_slice().len() * 4 + test.psi().len() * 8, "the ranks")?;
+            let compiled = module::module_for(&gpu.ctx, "cmiknn.cu", module::CMIKNN_SRC).map_err(PcError::Cuda)?;
+            let f = compiled.function("cmiknn_partials").map_err(PcError::Cuda)?;
+            let t = Instant::now();
+            let ranks = gpu.stream.clone_htod(d.as_slice()).map_err(cuda_err("could not upload the ranks"))?;
+            let psi = gpu.stream.clone_htod(test.psi()).map_err(cuda_err("could not upload the digamma table"))?;
+            gpu.stream.synchronize().map_err(cuda_err("could not upload the ranks"))?;
+            let timings = CmiTimings {
+                compile_s: compiled.compile_seconds,
+                compile_cached: compiled.from_cache,
+                target: compiled.target.clone(),
+                upload_s: t.elapsed().as_secs_f64(),
+                ..Default::default()
+            };
+            Ok(CudaCmiKnn { test, gpu, f, ranks, psi, pool, timings: std::sync::Mutex::new(timings) })
+        })
+    }
+
+    pub fn device_name(&self) -> &str {
+        &self.gpu.info.name
+    }
+
+    pub fn timings(&self) -> CmiTimings {
+        self.timings.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn book(&self, f: impl FnOnce(&mut CmiTimings)) {
+        f(&mut self.timings.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// Statistic, null and p-value of every case, in the order given.
+    pub fn run_tests(&self, cases: &[CmiCase]) -> Result<Vec<Outcome>> {
+        let n = self.test.n();
+        let b = self.test.params().sig_samples;
+        for c in cases {
+            if c.s.len() > MAX_LEVEL {
+                return Err(PcError::Cuda(format!("CMI-kNN on the GPU takes at most {MAX_LEVEL} conditioning variables")));
+            }
+            // the CPU test's own checks (indices, distinct variables)
+            if c.x == c.y || c.s.contains(&c.x) || c.s.contains(&c.y) || c.x as usize >= self.test.data().p() || c.y as usize >= self.test.data().p() {
+                return Err(PcError::Test("CMI-kNN: x, y and S must be distinct variables in range".into()));
+            }
+        }
+        if b + 1 > 65_535 {
+            return Err(PcError::Cuda("CMI-kNN on the GPU takes at most 65534 permutations".into()));
+        }
+        // groups by (x, sorted S), in order of first appearance
+        let mut group_of: HashMap<(u32, Vec<u32>), usize> = HashMap::new();
+        let mut groups: Vec<(u32, Vec<u32>)> = Vec::new();
+        let mut case_group = Vec::with_capacity(cases.len());
+        for c in cases {
+            let mut s = c.s.clone();
+            s.sort_unstable();
+            let key = (c.x, s);
+            let g = *group_of.entry(key.clone()).or_insert_with(|| {
+                groups.push(key);
+                groups.len() - 1
+            });
+            case_group.push(g);
+        }
+        let chunks = n.div_ceil(LANES);
+        let perm_bytes = b * n * 4;
+        let test_bytes = (b + 1) * chunks * 8 + 5 * 4 + MAX_LEVEL * 4;
+        // a quarter of the free device memory, and at most 1 GiB of permutations on the host
+        let budget = (self.gpu.free_bytes()? / 4).min(1 << 30);
+        let mut out: Vec<Option<Outcome>> = vec![None; cases.len()];
+        // launches: consecutive groups while their permutations and tests fit the budget
+        let mut g0 = 0;
+        while g0 < groups.len() {
+            let mut g1 = g0;
+            let mut bytes = 0usize;
+            let mut n_tests = 0usize;
+            while g1 < groups.len() {
+                let tests_g = case_group.iter().filter(|&&g| g == g1).count();
+                let add = perm_bytes + tests_g * test_bytes;
+                if g1 > g0 && (bytes + add > budget || n_tests + tests_g > MAX_TESTS_PER_LAUNCH) {
+                    break;
+                }
+                bytes += add;
+                n_tests += tests_g;
+                g1 += 1;
+            }
+            if bytes > budget {
+                return Err(PcError::Cuda(format!(
+                    "one CMI-kNN group needs {:.2} GB of GPU memory ({b} permutations of {n} samples), more than a quarter of the free memory or 1 GiB",
+                    bytes as f64 / 1e9
+                )));
+            }
+            let idx: Vec<usize> = (0..cases.len()).filter(|&i| (g0..g1).contains(&case_group[i])).collect();
+            let res = self.launch(cases, &idx, &case_group, &groups[g0..g1], g0)?;
+            for (i, o) in idx.into_iter().zip(res) {
+                out[i] = Some(o);
+            }
+            g0 = g1;
+        }
+        self.book(|t| t.tests += cases.len() as u64);
+        Ok(out.into_iter().map(|o| o.expect("every case evaluated")).collect())
+    }
+
+    fn launch(&self, cases: &[CmiCase], idx: &[usize], case_group: &[usize], groups: &[(u32, Vec<u32>)], g_base: usize) -> Result<Vec<Outcome>> {
+        let n = self.test.n();
+        let b = self.test.params().sig_samples;
+        let test = self.test;
+        // permutations of every group, on the host's pool, into one buffer allocated fallibly
+        let t = Instant::now();
+        let mut perms: Vec<u32> = Vec::new();
+        perms
+            .try_reserve_exact(groups.len() * b * n)
+            .map_err(|_| PcError::Cuda(format!("not enough host memory for {} groups' permutations", groups.len())))?;
+        perms.resize(groups.len() * b * n, 0);
+        self.pool.install(|| {
+            perms.par_chunks_mut(b * n).zip(groups.par_iter()).try_for_each(|(dst, (x, s))| -> Result<()> {
+                let nb = test.neighbours(s)?;
+                let key = test.key(*x, s);
+                dst.par_chunks_mut(n).enumerate().for_each_init(PermScratch::default, |sc, (e, row)| {
+                    test.permutation(key, e as u32, nb.as_deref(), sc, row);
+                });
+                Ok(())
+            })
+        })?;
+        let permute_s = t.elapsed().as_secs_f64();
+        self.book(|tm| tm.permute_s += permute_s);
+        let m = idx.len();
+        let (mut tx, mut ty, mut tl, mut ts, mut tperm) = (Vec::with_capacity(m), Vec::with_capacity(m), Vec::with_capacity(m), vec![0u32; m * MAX_LEVEL], Vec::with_capacity(m));
+        for (j, &i) in idx.iter().enumerate() {
+            let c = &cases[i];
+            tx.push(c.x);
+            ty.push(c.y);
+            tl.push(c.s.len() as u32);
+            ts[j * MAX_LEVEL..j * MAX_LEVEL + c.s.len()].copy_from_slice(&c.s);
+            tperm.push(((case_group[i] - g_base) * b) as u32);
+        }
+        let chunks = n.div_ceil(LANES);
+        let n_est = b + 1;
+        let gpu = &self.gpu;
+        let mut clock = Clock::default();
+        let partial = guard("running CMI-kNN on the GPU", || {
+            let d_perm = gpu.up(&mut clock, &perms, "the permutations")?;
+            let d_tx = gpu.up(&mut clock, &tx, "the tests")?;
+            let d_ty = gpu.up(&mut clock, &ty, "the tests")?;
+            let d_tl = gpu.up(&mut clock, &tl, "the tests")?;
+            let d_ts = gpu.up(&mut clock, &ts, "the tests")?;
+            let d_tp = gpu.up(&mut clock, &tperm, "the tests")?;
+            let mut d_part = gpu.alloc::<f64>(m * n_est * chunks, "the partial sums")?;
+            let cfg = LaunchConfig { grid_dim: (chunks as u32, n_est as u32, m as u32), block_dim: (LANES as u32, 1, 1), shared_mem_bytes: 0 };
+            let (nn, k, px, ne) = (n as u32, test.k() as u32, (test.params().permute == pc_cmiknn::Permute::X) as u32, n_est as u32);
+            let t = Instant::now();
+            let mut lb = gpu.stream.launch_builder(&self.f);
+            lb.arg(&self.ranks).arg(&nn).arg(&self.psi).arg(&k).arg(&d_tx).arg(&d_ty).arg(&d_tl).arg(&d_ts).arg(&d_tp).arg(&d_perm);
+            lb.arg(&px).arg(&ne).arg(&mut d_part);
+            // SAFETY: argument types and order follow cmiknn_partials; every test's x, y, S are
+            // columns of ranks (checked in run_tests), tperm[t] + B rows lie inside d_perm, and
+            // d_part holds m (B + 1) chunks doubles, the grid's extent.
+            unsafe { lb.launch(cfg) }.map_err(cuda_err("launching cmiknn_partials"))?;
+            gpu.finish_launch(&mut clock, t, "cmiknn_partials")?;
+            gpu.down(&mut clock, &d_part, m * n_est * chunks, "the partial sums")
+        })?;
+        self.book(|tm| {
+            tm.kernel_s += clock.kernel;
+            tm.transfer_s += clock.transfer;
+            tm.launches += clock.launches;
+        });
+        let psi = test.psi();
+        let k = test.k();
+        Ok((0..m)
+            .map(|j| {
+                let est = |e: usize| {
+                    let off = (j * n_est + e) * chunks;
+                    cmi_from_sum(psi, k, sum_of_chunks(&partial[off..off + chunks]), n)
+                };
+                let statistic = est(0);
+                let null: Vec<f64> = (1..n_est).map(est).collect();
+                Outcome { statistic, p_value: p_value(statistic, &null), null }
+            })
+            .collect())
+    }
+
+    fn level_gpu(&self, plan: &LevelPlan, ctl: &Control) -> Result<Vec<EdgeOutcome>> {
+        self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        let l = plan.level;
+        let ne = plan.edges.len() as u64;
+        // a round: enough tests to fill the device several times over
+        run_rounds(
+            plan,
+            ROUND_TESTS,
+            Some(&self.pool),
+            |batch| {
+                let cases: Vec<CmiCase> = (0..batch.len())
+                    .map(|t| CmiCase { x: batch.x[t], y: batch.y[t], s: batch.s[t * l..(t + 1) * l].to_vec() })
+                    .collect();
+                Ok(self.run_tests(&cases)?.into_iter().map(|o| o.p_value).collect())
+            },
+            |decided| {
+                ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
+                !ctl.cancelled()
+            },
+        )
+    }
+}
+
+impl Backend for CudaCmiKnn<'_> {
+    fn name(&self) -> String {
+        format!("cuda ({})", self.gpu.info.name)
+    }
+
+    fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        if plan.edges.is_empty() {
+            return Ok(Vec::new());
+        }
+        if plan.level > MAX_LEVEL {
+            return ParallelCpu::new(self.test, 0)?.run_level(plan, watch);
+        }
+        let me = &*self;
+        watched_level(plan, watch, &mut (), |ctl, _| me.level_gpu(plan, ctl))
+    }
+}
