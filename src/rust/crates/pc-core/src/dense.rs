@@ -43,6 +43,10 @@ pub trait DenseLevels {
     /// Hands back the graph after the dense levels and writes what was kept: all of pMax (p x p,
     /// column-major) and the level-0 sepset bits.
     fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()>;
+    /// `dense_end` writes every cell of pMax (a GPU's copy), so the loop need not fill it first.
+    fn writes_whole_pmax(&self) -> bool {
+        false
+    }
 }
 
 /// The outcome of one pair at level 0 (both sides exist at level 0).

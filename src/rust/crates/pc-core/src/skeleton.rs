@@ -141,7 +141,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
     let fast = params.order == Order::StableFast;
     let pool = crate::threads::call_pool(params.threads, "plan")?;
     // a dense backend writes every cell of pMax at its end (a pass over 3.2 GB at p = 20000)
-    let dense = !fast && backend.dense().is_some();
+    let dense = !fast && backend.dense().is_some_and(|d| d.writes_whole_pmax());
     if !dense {
         let fill = if fast { -1.0 } else { f64::NEG_INFINITY };
         pool.install(|| pmax.par_chunks_mut(1 << 16).for_each(|c| c.fill(fill)));

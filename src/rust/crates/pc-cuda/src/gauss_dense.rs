@@ -228,6 +228,10 @@ impl DenseLevels for CudaGauss {
         Ok(rep)
     }
 
+    fn writes_whole_pmax(&self) -> bool {
+        true
+    }
+
     fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()> {
         let st = self.dense.take().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
         let p = st.p;
