@@ -1,0 +1,303 @@
+//! Propagation on the CPU, level by level as the GPU does it: the arithmetic of every value
+//! (the order of each sum, product and comparison) is the one the CUDA kernels repeat, so the two
+//! agree to rounding and are identical from run to run. A chunk of B evidence sets propagates
+//! together (value (cell, row) at cell * B + row); the work of one level is spread over a rayon
+//! pool built for the call.
+//!
+//! Hugin architecture: collect (for each depth from the deepest: every clique of that depth
+//! marginalises onto its separator, then every parent multiplies in its children's messages, in
+//! child order), distribute (for each depth from the root: every child receives its parent's
+//! marginal onto their separator divided by the message it sent, 0/0 = 0), then each variable's
+//! marginal from its home clique. A root marginalised onto no variable gives its tree's
+//! normalising constant; their product is P(evidence). Max-product replaces the sums by maxima,
+//! stops after collect and decodes the MPE from the roots down.
+
+use rayon::prelude::*;
+
+use crate::error::{try_filled, JtError, Result};
+use crate::evidence::Evidence;
+use crate::plan::{Plan, Projection};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Sum,
+    Max,
+}
+
+/// Posterior marginals of every variable (rows x marg_cells, row-major; normalised; NaN where
+/// P(evidence) = 0) and P(evidence) per row.
+#[derive(Clone, Debug)]
+pub struct Marginals {
+    pub rows: usize,
+    pub width: usize,
+    pub values: Vec<f64>,
+    pub pe: Vec<f64>,
+}
+
+/// The most probable explanation per row (rows x n_vars states, -1 where the evidence is
+/// impossible) and P(mpe, evidence).
+#[derive(Clone, Debug)]
+pub struct Mpe {
+    pub rows: usize,
+    pub states: Vec<i32>,
+    pub prob: Vec<f64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Threads of the pool built for the call (0: all cores).
+    pub threads: usize,
+    /// Bytes the tables of one chunk of evidence sets may take.
+    pub memory_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { threads: 0, memory_bytes: 4 << 30 }
+    }
+}
+
+pub fn pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| JtError::Other(format!("could not start {threads} threads: {e}")))
+}
+
+/// Rows per chunk so that a chunk's tables fit `memory_bytes`; an error when not even one does.
+pub fn chunk_rows(plan: &Plan, rows: usize, memory_bytes: u64) -> Result<usize> {
+    let per = plan.stats.bytes_per_evidence_set.max(1);
+    if per > memory_bytes {
+        return Err(JtError::TooLarge(format!(
+            "one evidence set needs {:.2} GB of tables, the memory limit is {:.2} GB",
+            per as f64 / 1e9,
+            memory_bytes as f64 / 1e9
+        )));
+    }
+    Ok(((memory_bytes / per) as usize).clamp(1, rows.max(1)))
+}
+
+/// Index of the last start <= g (starts ascending, starts[0] <= g).
+#[inline]
+pub fn find(starts: &[u64], g: u64) -> usize {
+    starts.partition_point(|&s| s <= g) - 1
+}
+
+/// Marginalises the clique tables onto `ps` (outputs contiguous from ps[0].out).
+fn reduce(ps: &[Projection], tables: &[f64], out: &mut [f64], b: usize, mode: Mode) {
+    if ps.is_empty() {
+        return;
+    }
+    let lo = ps[0].out;
+    let starts: Vec<u64> = ps.iter().map(|p| p.out - lo).collect();
+    let end = ps.last().map(|p| p.out + p.base.len() as u64).unwrap();
+    out[lo as usize * b..end as usize * b].par_chunks_mut(b).with_min_len(64.max(1024 / b)).enumerate().for_each(|(g, acc)| {
+        let p = &ps[find(&starts, g as u64)];
+        let j = g - (p.out - lo) as usize;
+        acc.iter_mut().for_each(|a| *a = 0.0);
+        let base = p.table + p.base[j] as u64;
+        for t in 0..p.len as usize {
+            let row = &tables[(base + p.off_at(t)) as usize * b..][..b];
+            match mode {
+                Mode::Sum => acc.iter_mut().zip(row).for_each(|(a, x)| *a += *x),
+                Mode::Max => acc.iter_mut().zip(row).for_each(|(a, x)| {
+                    if *x > *a {
+                        *a = *x
+                    }
+                }),
+            }
+        }
+    });
+}
+
+/// Cliques c0..c1 (contiguous tables): `f(clique, cell in clique, values of the B rows)`.
+fn for_cells(plan: &Plan, c0: usize, c1: usize, tables: &mut [f64], b: usize, f: impl Fn(usize, u64, &mut [f64]) + Sync) {
+    if c0 >= c1 {
+        return;
+    }
+    let lo = plan.cliques[c0].offset;
+    let hi = plan.cliques[c1 - 1].offset + plan.cliques[c1 - 1].cells;
+    let starts: Vec<u64> = plan.cliques[c0..c1].iter().map(|c| c.offset - lo).collect();
+    tables[lo as usize * b..hi as usize * b].par_chunks_mut(b).with_min_len(64.max(1024 / b)).enumerate().for_each(|(g, v)| {
+        let i = find(&starts, g as u64);
+        f(c0 + i, g as u64 - starts[i], v)
+    });
+}
+
+/// The potentials times the evidence of rows r0..r0+b.
+fn init(plan: &Plan, ev: &Evidence, r0: usize, tables: &mut [f64], b: usize) {
+    let n = plan.n_vars();
+    for_cells(plan, 0, plan.cliques.len(), tables, b, |c, r, v| {
+        let x0 = plan.base[(plan.cliques[c].offset + r) as usize];
+        for (k, x) in v.iter_mut().enumerate() {
+            let row = r0 + k;
+            let mut y = x0;
+            for &(var, st, cd) in &plan.cliques[c].homed {
+                let s = ((r / st as u64) % cd as u64) as i32;
+                let h = ev.hard[row * n + var as usize];
+                if h >= 0 && h != s {
+                    y = 0.0;
+                }
+                let col = ev.soft_col[var as usize];
+                if col >= 0 {
+                    y *= ev.soft[row * ev.soft_width + col as usize + s as usize];
+                }
+            }
+            *x = y;
+        }
+    });
+}
+
+/// Every clique of depth d - 1 multiplies in its children's messages.
+fn absorb(plan: &Plan, d: usize, tables: &mut [f64], msg: &[f64], b: usize) {
+    let (c0, c1) = (plan.depth_start[d - 1], plan.depth_start[d]);
+    for_cells(plan, c0, c1, tables, b, |p, r, v| {
+        let cl = &plan.cliques[p];
+        for ch in cl.first_child..cl.first_child + cl.n_child {
+            let pr = &plan.down[ch];
+            let m = &msg[(pr.out + pr.subset_cell(r)) as usize * b..][..b];
+            v.iter_mut().zip(m).for_each(|(x, y)| *x *= *y);
+        }
+    });
+}
+
+/// Every clique of depth d + 1 takes its parent's separator marginal over its own message.
+fn scatter(plan: &Plan, d: usize, tables: &mut [f64], msg: &[f64], dmsg: &[f64], b: usize) {
+    let (c0, c1) = (plan.depth_start[d + 1], plan.depth_start[d + 2]);
+    for_cells(plan, c0, c1, tables, b, |c, r, v| {
+        let pr = &plan.up[c];
+        let k = (pr.out + pr.subset_cell(r)) as usize * b;
+        for (i, x) in v.iter_mut().enumerate() {
+            let old = msg[k + i];
+            *x *= if old == 0.0 { 0.0 } else { dmsg[k + i] / old };
+        }
+    });
+}
+
+/// The tree-depth schedule of one chunk: init, collect, and in `Mode::Sum` distribute and the
+/// variables' marginals. Returns (tables, separator messages, marginals).
+fn propagate(plan: &Plan, ev: &Evidence, r0: usize, b: usize, mode: Mode) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    let mut tables = try_filled(plan.total_cells as usize * b, 0.0, "the clique tables of a chunk")?;
+    let mut msg = try_filled(plan.sep_cells as usize * b, 0.0, "the separator messages")?;
+    init(plan, ev, r0, &mut tables, b);
+    for d in (0..=plan.max_depth()).rev() {
+        reduce(&plan.up[plan.depth_start[d]..plan.depth_start[d + 1]], &tables, &mut msg, b, mode);
+        if d > 0 {
+            absorb(plan, d, &mut tables, &msg, b);
+        }
+    }
+    if mode == Mode::Max {
+        return Ok((tables, msg, Vec::new()));
+    }
+    let mut dmsg = try_filled(plan.sep_cells as usize * b, 0.0, "the separator messages")?;
+    for d in 0..plan.max_depth() {
+        reduce(&plan.down[plan.depth_start[d + 1]..plan.depth_start[d + 2]], &tables, &mut dmsg, b, mode);
+        scatter(plan, d, &mut tables, &msg, &dmsg, b);
+    }
+    let mut marg = try_filled(plan.marg_cells as usize * b, 0.0, "the marginals")?;
+    reduce(&plan.marg, &tables, &mut marg, b, mode);
+    Ok((tables, msg, marg))
+}
+
+/// P(evidence) (or the MPE's probability) of row k of a chunk: the product of the roots' values.
+pub fn root_product(plan: &Plan, msg: &[f64], b: usize, k: usize) -> f64 {
+    plan.roots.iter().fold(1.0, |acc, &r| acc * msg[plan.up[r].out as usize * b + k])
+}
+
+/// Normalises a chunk's marginals (cells x b) into rows `r0..` of `out`.
+pub fn finish_marginals(plan: &Plan, marg: &[f64], msg_roots: &[f64], b: usize, r0: usize, out: &mut Marginals) {
+    let w = out.width;
+    for k in 0..b {
+        let pe = (0..plan.roots.len()).fold(1.0, |acc, i| acc * msg_roots[i * b + k]);
+        out.pe[r0 + k] = pe;
+        let dst = &mut out.values[(r0 + k) * w..][..w];
+        for p in &plan.marg {
+            let s = p.out as usize;
+            let m = p.base.len();
+            let z: f64 = (0..m).map(|j| marg[(s + j) * b + k]).sum();
+            for j in 0..m {
+                dst[s + j] = if pe > 0.0 && z > 0.0 { marg[(s + j) * b + k] / z } else { f64::NAN };
+            }
+        }
+    }
+}
+
+/// The roots' cells of a chunk's separator buffer (roots x b).
+pub fn roots_of(plan: &Plan, msg: &[f64], b: usize) -> Vec<f64> {
+    let mut v = Vec::with_capacity(plan.roots.len() * b);
+    for &r in &plan.roots {
+        v.extend_from_slice(&msg[plan.up[r].out as usize * b..][..b]);
+    }
+    v
+}
+
+/// Decodes row k of a chunk after max-collect: cliques in order (parents first), in each the
+/// largest cell consistent with the variables already fixed, ties to the lowest cell.
+pub fn decode_row(plan: &Plan, tables: &[f64], b: usize, k: usize, x: &mut [i32]) {
+    for (c, cl) in plan.cliques.iter().enumerate() {
+        let p = &plan.up[c];
+        let j: u64 = p.digits.iter().map(|&(v, _, _, ss)| x[v as usize] as u64 * ss as u64).sum();
+        let mut best = (-1.0f64, 0u64);
+        for t in 0..p.len as usize {
+            let r = p.base[j as usize] as u64 + p.off_at(t);
+            let val = tables[(cl.offset + r) as usize * b + k];
+            if val > best.0 {
+                best = (val, r);
+            }
+        }
+        for (i, &v) in cl.vars.iter().enumerate() {
+            x[v] = ((best.1 / cl.strides[i]) % plan.card[v] as u64) as i32;
+        }
+    }
+}
+
+/// All marginals and P(evidence) for every row of `ev`, on the CPU.
+pub fn marginals_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Marginals> {
+    ev.check(&plan.card)?;
+    let chunk = chunk_rows(plan, ev.rows, opts.memory_bytes)?;
+    let width = plan.marg_cells as usize;
+    let mut out = Marginals { rows: ev.rows, width, values: try_filled(ev.rows * width, 0.0, "the marginals")?, pe: vec![0.0; ev.rows] };
+    pool(opts.threads)?.install(|| -> Result<()> {
+        let mut r0 = 0;
+        while r0 < ev.rows {
+            let b = chunk.min(ev.rows - r0);
+            let (_, msg, marg) = propagate(plan, ev, r0, b, Mode::Sum)?;
+            finish_marginals(plan, &marg, &roots_of(plan, &msg, b), b, r0, &mut out);
+            r0 += b;
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The most probable explanation of every row of `ev`, on the CPU.
+pub fn mpe_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Mpe> {
+    ev.check(&plan.card)?;
+    let chunk = chunk_rows(plan, ev.rows, opts.memory_bytes)?;
+    let n = plan.n_vars();
+    let mut out = Mpe { rows: ev.rows, states: vec![-1; ev.rows * n], prob: vec![0.0; ev.rows] };
+    pool(opts.threads)?.install(|| -> Result<()> {
+        let mut r0 = 0;
+        while r0 < ev.rows {
+            let b = chunk.min(ev.rows - r0);
+            let (tables, msg, _) = propagate(plan, ev, r0, b, Mode::Max)?;
+            out.states[r0 * n..(r0 + b) * n].par_chunks_mut(n).enumerate().for_each(|(k, x)| decode_row(plan, &tables, b, k, x));
+            finish_mpe(plan, &roots_of(plan, &msg, b), b, r0, &mut out);
+            r0 += b;
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The MPE's probability per row of a chunk; rows with impossible evidence lose their states.
+pub fn finish_mpe(plan: &Plan, msg_roots: &[f64], b: usize, r0: usize, out: &mut Mpe) {
+    let n = plan.n_vars();
+    for k in 0..b {
+        let p = (0..plan.roots.len()).fold(1.0, |acc, i| acc * msg_roots[i * b + k]);
+        out.prob[r0 + k] = p;
+        if p <= 0.0 {
+            out.states[(r0 + k) * n..(r0 + k + 1) * n].iter_mut().for_each(|s| *s = -1);
+        }
+    }
+}
