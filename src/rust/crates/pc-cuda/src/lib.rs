@@ -14,6 +14,7 @@ pub mod gauss;
 mod gauss_dense;
 mod gpu;
 pub mod host;
+pub mod jtree;
 pub mod module;
 pub mod windows;
 

@@ -5,6 +5,7 @@
 //!   pcbench run --cor C.bin --n 850 --backend cuda
 //!   pcbench parity --cases 100 --p-max 300 --n-min 20 --n-max 5000 --repeat 2
 //!   pcbench discrete --cases 60 --repeat 2                 (G^2: random discrete data)
+//!   pcbench jtree pigs.bif.gz munin.bif.gz --rows 10000 --observed 0.05
 //!   pcbench discrete --p 1000 --n 1000000 --max-levels 21 --backend cuda --m-max 1
 //!
 //! Exit status: 0 when everything matched, 1 on a CPU/GPU mismatch that is not a tie at alpha,
@@ -14,6 +15,7 @@ mod cmiknn;
 mod compare;
 mod data;
 mod discrete;
+mod jtree;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +55,8 @@ enum Cmd {
     },
     /// CMI-kNN: GPU/CPU parity, one-test timings, a skeleton search on a non-linear DAG.
     Cmiknn(cmiknn::CmiArgs),
+    /// Junction-tree inference on BIF networks: CPU engine against the GPU, timings.
+    Jtree(jtree::JtreeArgs),
     /// Print what the GPU probe finds.
     Probe,
 }
@@ -478,6 +482,7 @@ fn main() -> ExitCode {
         Cmd::Discrete(a) => discrete::cmd_discrete(a),
         Cmd::Cmiknn(a) => cmiknn::cmd_cmiknn(a),
         Cmd::Pchisq { fixtures } => discrete::cmd_pchisq(fixtures),
+        Cmd::Jtree(a) => jtree::cmd_jtree(a),
     };
     match r {
         Ok(code) => code,

@@ -1,0 +1,191 @@
+//! `pcbench jtree`: junction-tree inference without R on BIF networks: compilation sizes, one
+//! query without evidence and a batch of evidence sets drawn from forward samples, on the CPU
+//! engine and the GPU; GPU against CPU (marginals, P(evidence), MPE) and GPU run against run.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use pc_jtree::engine::{marginals_cpu, mpe_cpu, Options};
+use pc_jtree::{Evidence, Heuristic, Limits, Network, Plan};
+
+use crate::data::Rng;
+use crate::Res;
+
+#[derive(Args)]
+pub struct JtreeArgs {
+    /// BIF files (.bif or .bif.gz, read through gzip -dc).
+    #[arg(required = true)]
+    pub bif: Vec<PathBuf>,
+    /// Evidence sets in the batch.
+    #[arg(long, default_value_t = 10000)]
+    pub rows: usize,
+    /// Fraction of the nodes observed in each evidence set.
+    #[arg(long, default_value_t = 0.05)]
+    pub observed: f64,
+    /// Rows of the batch the CPU engine also runs (timed; compared with the GPU).
+    #[arg(long, default_value_t = 200)]
+    pub cpu_rows: usize,
+    /// Rows whose MPE is compared.
+    #[arg(long, default_value_t = 100)]
+    pub mpe_rows: usize,
+    /// CPU threads (0: all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// minfill or minweight.
+    #[arg(long, default_value = "minfill")]
+    pub triangulation: String,
+    /// Skip the GPU.
+    #[arg(long)]
+    pub cpu_only: bool,
+    /// Append one CSV row per network here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+fn read_bif(p: &PathBuf) -> Res<Network> {
+    let text = if p.extension().is_some_and(|e| e == "gz") {
+        let o = std::process::Command::new("gzip").arg("-dc").arg(p).output().map_err(|e| format!("gzip: {e}"))?;
+        String::from_utf8(o.stdout).map_err(|e| e.to_string())?
+    } else {
+        std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?
+    };
+    pc_jtree::bif::parse_bif(&text).map_err(|e| e.to_string())
+}
+
+/// Evidence sets from forward samples (so each is possible): each node observed with `frac`.
+pub fn sampled_evidence(net: &Network, rows: usize, frac: f64, rng: &mut Rng) -> Res<Evidence> {
+    let order = net.topological_order().map_err(|e| e.to_string())?;
+    let n = net.len();
+    let mut ev = Evidence::empty(n, rows);
+    let mut x = vec![0usize; n];
+    let k = ((frac * n as f64).round() as usize).clamp(1, n);
+    for r in 0..rows {
+        for &v in &order {
+            let u = rng.uniform();
+            let mut acc = 0.0;
+            x[v] = net.card(v) - 1;
+            for s in 0..net.card(v) {
+                x[v] = s;
+                acc += net.cpt_value(v, &x);
+                if u < acc {
+                    break;
+                }
+            }
+        }
+        // k distinct nodes
+        let mut picked = 0;
+        while picked < k {
+            let v = (rng.next_u64() % n as u64) as usize;
+            if ev.hard[r * n + v] < 0 {
+                ev.hard[r * n + v] = x[v] as i32;
+                picked += 1;
+            }
+        }
+    }
+    Ok(ev)
+}
+
+fn rows_of(ev: &Evidence, m: usize) -> Evidence {
+    let m = m.min(ev.rows);
+    Evidence { rows: m, hard: ev.hard[..m * ev.n_vars].to_vec(), soft: ev.soft[..m * ev.soft_width].to_vec(), ..ev.clone() }
+}
+
+fn max_rel(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| if x == y || (x.is_nan() && y.is_nan()) { 0.0 } else { (x - y).abs() / x.abs().max(y.abs()).max(1e-300) }).fold(0.0, f64::max)
+}
+
+fn max_abs(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| if x.is_nan() && y.is_nan() { 0.0 } else { (x - y).abs() }).fold(0.0, f64::max)
+}
+
+pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
+    let h = Heuristic::parse(&a.triangulation).map_err(|e| e.to_string())?;
+    let opts = Options { threads: a.threads, memory_bytes: 16 << 30 };
+    let mut ok = true;
+    let mut csv = match &a.csv {
+        Some(p) => {
+            let new = !p.exists();
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| e.to_string())?;
+            if new {
+                writeln!(f, "network,nodes,cliques,max_clique_cells,total_cells,compile_s,single_cpu_s,single_gpu_s,rows,observed,batch_gpu_s,gpu_rows_per_chunk,cpu_rows,batch_cpu_s,cpu_s_per_row,gpu_s_per_row,max_abs_marg_diff,max_rel_pe_diff,gpu_identical,mpe_rows,mpe_same_states,mpe_max_rel_prob_diff").map_err(|e| e.to_string())?;
+            }
+            Some(f)
+        }
+        None => None,
+    };
+    for path in &a.bif {
+        let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("?").trim_end_matches(".gz").trim_end_matches(".bif").to_string();
+        let net = read_bif(path)?;
+        let t = Instant::now();
+        let plan = match Plan::compile(&net, h, Limits::default(), a.threads) {
+            Ok(p) => p,
+            Err(e) => {
+                println!("{name}: {e}");
+                continue;
+            }
+        };
+        let compile_s = t.elapsed().as_secs_f64();
+        let s = &plan.stats;
+        println!(
+            "{name}: {} nodes, {} cliques in {} trees, depth {}, largest clique {} vars / {} cells, {} cells in all ({:.1} MB per evidence set), compiled in {compile_s:.2} s",
+            net.len(), s.cliques, s.trees, s.depth, s.max_clique_vars, s.max_clique_cells, s.total_clique_cells, s.bytes_per_evidence_set as f64 / 1e6
+        );
+        let none = Evidence::empty(net.len(), 1);
+        let t = Instant::now();
+        let m_cpu1 = marginals_cpu(&plan, &none, opts).map_err(|e| e.to_string())?;
+        let single_cpu = t.elapsed().as_secs_f64();
+        let mut rng = Rng::new(a.seed);
+        let ev = sampled_evidence(&net, a.rows, a.observed, &mut rng)?;
+        let sub = rows_of(&ev, a.cpu_rows);
+        let t = Instant::now();
+        let m_cpu = marginals_cpu(&plan, &sub, opts).map_err(|e| e.to_string())?;
+        let batch_cpu = t.elapsed().as_secs_f64();
+        let mev = rows_of(&ev, a.mpe_rows);
+        let mpe_c = mpe_cpu(&plan, &mev, opts).map_err(|e| e.to_string())?;
+        let (mut single_gpu, mut batch_gpu, mut chunk, mut dmarg, mut dpe, mut ident, mut same, mut dprob) = (f64::NAN, f64::NAN, 0, f64::NAN, f64::NAN, false, 0, f64::NAN);
+        if !a.cpu_only {
+            let mut g = pc_cuda::jtree::CudaJtree::new(&plan).map_err(|e| e.to_string())?;
+            let m1 = g.marginals(&none, None).map_err(|e| e.to_string())?; // warm-up
+            let t = Instant::now();
+            let m1b = g.marginals(&none, None).map_err(|e| e.to_string())?;
+            single_gpu = t.elapsed().as_secs_f64();
+            let d1 = max_abs(&m1.values, &m_cpu1.values).max(max_abs(&m1b.values, &m1.values));
+            let t = Instant::now();
+            let mg = g.marginals(&ev, None).map_err(|e| e.to_string())?;
+            batch_gpu = t.elapsed().as_secs_f64();
+            chunk = g.timings.rows_per_chunk;
+            let mg2 = g.marginals(&ev, None).map_err(|e| e.to_string())?;
+            ident = mg.values.iter().zip(&mg2.values).all(|(x, y)| x.to_bits() == y.to_bits()) && mg.pe == mg2.pe;
+            let w = mg.width;
+            dmarg = max_abs(&mg.values[..sub.rows * w], &m_cpu.values).max(d1);
+            dpe = max_rel(&mg.pe[..sub.rows], &m_cpu.pe);
+            let mpe_g = g.mpe(&mev, None).map_err(|e| e.to_string())?;
+            let n = net.len();
+            same = (0..mev.rows).filter(|&r| mpe_g.states[r * n..(r + 1) * n] == mpe_c.states[r * n..(r + 1) * n]).count();
+            dprob = max_rel(&mpe_g.prob, &mpe_c.prob);
+            if dmarg > 1e-12 || dpe > 1e-12 || !ident || same != mev.rows || dprob > 1e-12 {
+                ok = false;
+            }
+        }
+        let impossible = m_cpu.pe.iter().filter(|&&p| p <= 0.0).count();
+        println!(
+            "  one query, no evidence: CPU {single_cpu:.4} s, GPU {single_gpu:.4} s | batch of {} ({}% observed): GPU {batch_gpu:.3} s ({} rows per chunk, {:.3e} s per row), CPU {} rows {batch_cpu:.3} s ({:.3e} s per row; {impossible} with P(e) = 0)",
+            a.rows, a.observed * 100.0, chunk, batch_gpu / a.rows as f64, sub.rows, batch_cpu / sub.rows as f64
+        );
+        println!("  GPU vs CPU: max |marginal diff| {dmarg:.3e}, max rel P(e) diff {dpe:.3e}, GPU run to run identical: {ident}; MPE same states {same}/{}, max rel prob diff {dprob:.3e}", mev.rows);
+        if let Some(f) = csv.as_mut() {
+            writeln!(
+                f,
+                "{name},{},{},{},{},{compile_s},{single_cpu},{single_gpu},{},{},{batch_gpu},{chunk},{},{batch_cpu},{},{},{dmarg},{dpe},{ident},{},{same},{dprob}",
+                net.len(), s.cliques, s.max_clique_cells, s.total_clique_cells, a.rows, a.observed, sub.rows, batch_cpu / sub.rows as f64, batch_gpu / a.rows as f64, mev.rows
+            )
+            .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
