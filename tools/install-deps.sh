@@ -12,6 +12,7 @@ want_apt=(r-base-dev xz-utils
   r-bioc-graph r-bioc-rbgl r-cran-igraph r-cran-ggm r-cran-corpcor r-cran-robustbase r-cran-vcd
   r-cran-bdsmatrix r-cran-sfsmisc r-cran-fastica r-cran-clue r-cran-abind r-cran-rcpparmadillo
   r-cran-bh r-cran-rcpp r-cran-cli r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-ggplot2
+  r-cran-broom r-cran-rcppeigen  # gRain's and gRbase's imports (junction-tree tests)
   pandoc)  # pandoc: rmarkdown needs it to build the vignettes (R CMD build, tools/test.sh step d)
 for p in "${want_apt[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
@@ -42,6 +43,8 @@ archive <- function(p, v) {
   if (ok) install.packages(f, repos = NULL, type = "source", lib = lib)
   if (!have(p, v)) message("note: could not install ", p, " ", v, " (optional: benchmarks only)")
 }
+# gRain (junction-tree parity, Suggests) and its gRbase: the current releases build on R 4.2.
+for (p in c("gRbase", "gRain")) if (!have(p)) install.packages(p, lib = lib)
 archive("bnlearn", "4.9")
 archive("ParallelPC", "1.2")
 stopifnot(requireNamespace("pcalg", quietly = TRUE))
