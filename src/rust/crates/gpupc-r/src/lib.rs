@@ -6,6 +6,7 @@ mod convert;
 mod entry;
 mod params;
 mod rdriver;
+mod jtree;
 mod watch;
 
 use extendr_api::prelude::*;
@@ -14,4 +15,5 @@ extendr_module! {
     mod gpupc;
     use entry;
     use cmiknn;
+    use jtree;
 }

@@ -1,0 +1,275 @@
+# Exact inference by junction tree (gRain's compile / setEvidence / querygrain, batched): the
+# network becomes names, states, 0-based parents and CPTs in bnlearn's array order; Rust compiles
+# and propagates (crate pc-jtree; the GPU kernels in pc-cuda's jtree module).
+
+#' Compile a discrete Bayesian network into a junction tree
+#'
+#' @param x A bnlearn `bn.fit` of discrete nodes, a gRain `grain` object (through
+#'   `bnlearn::as.bn.fit()`), the path of a BIF file (read with `bnlearn::read.bif()`; `.gz` is
+#'   read through `gzfile()`), or a `pcAlgo` from [gpu_pc()] together with `data`: its CPDAG is
+#'   extended to a DAG with `pcalg::pdag2dag()` and the parameters are estimated by
+#'   `bnlearn::bn.fit(method = method, iss = iss)`, Bayesian by default so that no CPT cell is 0
+#'   or undefined.
+#' @param data For a `pcAlgo`: the data, a data.frame of factors or a matrix/data.frame of codes
+#'   (each column becomes a factor of its sorted distinct values), columns named as the graph's
+#'   nodes.
+#' @param triangulation `"minfill"` (fewest fill-in edges) or `"minweight"` (smallest clique table).
+#' @param method,iss Passed to `bnlearn::bn.fit()` for a `pcAlgo`.
+#' @param backend `"auto"` (the GPU when [gpu_info()] finds one), `"cpu"` or `"cuda"`: where
+#'   [gpu_query()] and [gpu_mpe()] propagate.
+#' @param numCores CPU threads (NULL: all cores); always a pool built for the call.
+#' @param max.cells The clique tables of one evidence set may hold at most this many cells; a
+#'   larger tree stops with an error before anything is allocated.
+#' @return A `gpu_jtree` object: the compiled tree (an external pointer, not saved with the
+#'   session), the nodes and their states, and `stats` (cliques, trees, depth, largest clique,
+#'   table cells, bytes per evidence set).
+#' @examples
+#' jt <- gpu_jtree(system.file("extdata", "networks", "asia.bif.gz", package = "gpupc"), backend = "cpu")
+#' gpu_query(jt, nodes = c("lung", "tub"), evidence = list(asia = "yes", xray = "yes"))
+#' @export
+gpu_jtree <- function(x, data = NULL, triangulation = c("minfill", "minweight"), method = "bayes", iss = 1,
+                      backend = c("auto", "cpu", "cuda"), numCores = NULL, max.cells = 2^31) {
+  triangulation <- match.arg(triangulation)
+  backend <- match.arg(backend)
+  if (!is.numeric(max.cells) || length(max.cells) != 1 || is.na(max.cells) || max.cells < 1)
+    abort_arg("max.cells", "must be a single number >= 1.")
+  threads <- jt_threads(numCores)
+  fit <- as_discrete_fit(x, data, method, iss)
+  net <- fit_to_lists(fit)
+  res <- rs_jt_compile(net$names, net$states, net$parents, net$cpts, triangulation, as.numeric(max.cells), threads)
+  if (!is.null(res$error)) raise_jt_error(res, "x")
+  forced <- backend == "cuda"
+  if (backend == "auto") backend <- if (isTRUE(gpu_info()$usable)) "cuda" else "cpu"
+  structure(list(ptr = res$ptr, forced = forced, nodes = net$names, states = stats::setNames(net$states, net$names),
+                 offsets = res$offsets, stats = res$stats, backend = backend, threads = threads,
+                 triangulation = triangulation),
+            class = "gpu_jtree")
+}
+
+#' @export
+print.gpu_jtree <- function(x, ...) {
+  s <- x$stats
+  cat(sprintf("gpu_jtree: %d nodes, %d cliques in %d tree(s), depth %d; largest clique %d variables / %.0f cells; %.0f cells in all (%.1f MB per evidence set); backend %s\n",
+              length(x$nodes), s$cliques, s$trees, s$depth, s$max_clique_vars, s$max_clique_cells,
+              s$total_clique_cells, s$bytes_per_evidence_set / 1e6, x$backend))
+  invisible(x)
+}
+
+#' Marginals given evidence, one evidence set or a batch
+#'
+#' @param jt A [gpu_jtree()].
+#' @param nodes Nodes whose marginals are wanted (default all), in any order; the result lists
+#'   them in the network's order (gRain's `querygrain()` uses its own internal order).
+#' @param evidence `NULL`; one evidence set as a named list (`list(asia = "yes")`: hard
+#'   evidence; a numeric vector over a node's states: likelihood evidence, as gRain's
+#'   `setEvidence()`); or a data.frame with one evidence set per row, columns named by nodes,
+#'   states as character or factor and `NA` for unobserved.
+#' @param type Only `"marginal"`.
+#' @param backend Overrides the tree's backend (`"cpu"` or `"cuda"`).
+#' @return One evidence set: gRain's shape, a named list of 1-d arrays (attribute `pEvidence`).
+#'   A batch: a named list with a matrix per node (one row per evidence set, one column per
+#'   state) and the attribute `pEvidence` (one value per row). An impossible evidence set
+#'   (P = 0) gives NA with a warning.
+#' @export
+gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", backend = NULL) {
+  check_jt(jt)
+  if (!identical(type, "marginal"))
+    abort_arg("type", "must be \"marginal\" (gRain's \"joint\" and \"conditional\" are not supported).")
+  if (is.null(nodes)) nodes <- jt$nodes
+  if (!is.character(nodes) || anyNA(nodes)) abort_arg("nodes", "must be a character vector of node names.")
+  bad <- setdiff(nodes, jt$nodes)
+  if (length(bad)) abort_arg("nodes", "names unknown node{?s} {.val {bad}}.")
+  ev <- jt_evidence(jt, evidence)
+  res <- jt_run(jt, ev, "marginal", backend)
+  imp <- which(!(res$pe > 0))
+  if (length(imp))
+    warning(sprintf("the evidence is impossible (probability 0) in %s: marginals are NA",
+                    if (ev$batch) paste("row(s)", paste(imp[seq_len(min(10, length(imp)))], collapse = ", ")) else "this evidence set"),
+            call. = FALSE)
+  vals <- res$values
+  vals[is.nan(vals)] <- NA_real_
+  keep <- jt$nodes[jt$nodes %in% nodes]
+  out <- lapply(keep, function(v) {
+    i <- match(v, jt$nodes)
+    st <- jt$states[[i]]
+    cols <- jt$offsets[i] + seq_along(st)
+    if (ev$batch) {
+      m <- vals[, cols, drop = FALSE]
+      dimnames(m) <- list(NULL, st)
+      m
+    } else {
+      array(vals[1, cols], dim = length(st), dimnames = stats::setNames(list(st), v))
+    }
+  })
+  names(out) <- keep
+  attr(out, "pEvidence") <- res$pe
+  out
+}
+
+#' Most probable explanation per evidence set
+#'
+#' Max-product propagation, then decoding from the roots down; where several configurations are
+#' equally probable, each clique takes its lowest cell (lowest state of the variables it decides,
+#' the first variable of the clique varying fastest), so results are deterministic.
+#'
+#' @inheritParams gpu_query
+#' @return A data.frame with one row per evidence set and a factor column per node; attribute
+#'   `prob`: P(explanation, evidence). Impossible evidence gives an NA row with a warning.
+#' @export
+gpu_mpe <- function(jt, evidence = NULL, backend = NULL) {
+  check_jt(jt)
+  ev <- jt_evidence(jt, evidence)
+  res <- jt_run(jt, ev, "mpe", backend)
+  if (any(!(res$prob > 0)))
+    warning("the evidence is impossible (probability 0) in ", sum(!(res$prob > 0)), " evidence set(s): NA", call. = FALSE)
+  df <- as.data.frame(lapply(seq_along(jt$nodes), function(i) factor(jt$states[[i]][res$states[, i]], levels = jt$states[[i]])))
+  names(df) <- jt$nodes
+  attr(df, "prob") <- res$prob
+  df
+}
+
+jt_threads <- function(numCores) {
+  if (is.null(numCores)) return(0L)
+  if (!is.numeric(numCores) || length(numCores) != 1 || is.na(numCores) || numCores < 1 || numCores != round(numCores))
+    abort_arg("numCores", "must be NULL (all cores) or a whole number >= 1.")
+  as.integer(numCores)
+}
+
+check_jt <- function(jt) {
+  if (!inherits(jt, "gpu_jtree")) abort_arg("jt", "must be a junction tree from gpu_jtree().")
+}
+
+raise_jt_error <- function(res, arg) {
+  if (res$kind %in% c("invalid", "network", "too_large"))
+    cli::cli_abort(c("{.arg {arg}}: {res$error}"), class = c(paste0("gpupc_", res$kind, "_error"), "gpupc_invalid_argument", "gpupc_error"), call = NULL)
+  raise_core_error(res)
+}
+
+jt_run <- function(jt, ev, what, backend) {
+  fallback <- is.null(backend) && !isTRUE(jt$forced)
+  backend <- backend %||% jt$backend
+  if (!backend %in% c("cpu", "cuda")) abort_arg("backend", "must be \"cpu\" or \"cuda\".")
+  res <- rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, backend, jt$threads, 4)
+  if (!is.null(res$error) && res$kind == "cuda" && fallback) {
+    message("gpupc: the GPU failed (", res$error, "); running on the CPU instead")
+    res <- rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, "cpu", jt$threads, 4)
+  }
+  if (!is.null(res$error)) raise_jt_error(res, "evidence")
+  res
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+# Evidence in any accepted form -> hard (rows x n, -1 unobserved), likelihood columns, batch flag.
+jt_evidence <- function(jt, evidence) {
+  n <- length(jt$nodes)
+  none <- list(hard = matrix(-1L, 1, n), soft_col = rep(-1L, n), soft = matrix(0, 1, 0), rows = 1L, batch = FALSE)
+  if (is.null(evidence) || length(evidence) == 0) return(none)
+  nm <- names(evidence)
+  if (is.null(nm) || any(nm == "") || anyDuplicated(nm))
+    abort_arg("evidence", "must be named by nodes (each at most once).")
+  bad <- setdiff(nm, jt$nodes)
+  if (length(bad)) abort_arg("evidence", "names unknown node{?s} {.val {bad}}.")
+  state_index <- function(v, x) {
+    st <- jt$states[[v]]
+    k <- match(as.character(x), st)
+    wrong <- unique(as.character(x)[is.na(k) & !is.na(x)])
+    if (length(wrong)) abort_arg("evidence", "gives {.val {wrong}} for node {.val {v}}, whose states are {.val {st}}.")
+    k
+  }
+  if (is.data.frame(evidence)) {
+    rows <- nrow(evidence)
+    if (rows == 0) abort_arg("evidence", "has no rows.")
+    hard <- matrix(-1L, rows, n)
+    for (v in nm) {
+      col <- evidence[[v]]
+      if (!(is.factor(col) || is.character(col) || all(is.na(col))))
+        abort_arg("evidence", "column {.val {v}} must hold states (character or factor).")
+      k <- state_index(v, col)
+      hard[, match(v, jt$nodes)] <- ifelse(is.na(k), -1L, k - 1L)
+    }
+    return(list(hard = hard, soft_col = rep(-1L, n), soft = matrix(0, rows, 0), rows = rows, batch = TRUE))
+  }
+  if (!is.list(evidence)) evidence <- as.list(evidence)
+  hard <- matrix(-1L, 1, n)
+  soft_col <- rep(-1L, n)
+  soft <- numeric(0)
+  for (v in nm) {
+    x <- evidence[[v]]
+    i <- match(v, jt$nodes)
+    st <- jt$states[[v]]
+    if (is.character(x) || is.factor(x)) {
+      if (length(x) != 1) abort_arg("evidence", "for node {.val {v}} must be one state (or a likelihood vector of length {length(st)}).")
+      hard[1, i] <- state_index(v, x) - 1L
+    } else if (is.numeric(x) && length(x) == length(st) && all(is.finite(x)) && all(x >= 0)) {
+      soft_col[i] <- length(soft)
+      soft <- c(soft, x)
+    } else {
+      abort_arg("evidence", "for node {.val {v}} must be a state name or a non-negative likelihood vector of length {length(st)}.")
+    }
+  }
+  list(hard = hard, soft_col = as.integer(soft_col), soft = matrix(soft, 1), rows = 1L, batch = FALSE)
+}
+
+as_discrete_fit <- function(x, data, method, iss) {
+  if (!requireNamespace("bnlearn", quietly = TRUE))
+    cli::cli_abort("gpu_jtree() needs the bnlearn package to read networks.", class = "gpupc_error", call = NULL)
+  if (inherits(x, "bn.fit")) return(x)
+  if (inherits(x, "grain")) return(bnlearn::as.bn.fit(x))
+  if (is.character(x) && length(x) == 1) {
+    if (!file.exists(x)) abort_arg("x", "is not an existing file: {.file {x}}.")
+    fit <- tryCatch(bnlearn::read.bif(plain_bif(x)), error = function(e) abort_arg("x", "could not be read as BIF: {conditionMessage(e)}"))
+    return(fit)
+  }
+  if (inherits(x, "pcAlgo")) {
+    if (is.null(data)) abort_arg("data", "is needed to estimate the parameters of a pcAlgo.")
+    nodes <- graph::nodes(x@graph)
+    data <- as.data.frame(data)
+    if (is.null(colnames(data)) || !all(nodes %in% colnames(data)))
+      abort_arg("data", "must have a column for each node of the graph ({.val {nodes[seq_len(min(5, length(nodes)))]}}...).")
+    data <- data[nodes]
+    data[] <- lapply(data, function(col) if (is.factor(col)) droplevels(col) else factor(col, levels = sort(unique(col))))
+    if (anyNA(data)) abort_arg("data", "must not contain NA.")
+    ext <- pcalg::pdag2dag(x@graph)
+    if (!isTRUE(ext$success))
+      abort_arg("x", "has a CPDAG that pcalg::pdag2dag() cannot extend to a DAG (conflicting orientations).")
+    amat <- methods::as(ext$graph, "matrix")
+    amat <- (amat != 0) * 1
+    dimnames(amat) <- list(nodes, nodes)
+    bn <- bnlearn::empty.graph(nodes)
+    bnlearn::amat(bn) <- amat
+    return(bnlearn::bn.fit(bn, data, method = method, iss = iss))
+  }
+  abort_arg("x", "must be a bn.fit of discrete nodes, a grain object, a BIF file or a pcAlgo (with data).")
+}
+
+fit_to_lists <- function(fit) {
+  nodes <- names(fit)
+  states <- vector("list", length(nodes))
+  parents <- vector("list", length(nodes))
+  cpts <- vector("list", length(nodes))
+  for (i in seq_along(nodes)) {
+    nd <- fit[[i]]
+    if (!inherits(nd, c("bn.fit.dnode", "bn.fit.onode")))
+      abort_arg("x", "has node {.val {nodes[i]}}, which is not discrete ({class(nd)[1]}); only discrete networks are supported.")
+    pa <- nd$parents
+    p <- nd$prob
+    dn <- names(dimnames(p))
+    if (length(dim(p)) > 1 && !identical(dn, c(nodes[i], pa))) p <- aperm(p, c(nodes[i], pa))
+    v <- as.numeric(p)
+    if (anyNA(v))
+      abort_arg("x", "has NaN in the CPT of {.val {nodes[i]}} (parent configurations never seen in the data; fit with method = \"bayes\").")
+    states[[i]] <- dimnames(p)[[1]]
+    parents[[i]] <- match(pa, nodes) - 1L
+    cpts[[i]] <- v
+  }
+  list(names = nodes, states = states, parents = parents, cpts = cpts)
+}
+
+# bnlearn's read.bif() leaves a gzfile() connection open: read a .gz into a temporary file.
+plain_bif <- function(path) {
+  if (!grepl("\\.gz$", path)) return(path)
+  tmp <- tempfile(fileext = ".bif")
+  writeLines(readLines(path), tmp)
+  tmp
+}

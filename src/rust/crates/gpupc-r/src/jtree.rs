@@ -1,0 +1,175 @@
+//! The junction-tree entry points: a network from R (names, states, 0-based parents, CPTs in
+//! bnlearn's array order) compiled into a `Plan` kept behind an external pointer, and queries
+//! with a batch of evidence (hard states as a rows x n integer matrix with -1 for unobserved,
+//! likelihoods as a rows x width matrix) on the CPU engine or the GPU.
+
+use extendr_api::prelude::*;
+use pc_jtree::engine::Options;
+use pc_jtree::{Evidence, Heuristic, JtError, Limits, Network, Plan};
+
+fn jt_error(e: &JtError) -> Robj {
+    let kind = match e {
+        JtError::InvalidArgument { .. } => "invalid",
+        JtError::TooLarge(_) | JtError::OutOfMemory(_) => "too_large",
+        JtError::Network(_) | JtError::Bif(_) => "network",
+        JtError::Other(_) => "internal",
+    };
+    list!(error = e.to_string(), kind = kind).into_robj()
+}
+
+fn cuda_error(e: &pc_core::PcError) -> Robj {
+    list!(error = e.to_string(), kind = "cuda").into_robj()
+}
+
+fn strings(x: &Robj, arg: &'static str) -> Result<Vec<String>, JtError> {
+    x.as_string_vector().ok_or_else(|| JtError::invalid(arg, "must be a character vector"))
+}
+
+fn network(names: Robj, states: List, parents: List, cpts: List) -> Result<Network, JtError> {
+    let names = strings(&names, "x")?;
+    let states = states.values().map(|s| strings(&s, "x")).collect::<Result<Vec<_>, _>>()?;
+    let parents = parents
+        .values()
+        .map(|p| match p.as_integer_slice() {
+            Some(s) => Ok(s.iter().map(|&i| i as usize).collect()),
+            None if p.is_null() || p.len() == 0 => Ok(Vec::new()),
+            None => Err(JtError::invalid("x", "parents must be integer vectors")),
+        })
+        .collect::<Result<Vec<Vec<usize>>, _>>()?;
+    let cpts = cpts
+        .values()
+        .map(|c| c.as_real_slice().map(|s| s.to_vec()).ok_or_else(|| JtError::invalid("x", "CPTs must be numeric")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Network::new(names, states, parents, cpts)
+}
+
+/// Compiles a network; returns list(ptr, stats) or list(error, kind).
+#[extendr]
+fn gpupc_jt_compile(names: Robj, states: List, parents: List, cpts: List, triangulation: &str, max_cells: f64, threads: i32) -> Robj {
+    let r = (|| -> Result<Robj, JtError> {
+        let net = network(names, states, parents, cpts)?;
+        let h = Heuristic::parse(triangulation)?;
+        let limits = Limits { max_total_cells: max_cells.max(1.0) as u64, ..Limits::default() };
+        let t = std::time::Instant::now();
+        let plan = Plan::compile(&net, h, limits, threads.max(0) as usize)?;
+        let s = plan.stats.clone();
+        let stats = list!(
+            cliques = s.cliques as i32,
+            trees = s.trees as i32,
+            depth = s.depth as i32,
+            max_clique_vars = s.max_clique_vars as i32,
+            max_clique_cells = s.max_clique_cells as f64,
+            total_clique_cells = s.total_clique_cells as f64,
+            total_separator_cells = s.total_separator_cells as f64,
+            bytes_per_evidence_set = s.bytes_per_evidence_set as f64,
+            compile_s = t.elapsed().as_secs_f64()
+        );
+        let offsets: Vec<i32> = plan.marg.iter().map(|p| p.out as i32).collect();
+        let ptr: Robj = ExternalPtr::new(plan).into();
+        Ok(list!(ptr = ptr, stats = stats, offsets = offsets).into_robj())
+    })();
+    r.unwrap_or_else(|e| jt_error(&e))
+}
+
+fn evidence(plan: &Plan, hard: Robj, soft_col: Robj, soft: Robj, rows: i32) -> Result<Evidence, JtError> {
+    let n = plan.n_vars();
+    let rows = rows.max(0) as usize;
+    // R's matrices are column-major rows x n: transpose to row-major
+    let h = hard.as_integer_slice().ok_or_else(|| JtError::invalid("evidence", "internal: states must be integers"))?;
+    if h.len() != rows * n {
+        return Err(JtError::invalid("evidence", "internal: wrong number of states"));
+    }
+    let mut ev = Evidence::empty(n, rows);
+    for r in 0..rows {
+        for v in 0..n {
+            ev.hard[r * n + v] = h[r + v * rows];
+        }
+    }
+    let sc = soft_col.as_integer_slice().ok_or_else(|| JtError::invalid("evidence", "internal: likelihood columns"))?;
+    ev.soft_col = sc.to_vec();
+    let s = soft.as_real_slice().unwrap_or(&[]);
+    let w = if rows == 0 { 0 } else { s.len() / rows };
+    ev.soft_width = w;
+    ev.soft = vec![1.0; rows * w];
+    for r in 0..rows {
+        for j in 0..w {
+            ev.soft[r * w + j] = s[r + j * rows];
+        }
+    }
+    ev.check(&plan.card)?;
+    Ok(ev)
+}
+
+/// Marginals (type "marginal") or the MPE (type "mpe") of a batch; returns
+/// list(values = rows x width matrix, pe) / list(states = rows x n matrix, prob), or an error list.
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, what: &str, backend: &str, threads: i32, memory_gb: f64) -> Robj {
+    let plan: &ExternalPtr<Plan> = match (&ptr).try_into() {
+        Ok(p) => p,
+        Err(_) => return list!(error = "'jt' is not a compiled junction tree (was it saved and reloaded?)", kind = "invalid").into_robj(),
+    };
+    let plan: &Plan = plan;
+    let ev = match evidence(plan, hard, soft_col, soft, rows) {
+        Ok(e) => e,
+        Err(e) => return jt_error(&e),
+    };
+    let opts = Options { threads: threads.max(0) as usize, memory_bytes: (memory_gb.max(0.001) * 1e9) as u64 };
+    let n = plan.n_vars();
+    let t = std::time::Instant::now();
+    let (marg, mpe) = match (what, backend) {
+        ("marginal", "cpu") => match pc_jtree::marginals_cpu(plan, &ev, opts) {
+            Ok(m) => (Some(m), None),
+            Err(e) => return jt_error(&e),
+        },
+        ("mpe", "cpu") => match pc_jtree::mpe_cpu(plan, &ev, opts) {
+            Ok(m) => (None, Some(m)),
+            Err(e) => return jt_error(&e),
+        },
+        (w, "cuda") => {
+            let r = pc_cuda::jtree::CudaJtree::new(plan).and_then(|mut g| {
+                if w == "mpe" {
+                    g.mpe(&ev, None).map(|m| (None, Some(m)))
+                } else {
+                    g.marginals(&ev, None).map(|m| (Some(m), None))
+                }
+            });
+            match r {
+                Ok(x) => x,
+                Err(e) => return cuda_error(&e),
+            }
+        }
+        _ => return list!(error = "unknown query", kind = "internal").into_robj(),
+    };
+    let secs = t.elapsed().as_secs_f64();
+    let rows = ev.rows;
+    if let Some(m) = marg {
+        let w = m.width;
+        let mut col = vec![0.0; rows * w];
+        for r in 0..rows {
+            for j in 0..w {
+                col[r + j * rows] = m.values[r * w + j];
+            }
+        }
+        let mut values: Robj = col.into();
+        let _ = values.set_attrib("dim", [rows as i32, w as i32]);
+        return list!(values = values, pe = m.pe, seconds = secs).into_robj();
+    }
+    let m = mpe.expect("one of the two");
+    let mut col = vec![0i32; rows * n];
+    for r in 0..rows {
+        for v in 0..n {
+            let s = m.states[r * n + v];
+            col[r + v * rows] = if s < 0 { i32::MIN } else { s + 1 };
+        }
+    }
+    let mut states: Robj = col.into();
+    let _ = states.set_attrib("dim", [rows as i32, n as i32]);
+    list!(states = states, prob = m.prob, seconds = secs).into_robj()
+}
+
+extendr_module! {
+    mod jtree;
+    fn gpupc_jt_compile;
+    fn gpupc_jt_query;
+}

@@ -1,0 +1,141 @@
+# Junction-tree inference against gRain (marginals, P(evidence)), the MPE against brute force,
+# and bad input. GPU parity with the CPU engine runs on the GPU machine (pcbench jtree).
+
+skip_if_not_installed("bnlearn")
+skip_if_not_installed("gRain")
+suppressPackageStartupMessages(library(gRain))
+
+for (name in c("asia", "cancer", "earthquake", "survey", "sachs", "child", "insurance", "alarm", "hepar2")) {
+  test_that(paste("marginals and P(evidence) equal gRain's on", name), {
+    fit <- jt_read_fit(name)
+    g <- gRbase::compile(bnlearn::as.grain(fit))
+    jt <- gpu_jtree(fit, backend = "cpu", numCores = 2)
+    # no evidence: gRain's shape
+    q <- gpu_query(jt)
+    ref <- querygrain(g, nodes = names(fit), type = "marginal")
+    expect_setequal(names(q), names(ref))
+    for (v in names(ref)) {
+      expect_equal(dimnames(q[[v]]), dimnames(ref[[v]]))
+      expect_lt(max(abs(q[[v]] - ref[[v]])), 1e-10)
+    }
+    expect_lt(abs(attr(q, "pEvidence") - 1), 1e-12)
+    # 40 evidence sets from forward samples, about 10% of the nodes observed, in one batch
+    ev <- jt_sample_evidence(fit, 40, 0.1, seed = 1)
+    d <- jt_compare_grain(jt, g, ev)
+    expect_lt(d[["marginal"]], 1e-10)
+    expect_lt(d[["pEvidence"]], 1e-10)
+    # one evidence set as a list gives the batch's first row
+    e1 <- as.list(ev[1, !is.na(ev[1, ]), drop = FALSE])
+    one <- gpu_query(jt, evidence = e1)
+    all <- gpu_query(jt, evidence = ev[1:3, , drop = FALSE])
+    for (v in names(one)) expect_equal(as.numeric(one[[v]]), unname(all[[v]][1, ]), tolerance = 1e-15)
+  })
+}
+
+test_that("likelihood evidence equals gRain's", {
+  fit <- jt_read_fit("asia")
+  g <- gRbase::compile(bnlearn::as.grain(fit))
+  jt <- gpu_jtree(fit, backend = "cpu", triangulation = "minweight")
+  ev <- list(xray = c(0.3, 0.9), asia = "yes", dysp = c(1, 0.2))
+  q <- gpu_query(jt, evidence = ev)
+  g2 <- setEvidence(g, evidence = ev)
+  ref <- querygrain(g2, nodes = names(fit))
+  for (v in names(ref)) expect_lt(max(abs(q[[v]] - ref[[v]])), 1e-10)
+  expect_lt(abs(attr(q, "pEvidence") / pEvidence(g2) - 1), 1e-10)
+})
+
+test_that("a grain object, a BIF file and a pcAlgo with data are accepted", {
+  path <- jt_network_path("asia")
+  fit <- jt_read_fit("asia")
+  g <- bnlearn::as.grain(fit)
+  a <- gpu_query(gpu_jtree(path, backend = "cpu"), nodes = "lung")
+  b <- gpu_query(gpu_jtree(g, backend = "cpu"), nodes = "lung")
+  expect_equal(a$lung, querygrain(g, nodes = "lung")$lung, tolerance = 1e-12)
+  expect_equal(b$lung, a$lung, tolerance = 1e-12)
+  # the whole path: data -> gpu_pc -> gpu_jtree (pdag2dag + bn.fit bayes) -> gpu_query
+  set.seed(3)
+  smp <- bnlearn::rbn(jt_read_fit("alarm"), 3000)
+  D <- sapply(smp, function(x) as.integer(x) - 1L)
+  nlev <- vapply(smp, nlevels, 1L)
+  pc <- gpu_pc(list(dm = D, nlev = nlev, adaptDF = FALSE), pcalg::disCItest, 0.01, labels = colnames(D), backend = "cpu")
+  jt <- gpu_jtree(pc, data = D, backend = "cpu")
+  # gRain on the same DAG and parameters
+  dag <- pcalg::pdag2dag(pc@graph)$graph
+  bn <- bnlearn::empty.graph(colnames(D))
+  bnlearn::amat(bn) <- (methods::as(dag, "matrix") != 0) * 1
+  dd <- as.data.frame(lapply(as.data.frame(D), function(x) factor(x, levels = sort(unique(x)))))
+  gf <- gRbase::compile(bnlearn::as.grain(bnlearn::bn.fit(bn, dd, method = "bayes", iss = 1)))
+  ev <- as.data.frame(lapply(dd[1:10, ], as.character))
+  ev[] <- lapply(ev, function(x) ifelse(runif(10) < 0.1, x, NA))
+  ev$HR <- as.character(dd$HR[1:10])
+  d <- jt_compare_grain(jt, gf, ev)
+  expect_lt(d[["marginal"]], 1e-10)
+  expect_lt(d[["pEvidence"]], 1e-10)
+})
+
+test_that("the MPE equals brute-force enumeration", {
+  for (name in c("asia", "cancer", "earthquake", "survey")) {
+    fit <- jt_read_fit(name)
+    jt <- gpu_jtree(fit, backend = "cpu")
+    nodes <- names(fit)
+    grid <- expand.grid(lapply(nodes, function(v) dimnames(fit[[v]]$prob)[[1]]), stringsAsFactors = FALSE)
+    names(grid) <- nodes
+    joint <- rep(1, nrow(grid))
+    for (v in nodes) {
+      p <- fit[[v]]$prob
+      idx <- as.matrix(grid[, c(v, fit[[v]]$parents), drop = FALSE])
+      joint <- joint * p[idx]
+    }
+    ev <- jt_sample_evidence(fit, 15, 0.3, seed = 2)
+    ev <- rbind(ev[1, ] , ev)
+    ev[1, ] <- NA  # no evidence
+    mpe <- gpu_mpe(jt, evidence = ev)
+    for (r in seq_len(nrow(ev))) {
+      ok <- rep(TRUE, nrow(grid))
+      for (v in nodes) if (!is.na(ev[r, v])) ok <- ok & grid[[v]] == ev[r, v]
+      w <- ifelse(ok, joint, 0)
+      best <- max(w)
+      expect_lt(abs(attr(mpe, "prob")[r] - best) / best, 1e-12)
+      mine <- rep(TRUE, nrow(grid))
+      for (v in nodes) mine <- mine & grid[[v]] == as.character(mpe[r, v])
+      expect_equal(sum(mine), 1)
+      expect_lt(abs(w[mine] - best) / best, 1e-12)
+      if (sum(w >= best * (1 - 1e-12)) == 1) {
+        expect_equal(unname(unlist(lapply(mpe[r, ], as.character))), unname(unlist(grid[which.max(w), ])))
+      }
+    }
+  }
+})
+
+test_that("impossible evidence gives NA with a warning, as gRain does", {
+  fit <- jt_read_fit("asia")
+  jt <- gpu_jtree(fit, backend = "cpu")
+  ev <- data.frame(either = c("no", "yes"), tub = c("yes", NA))
+  expect_warning(q <- gpu_query(jt, evidence = ev), "impossible")
+  expect_true(all(is.na(q$lung[1, ])))
+  expect_false(anyNA(q$lung[2, ]))
+  expect_equal(attr(q, "pEvidence")[1], 0)
+  expect_warning(m <- gpu_mpe(jt, evidence = ev), "impossible")
+  expect_true(all(is.na(unlist(m[1, ]))))
+  expect_false(anyNA(unlist(m[2, ])))
+})
+
+test_that("bad input stops with an error naming the argument", {
+  fit <- jt_read_fit("asia")
+  jt <- gpu_jtree(fit, backend = "cpu")
+  expect_error(gpu_query(jt, evidence = list(nosuch = "yes")), "evidence.*nosuch", class = "gpupc_invalid_argument")
+  expect_error(gpu_query(jt, evidence = list(asia = "maybe")), "evidence.*maybe", class = "gpupc_invalid_argument")
+  expect_error(gpu_query(jt, evidence = data.frame(asia = "maybe")), "evidence", class = "gpupc_invalid_argument")
+  expect_error(gpu_query(jt, evidence = list(asia = c(1, 2, 3))), "evidence", class = "gpupc_invalid_argument")
+  expect_error(gpu_query(jt, evidence = list("yes")), "evidence", class = "gpupc_invalid_argument")
+  expect_error(gpu_query(jt, nodes = "nosuch"), "nodes", class = "gpupc_invalid_argument")
+  expect_error(gpu_query(jt, type = "joint"), "type", class = "gpupc_invalid_argument")
+  expect_error(gpu_query(list(), nodes = "lung"), "jt", class = "gpupc_invalid_argument")
+  expect_error(gpu_jtree(42), "x", class = "gpupc_invalid_argument")
+  expect_error(gpu_jtree("/no/such/file.bif"), "x", class = "gpupc_invalid_argument")
+  expect_error(gpu_jtree(fit, max.cells = 10), "too large", class = "gpupc_invalid_argument")
+  gfit <- bnlearn::bn.fit(bnlearn::model2network("[A][B|A]"), data.frame(A = rnorm(50), B = rnorm(50)))
+  expect_error(gpu_jtree(gfit), "not discrete", class = "gpupc_invalid_argument")
+  pc <- gpu_pc(list(C = diag(3), n = 100), pcalg::gaussCItest, 0.01, labels = c("a", "b", "c"), backend = "cpu")
+  expect_error(gpu_jtree(pc), "data", class = "gpupc_invalid_argument")
+})
