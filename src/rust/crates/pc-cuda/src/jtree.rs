@@ -189,15 +189,9 @@ impl<'a> CudaJtree<'a> {
     fn chunk_rows(&self, rows: usize, memory_bytes: Option<u64>) -> Result<usize> {
         let free = self.gpu.free_bytes()? as u64;
         let budget = memory_bytes.unwrap_or((free as f64 * 0.85) as u64).min(free.saturating_sub(256 << 20));
-        let per = self.plan.stats.bytes_per_evidence_set + 8 * self.plan.n_vars() as u64 + 64;
-        if per > budget {
-            return Err(PcError::Cuda(format!(
-                "one evidence set needs {:.2} GB of GPU memory for its tables, {:.2} GB are free",
-                per as f64 / 1e9,
-                budget as f64 / 1e9
-            )));
-        }
-        Ok(((budget / per) as usize).clamp(1, rows.max(1)))
+        // the MPE's states (n ints per row) fit in the margin left beside the tables
+        pc_jtree::engine::chunk_rows(self.plan, rows, budget.saturating_sub(4 * rows as u64 * self.plan.n_vars() as u64))
+            .map_err(|e| PcError::Cuda(format!("{e} (free GPU memory)")))
     }
 
     fn cfg(&self, total: u64) -> LaunchConfig {

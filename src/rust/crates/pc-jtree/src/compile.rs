@@ -181,16 +181,19 @@ pub fn table_cells(card: &[usize], vars: &[usize], limit: u64, names: &dyn Fn(us
     Ok(cells)
 }
 
-/// The maximal cliques among elimination cliques (first occurrence kept; order preserved).
-pub fn maximal_cliques(elim: Vec<Vec<usize>>, n: usize) -> Vec<Vec<usize>> {
-    let sets: Vec<Bits> = elim
-        .iter()
+fn as_bits(sets: &[Vec<usize>], n: usize) -> Vec<Bits> {
+    sets.iter()
         .map(|c| {
             let mut b = Bits::new(n);
             c.iter().for_each(|&v| b.set(v));
             b
         })
-        .collect();
+        .collect()
+}
+
+/// The maximal cliques among elimination cliques (first occurrence kept; order preserved).
+pub fn maximal_cliques(elim: Vec<Vec<usize>>, n: usize) -> Vec<Vec<usize>> {
+    let sets = as_bits(&elim, n);
     let mut keep = vec![true; elim.len()];
     for i in 0..elim.len() {
         for j in 0..elim.len() {
@@ -208,14 +211,7 @@ pub fn maximal_cliques(elim: Vec<Vec<usize>>, n: usize) -> Vec<Vec<usize>> {
 /// clique is nearest, lowest index on ties). Returns (parent, roots).
 pub fn clique_forest(cliques: &[Vec<usize>], n: usize) -> (Vec<Option<usize>>, Vec<usize>) {
     let k = cliques.len();
-    let sets: Vec<Bits> = cliques
-        .iter()
-        .map(|c| {
-            let mut b = Bits::new(n);
-            c.iter().for_each(|&v| b.set(v));
-            b
-        })
-        .collect();
+    let sets = as_bits(cliques, n);
     let mut pairs = Vec::new();
     for i in 0..k {
         for j in i + 1..k {
