@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What runs on the GPU machine for junction-tree inference (one call): pcbench jtree (GPU against
 # the CPU engine, timings) on the networks in $DEV, then pyAgrum's LazyPropagation on the same.
-bench bash inst/bench/jtree-device.sh|bench bash inst/bench/jtree-bench.sh   (writes under $OUT)
+#   DEV=.dev-jtree PART=parity|bench bash inst/bench/jtree-bench.sh   (writes under $OUT)
 set -uo pipefail
 DEV=${DEV:-.dev-jtree}; OUT=${OUT:-/tmp/jtree-out}; PART=${PART:-parity}
 mkdir -p "$OUT"
