@@ -26,6 +26,7 @@ rs_memory_plan <- function(p, test_bytes, start_edges) {
 }
 
 rs_cmiknn_test <- function(data, vars, threads) .Call(wrap__gpupc_cmiknn_test, data, vars, threads)
+
 rs_jt_compile <- function(names, states, parents, cpts, triangulation, max_cells, threads) {
   .Call(wrap__gpupc_jt_compile, names, states, parents, cpts, triangulation, max_cells, threads)
 }
