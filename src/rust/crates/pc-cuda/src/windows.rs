@@ -9,15 +9,22 @@
 //! the largest mapped p of the failures before it) is the CPU's. An edge's window doubles from
 //! round to round (bounded by the round's budget), so at most about half of the tests run past
 //! a success are wasted, and no key below a success is ever skipped.
+//!
+//! The edges are dealt into two groups with windows of their own, and [`run_rounds`] alternates
+//! between them: while the GPU evaluates one group's round, the host takes the other group's
+//! p-values and writes its next round. An edge's outcome depends only on its own tests, so the
+//! grouping changes when a test runs, never which tests decide an edge.
 
 use pc_core::combinations::{next_subset, unrank};
-use pc_core::plan::{EdgeOutcome, LevelPlan};
+use pc_core::plan::{EdgeOutcome, LevelPlan, SideKind};
 use pc_core::PcError;
 use rayon::prelude::*;
 
 /// The first window of an edge at levels >= 1 (level 0 has one or two tests per edge).
 const FIRST_WIDTH: u64 = 4;
 const MAX_WIDTH: u64 = 1 << 16;
+/// How much an edge's window grows from round to round, in percent (see [`RoundOpts::growth`]).
+pub const DEFAULT_GROWTH: u64 = 200;
 /// Windows a worker thread writes at a time: most are a few tests, but each first rebuilds its
 /// side's candidate list (a scan of a row of hundreds), which is what made writing a round slow.
 const SPANS_PER_TASK: usize = 64;
@@ -28,6 +35,8 @@ pub struct Batch {
     pub x: Vec<u32>,
     pub y: Vec<u32>,
     pub s: Vec<u32>,
+    /// The largest `RoundOpts::words` of the batch's tests (0 without a `words`).
+    pub max_words: u64,
     spans: Vec<Span>,
 }
 
@@ -45,7 +54,37 @@ impl Batch {
         self.y.clear();
         self.s.clear();
         self.spans.clear();
+        self.max_words = 0;
     }
+}
+
+/// How rounds are made.
+#[derive(Clone, Copy)]
+pub struct RoundOpts<'p> {
+    /// Tests per round (about; a round always holds at least one window).
+    pub budget: usize,
+    /// An edge's next window is this many percent of its last (at least one test more), up to
+    /// MAX_WIDTH. Smaller wastes fewer tests past a success and needs more rounds.
+    pub growth: u64,
+    /// Writes out the rounds' tests on its threads (None: on the level's own thread).
+    pub pool: Option<&'p rayon::ThreadPool>,
+    /// A size per test (x, y, S) whose largest value per batch goes into `Batch::max_words`,
+    /// computed while the tests are written (the G^2 kernel's table words).
+    pub words: Option<&'p (dyn Fn(u32, u32, &[u32]) -> u64 + Sync)>,
+}
+
+impl RoundOpts<'_> {
+    pub fn new(budget: usize) -> Self {
+        RoundOpts { budget, growth: DEFAULT_GROWTH, pool: None, words: None }
+    }
+}
+
+/// Evaluates rounds in two steps, so that the host can work while the device computes.
+pub trait RoundEval {
+    /// Starts evaluating `b` (uploads and launches; need not wait).
+    fn launch(&mut self, b: &Batch) -> Result<(), PcError>;
+    /// Waits for the batch last launched (`b`) and returns its p-values, one per test.
+    fn finish(&mut self, b: &Batch) -> Result<Vec<f64>, PcError>;
 }
 
 /// The tests of one edge in a batch: `count` keys from `start` on, at positions `first..`.
@@ -73,19 +112,27 @@ pub struct Windows<'a> {
     /// Where the next round starts in `live` (rounds go round, so every edge gets its turn).
     next: usize,
     out: Vec<EdgeOutcome>,
+    growth: u64,
 }
 
 impl<'a> Windows<'a> {
     pub fn new(plan: &'a LevelPlan) -> Self {
+        Self::for_edges(plan, (0..plan.edges.len() as u32).collect(), DEFAULT_GROWTH)
+    }
+
+    /// Windows over the edges `live` of the plan only (ascending); the others stay undecided
+    /// (`EdgeOutcome::NONE`) in `into_outcomes`.
+    pub fn for_edges(plan: &'a LevelPlan, live: Vec<u32>, growth: u64) -> Self {
         let ne = plan.edges.len();
         let first_side = |k: usize| if plan.edges[k].sides[0].is_some() { 0 } else { 1 };
         Windows {
             plan,
             cursor: (0..ne).map(|k| Cursor { side: first_side(k), rank: 0 }).collect(),
             width: vec![FIRST_WIDTH; ne],
-            live: (0..ne as u32).collect(),
+            live,
             next: 0,
             out: vec![EdgeOutcome::NONE; ne],
+            growth: growth.max(100),
         }
     }
 
@@ -123,7 +170,8 @@ impl<'a> Windows<'a> {
     /// window, so every round makes progress). The windows are chosen here, in order; their tests
     /// are written out on `pool`'s threads when one is given (each window its own part of the
     /// batch, so the result is the same either way).
-    pub fn next_batch(&mut self, budget: usize, batch: &mut Batch, pool: Option<&rayon::ThreadPool>) {
+    pub fn next_batch(&mut self, opts: &RoundOpts, batch: &mut Batch) {
+        let budget = opts.budget.max(1);
         batch.clear();
         let l = self.plan.level;
         let nl = self.live.len();
@@ -161,18 +209,20 @@ impl<'a> Windows<'a> {
             parts.push((*span, x, y, s));
         }
         let plan = self.plan;
+        let words = opts.words;
         let write = |(list, pos): &mut (Vec<u32>, Vec<u32>), (span, x, y, s): (Span, &mut [u32], &mut [u32], &mut [u32])| {
-            write_tests(plan, &span, x, y, s, list, pos)
+            write_tests(plan, &span, x, y, s, list, pos);
+            words.map_or(0, |f| (0..x.len()).map(|t| f(x[t], y[t], &s[t * l..(t + 1) * l])).max().unwrap_or(0))
         };
-        match pool {
+        batch.max_words = match opts.pool {
             Some(pool) if parts.len() > SPANS_PER_TASK => pool.install(|| {
-                parts.into_par_iter().with_min_len(SPANS_PER_TASK).for_each_init(|| (Vec::new(), Vec::new()), write)
+                parts.into_par_iter().with_min_len(SPANS_PER_TASK).map_init(|| (Vec::new(), Vec::new()), write).max().unwrap_or(0)
             }),
             _ => {
                 let mut scratch = (Vec::new(), Vec::new());
-                parts.into_iter().for_each(|part| write(&mut scratch, part));
+                parts.into_iter().map(|part| write(&mut scratch, part)).max().unwrap_or(0)
             }
-        }
+        };
     }
 
     /// Takes the p-values of `batch` (one per test, in batch order).
@@ -204,7 +254,8 @@ impl<'a> Windows<'a> {
                 (false, Some(n)) => {
                     // `next` is the key after the window's last test
                     self.cursor[e] = n;
-                    self.width[e] = (self.width[e] * 2).min(MAX_WIDTH);
+                    let w = self.width[e];
+                    self.width[e] = (w * self.growth / 100).max(w + 1).min(MAX_WIDTH);
                 }
                 _ => {
                     self.cursor[e] = Cursor { side: 2, rank: 0 };
@@ -247,8 +298,29 @@ fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &
     let count = span.count as usize;
     while written < count {
         let side = edge.sides[c.side as usize].expect("cursor on an existing side");
+        // A plain side's list is row(x) without y, so its q-th member is read from the row
+        // directly; a CommonLast list is built (its order needs a scan of both rows).
+        let row = plan.rows.row(side.x);
+        let skip = match side.kind {
+            SideKind::Plain => {
+                let py = row.partition_point(|&a| a < side.y);
+                if row.get(py) == Some(&side.y) { py } else { usize::MAX }
+            }
+            SideKind::CommonLast => {
+                if l > 0 {
+                    plan.side_list(&side, list);
+                }
+                0
+            }
+        };
+        let member = |q: u32| -> u32 {
+            let q = q as usize;
+            match side.kind {
+                SideKind::Plain => row[q + (q >= skip) as usize],
+                SideKind::CommonLast => list[q],
+            }
+        };
         if l > 0 {
-            plan.side_list(&side, list);
             pos.resize(l, 0);
             unrank(side.len, c.rank, pos);
         }
@@ -259,7 +331,7 @@ fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &
             x[t] = side.x;
             y[t] = side.y;
             for (d, &q) in s[t * l..(t + 1) * l].iter_mut().zip(pos.iter()) {
-                *d = list[q as usize];
+                *d = member(q);
             }
             if k + 1 < here {
                 next_subset(side.len, pos);
@@ -272,26 +344,57 @@ fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &
     }
 }
 
-/// Runs a whole level by rounds: `eval` computes the p-values of a batch; `keep_going` is asked
-/// between rounds, with the number of edges decided; `pool`, when given, writes out the rounds.
+/// Runs a whole level by rounds (see the module docs): `eval` evaluates the batches;
+/// `keep_going` is asked between rounds, with the number of edges decided.
 pub fn run_rounds(
     plan: &LevelPlan,
-    budget: usize,
-    pool: Option<&rayon::ThreadPool>,
-    mut eval: impl FnMut(&Batch) -> Result<Vec<f64>, PcError>,
+    opts: &RoundOpts,
+    eval: &mut dyn RoundEval,
     mut keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Vec<EdgeOutcome>, PcError> {
-    let mut w = Windows::new(plan);
-    let mut batch = Batch::default();
-    while !w.is_done() {
-        if !keep_going(w.decided()) {
+    let ne = plan.edges.len() as u32;
+    // two groups (edges dealt alternately, so both have long and short edges) when there are two
+    // edges to deal
+    let groups = if ne >= 2 { 2 } else { 1 };
+    let mut w: Vec<Windows> = (0..groups)
+        .map(|g| Windows::for_edges(plan, (g as u32..ne).step_by(groups).collect(), opts.growth))
+        .collect();
+    let mut batches: Vec<Batch> = (0..groups).map(|_| Batch::default()).collect();
+    let mut pending: Option<usize> = None;
+    let mut turn = 0;
+    loop {
+        if !keep_going(w.iter().map(|w| w.decided()).sum::<usize>() - (groups - 1) * ne as usize) {
             return Err(PcError::Interrupted);
         }
-        w.next_batch(budget.max(1), &mut batch, pool);
-        let p = eval(&batch)?;
-        w.absorb(&batch, &p)?;
+        // the group whose next round is written now, while the pending one runs
+        let g = (0..groups).map(|k| (turn + k) % groups).find(|&k| Some(k) != pending && !w[k].is_done());
+        if let Some(g) = g {
+            w[g].next_batch(opts, &mut batches[g]);
+        }
+        let done = match pending.take() {
+            Some(q) => Some((q, eval.finish(&batches[q])?)),
+            None => None,
+        };
+        if let Some(g) = g {
+            eval.launch(&batches[g])?;
+            pending = Some(g);
+            turn = g + 1;
+        }
+        match done {
+            Some((q, p)) => w[q].absorb(&batches[q], &p)?,
+            None if pending.is_none() => break,
+            None => {}
+        }
     }
-    Ok(w.into_outcomes())
+    // each edge's outcome from its group
+    let mut outs: Vec<Vec<EdgeOutcome>> = w.into_iter().map(Windows::into_outcomes).collect();
+    let mut out = outs.swap_remove(0);
+    for (g, o) in outs.iter().enumerate() {
+        for e in (g + 1..ne as usize).step_by(groups) {
+            out[e] = o[e];
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -345,9 +448,37 @@ mod tests {
         a.best == b.best && a.p_best.to_bits() == b.p_best.to_bits() && a.max_fail.to_bits() == b.max_fail.to_bits()
     }
 
-    /// The rounds give exactly eval_edge's outcomes, whatever the budget, in both orders, with
-    /// the tests written on the level's thread or on a pool (the later cases have hundreds of
-    /// windows per round, so the pool splits them).
+    /// A RoundEval from a function of a batch: computed at launch, handed back at finish.
+    struct Eager<F: FnMut(&Batch) -> Vec<f64>> {
+        f: F,
+        held: Option<Vec<f64>>,
+        rounds: usize,
+    }
+
+    impl<F: FnMut(&Batch) -> Vec<f64>> Eager<F> {
+        fn new(f: F) -> Self {
+            Eager { f, held: None, rounds: 0 }
+        }
+    }
+
+    impl<F: FnMut(&Batch) -> Vec<f64>> RoundEval for Eager<F> {
+        fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
+            assert!(self.held.is_none(), "a batch launched before the last one was finished");
+            self.rounds += 1;
+            self.held = Some((self.f)(b));
+            Ok(())
+        }
+        fn finish(&mut self, b: &Batch) -> Result<Vec<f64>, PcError> {
+            let p = self.held.take().expect("finish without a launch");
+            assert_eq!(p.len(), b.len(), "finish was given another batch than the one launched");
+            Ok(p)
+        }
+    }
+
+    /// The rounds give exactly eval_edge's outcomes, whatever the budget and growth, in both
+    /// orders, with the tests written on the level's thread or on a pool (the later cases have
+    /// hundreds of windows per round, so the pool splits them), and the batches' largest size is
+    /// the largest of their tests'.
     #[test]
     fn rounds_match_the_sequential_walk() {
         let mut r = Lcg(7);
@@ -359,35 +490,35 @@ mod tests {
             let adj = random_graph(p, 30 + r.next(60), &mut r);
             let fixed = Adjacency::empty(p);
             let alpha = [0.01, 0.05, 0.2, 0.5][case as usize % 4];
+            let words = |x: u32, y: u32, s: &[u32]| (x as u64 + 1) * 1000 + y as u64 + s.iter().map(|&v| v as u64).sum::<u64>();
             for order in [Order::Stable, Order::StableFast] {
                 for level in 0..4 {
                     let plan = plan_level(order, level, &adj, &fixed, alpha, 1.0).unwrap();
                     let mut sc = EdgeScratch::<GSquareScratch>::default();
                     let want: Vec<EdgeOutcome> =
                         plan.edges.iter().map(|e| eval_edge(&plan, &test, &mut sc, e, &mut || true).unwrap()).collect();
-                    for (budget, pool) in [(1, None), (3, Some(&pool)), (17, None), (1000, None), (1000, Some(&pool))] {
+                    for (budget, growth, pool) in
+                        [(1, 200, None), (3, 125, Some(&pool)), (17, 200, None), (1000, 150, None), (1000, 200, Some(&pool))]
+                    {
+                        let opts = RoundOpts { budget, growth, pool, words: Some(&words) };
                         let mut tsc = GSquareScratch::default();
-                        let mut rounds = 0;
-                        let got = run_rounds(
-                            &plan,
-                            budget,
-                            pool,
-                            |b| {
-                                rounds += 1;
-                                (0..b.len())
-                                    .map(|t| test.p_value(&mut tsc, b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]))
-                                    .collect()
-                            },
-                            |_| true,
-                        )
-                        .unwrap();
+                        let mut eval = Eager::new(|b: &Batch| {
+                            let sizes = (0..b.len()).map(|t| words(b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]));
+                            assert_eq!(b.max_words, sizes.max().unwrap_or(0));
+                            (0..b.len()).map(|t| test.p_value(&mut tsc, b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]).unwrap()).collect()
+                        });
+                        let got = run_rounds(&plan, &opts, &mut eval, |_| true).unwrap();
                         assert_eq!(got.len(), want.len());
                         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-                            assert!(same(g, w), "case {case} {order:?} level {level} budget {budget} pool {} edge {k}: {g:?} vs {w:?}", pool.is_some());
+                            assert!(
+                                same(g, w),
+                                "case {case} {order:?} level {level} budget {budget} growth {growth} pool {} edge {k}: {g:?} vs {w:?}",
+                                pool.is_some()
+                            );
                         }
                         if budget == 1 {
                             // one test per round at most, except a round's first window
-                            assert!(rounds >= plan.edges.len().min(1));
+                            assert!(eval.rounds >= plan.edges.len().min(1));
                         }
                     }
                 }
@@ -408,22 +539,17 @@ mod tests {
         let total = plan.edges[k01].n_tests();
         let mut seen = 0u64;
         // all failures: every key is evaluated once, then the edge is decided without success
-        let out = run_rounds(
-            &plan,
-            5,
-            None,
-            |b| {
-                seen += b.spans.iter().filter(|s| s.edge as usize == k01).map(|s| s.count).sum::<u64>();
-                Ok(vec![0.0; b.len()])
-            },
-            |_| true,
-        )
-        .unwrap();
+        let mut eval = Eager::new(|b: &Batch| {
+            seen += b.spans.iter().filter(|s| s.edge as usize == k01).map(|s| s.count).sum::<u64>();
+            vec![0.0; b.len()]
+        });
+        let out = run_rounds(&plan, &RoundOpts::new(5), &mut eval, |_| true).unwrap();
         assert_eq!(seen, total);
         assert!(out[k01].best.is_none());
         assert_eq!(out[k01].max_fail, 0.0);
         // an interrupt between rounds
-        let err = run_rounds(&plan, 5, None, |b| Ok(vec![0.0; b.len()]), |_| false).unwrap_err();
+        let mut eval = Eager::new(|b: &Batch| vec![0.0; b.len()]);
+        let err = run_rounds(&plan, &RoundOpts::new(5), &mut eval, |_| false).unwrap_err();
         assert!(matches!(err, PcError::Interrupted));
     }
 }
