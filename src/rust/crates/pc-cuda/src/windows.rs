@@ -24,7 +24,10 @@ use rayon::prelude::*;
 const FIRST_WIDTH: u64 = 4;
 const MAX_WIDTH: u64 = 1 << 16;
 /// How much an edge's window grows from round to round, in percent (see [`RoundOpts::growth`]).
-pub const DEFAULT_GROWTH: u64 = 200;
+/// On the H100 (session 5, `pcbench discrete --codes --growth`), MUNIN's level 1 ran 15.4, 13.9
+/// and 12.9 million tests (11.6 million needed) with 200, 150 and 125, and the whole run took
+/// 0.66-0.74, 0.63-0.71 and 0.58-0.62 s; LINK 0.15-0.17 s with each.
+pub const DEFAULT_GROWTH: u64 = 125;
 /// Windows a worker thread writes at a time: most are a few tests, but each first rebuilds its
 /// side's candidate list (a scan of a row of hundreds), which is what made writing a round slow.
 const SPANS_PER_TASK: usize = 64;
@@ -79,12 +82,14 @@ impl RoundOpts<'_> {
     }
 }
 
-/// Evaluates rounds in two steps, so that the host can work while the device computes.
+/// Evaluates rounds in two steps, so that the host can work while the device computes. At most
+/// two rounds are launched and not finished at a time.
 pub trait RoundEval {
     /// Starts evaluating `b` (uploads and launches; need not wait).
     fn launch(&mut self, b: &Batch) -> Result<(), PcError>;
-    /// Waits for the batch last launched (`b`) and returns its p-values, one per test.
-    fn finish(&mut self, b: &Batch) -> Result<Vec<f64>, PcError>;
+    /// Waits for the oldest round launched and not finished (`b`) and puts its p-values into
+    /// `p`, one per test.
+    fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError>;
 }
 
 /// The tests of one edge in a batch: `count` keys from `start` on, at positions `first..`.
@@ -107,42 +112,48 @@ pub struct Windows<'a> {
     plan: &'a LevelPlan,
     cursor: Vec<Cursor>,
     width: Vec<u64>,
-    /// Undecided edges, in plan order.
-    live: Vec<u32>,
-    /// Where the next round starts in `live` (rounds go round, so every edge gets its turn).
-    next: usize,
+    /// Undecided edges of each group, in plan order.
+    live: Vec<Vec<u32>>,
+    /// Where each group's next round starts in its `live` (rounds go round, so every edge gets
+    /// its turn).
+    next: Vec<usize>,
+    /// The next `live` of a group being rebuilt (kept, so rounds allocate nothing new).
+    spare: Vec<u32>,
     out: Vec<EdgeOutcome>,
     growth: u64,
 }
 
 impl<'a> Windows<'a> {
-    pub fn new(plan: &'a LevelPlan) -> Self {
-        Self::for_edges(plan, (0..plan.edges.len() as u32).collect(), DEFAULT_GROWTH)
-    }
-
-    /// Windows over the edges `live` of the plan only (ascending); the others stay undecided
-    /// (`EdgeOutcome::NONE`) in `into_outcomes`.
-    pub fn for_edges(plan: &'a LevelPlan, live: Vec<u32>, growth: u64) -> Self {
+    /// Windows over all edges of the plan, dealt into `groups` groups (edge k in group
+    /// k % groups) whose rounds are made separately.
+    pub fn new(plan: &'a LevelPlan, groups: usize, growth: u64) -> Self {
         let ne = plan.edges.len();
+        let groups = groups.max(1);
         let first_side = |k: usize| if plan.edges[k].sides[0].is_some() { 0 } else { 1 };
         Windows {
             plan,
             cursor: (0..ne).map(|k| Cursor { side: first_side(k), rank: 0 }).collect(),
             width: vec![FIRST_WIDTH; ne],
-            live,
-            next: 0,
+            live: (0..groups).map(|g| (g as u32..ne as u32).step_by(groups).collect()).collect(),
+            next: vec![0; groups],
+            spare: Vec::new(),
             out: vec![EdgeOutcome::NONE; ne],
             growth: growth.max(100),
         }
     }
 
-    pub fn is_done(&self) -> bool {
-        self.live.is_empty()
+    pub fn groups(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Whether group `g` has no undecided edge left.
+    pub fn is_done(&self, g: usize) -> bool {
+        self.live[g].is_empty()
     }
 
     /// Edges decided so far.
     pub fn decided(&self) -> usize {
-        self.out.len() - self.live.len()
+        self.out.len() - self.live.iter().map(Vec::len).sum::<usize>()
     }
 
     /// The key after `c` in edge `e`'s sequence, or None at its end.
@@ -170,54 +181,62 @@ impl<'a> Windows<'a> {
     /// window, so every round makes progress). The windows are chosen here, in order; their tests
     /// are written out on `pool`'s threads when one is given (each window its own part of the
     /// batch, so the result is the same either way).
-    pub fn next_batch(&mut self, opts: &RoundOpts, batch: &mut Batch) {
+    pub fn next_batch(&mut self, g: usize, opts: &RoundOpts, batch: &mut Batch) {
         let budget = opts.budget.max(1);
         batch.clear();
         let l = self.plan.level;
-        let nl = self.live.len();
+        let live = &self.live[g];
+        let nl = live.len();
         let mut total = 0usize;
-        let from = self.next;
-        self.next = 0; // unless the round ends before the last live edge
+        let from = self.next[g];
+        let mut next_at = 0; // unless the round ends before the last live edge
         for step in 0..nl {
-            let e = self.live[(from + step) % nl] as usize;
+            let e = live[(from + step) % nl] as usize;
             let left = budget.saturating_sub(total) as u64;
             if left == 0 {
-                self.next = (from + step) % nl;
+                next_at = (from + step) % nl;
                 break;
             }
             let want = if l == 0 { 2 } else { self.width[e] };
             let count = want.min(self.remaining(e, self.cursor[e])).min(if total == 0 { u64::MAX } else { left });
             if count == 0 {
-                self.next = (from + step) % nl;
+                next_at = (from + step) % nl;
                 break;
             }
             batch.spans.push(Span { edge: e as u32, first: total, count, start: self.cursor[e] });
             total += count as usize;
         }
+        self.next[g] = next_at;
         batch.x.resize(total, 0);
         batch.y.resize(total, 0);
         batch.s.resize(total * l, 0);
-        // each window's own slices of the batch, in order
-        let mut parts = Vec::with_capacity(batch.spans.len());
+        // each task's own slices of the batch: SPANS_PER_TASK windows, in order
+        let mut parts = Vec::with_capacity(batch.spans.len().div_ceil(SPANS_PER_TASK));
         let (mut xs, mut ys, mut ss) = (&mut batch.x[..], &mut batch.y[..], &mut batch.s[..]);
-        for span in &batch.spans {
-            let k = span.count as usize;
+        for spans in batch.spans.chunks(SPANS_PER_TASK) {
+            let k = spans.iter().map(|s| s.count as usize).sum::<usize>();
             let (x, xr) = std::mem::take(&mut xs).split_at_mut(k);
             let (y, yr) = std::mem::take(&mut ys).split_at_mut(k);
             let (s, sr) = std::mem::take(&mut ss).split_at_mut(k * l);
             (xs, ys, ss) = (xr, yr, sr);
-            parts.push((*span, x, y, s));
+            parts.push((spans, x, y, s));
         }
         let plan = self.plan;
         let words = opts.words;
-        let write = |(list, pos): &mut (Vec<u32>, Vec<u32>), (span, x, y, s): (Span, &mut [u32], &mut [u32], &mut [u32])| {
-            write_tests(plan, &span, x, y, s, list, pos);
+        let write = |(list, pos): &mut (Vec<u32>, Vec<u32>), (spans, x, y, s): (&[Span], &mut [u32], &mut [u32], &mut [u32])| {
+            let mut at = 0;
+            for span in spans {
+                let k = span.count as usize;
+                let r = at..at + k;
+                write_tests(plan, span, &mut x[r.clone()], &mut y[r.clone()], &mut s[r.start * l..r.end * l], list, pos);
+                at += k;
+            }
             words.map_or(0, |f| (0..x.len()).map(|t| f(x[t], y[t], &s[t * l..(t + 1) * l])).max().unwrap_or(0))
         };
         batch.max_words = match opts.pool {
-            Some(pool) if parts.len() > SPANS_PER_TASK => pool.install(|| {
-                parts.into_par_iter().with_min_len(SPANS_PER_TASK).map_init(|| (Vec::new(), Vec::new()), write).max().unwrap_or(0)
-            }),
+            Some(pool) if parts.len() > 1 => {
+                pool.install(|| parts.into_par_iter().map_init(|| (Vec::new(), Vec::new()), write).max().unwrap_or(0))
+            }
             _ => {
                 let mut scratch = (Vec::new(), Vec::new());
                 parts.into_iter().map(|part| write(&mut scratch, part)).max().unwrap_or(0)
@@ -226,7 +245,7 @@ impl<'a> Windows<'a> {
     }
 
     /// Takes the p-values of `batch` (one per test, in batch order).
-    pub fn absorb(&mut self, batch: &Batch, p: &[f64]) -> Result<(), PcError> {
+    pub fn absorb(&mut self, g: usize, batch: &Batch, p: &[f64]) -> Result<(), PcError> {
         if p.len() != batch.len() {
             return Err(PcError::Internal(format!("{} p-values for {} tests", p.len(), batch.len())));
         }
@@ -264,13 +283,13 @@ impl<'a> Windows<'a> {
             }
         }
         if decided {
-            let before = self.live.len();
             let cursor = &self.cursor;
-            let keep_from = self.next;
+            let keep_from = self.next[g];
             // keep the rotation point on the same edge (or the first live one after it)
             let mut new_next = 0;
-            let mut kept = Vec::with_capacity(before);
-            for (k, &e) in self.live.iter().enumerate() {
+            let mut kept = std::mem::take(&mut self.spare);
+            kept.clear();
+            for (k, &e) in self.live[g].iter().enumerate() {
                 if cursor[e as usize].side < 2 {
                     if k < keep_from {
                         new_next += 1;
@@ -278,8 +297,9 @@ impl<'a> Windows<'a> {
                     kept.push(e);
                 }
             }
-            self.live = kept;
-            self.next = if self.live.is_empty() { 0 } else { new_next % self.live.len() };
+            self.spare = std::mem::replace(&mut self.live[g], kept);
+            let nl = self.live[g].len();
+            self.next[g] = if nl == 0 { 0 } else { new_next % nl };
         }
         Ok(())
     }
@@ -302,6 +322,7 @@ fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &
         // directly; a CommonLast list is built (its order needs a scan of both rows).
         let row = plan.rows.row(side.x);
         let skip = match side.kind {
+            _ if l == 0 => 0,
             SideKind::Plain => {
                 let py = row.partition_point(|&a| a < side.y);
                 if row.get(py) == Some(&side.y) { py } else { usize::MAX }
@@ -352,49 +373,36 @@ pub fn run_rounds(
     eval: &mut dyn RoundEval,
     mut keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Vec<EdgeOutcome>, PcError> {
-    let ne = plan.edges.len() as u32;
     // two groups (edges dealt alternately, so both have long and short edges) when there are two
     // edges to deal
-    let groups = if ne >= 2 { 2 } else { 1 };
-    let mut w: Vec<Windows> = (0..groups)
-        .map(|g| Windows::for_edges(plan, (g as u32..ne).step_by(groups).collect(), opts.growth))
-        .collect();
+    let groups = if plan.edges.len() >= 2 { 2 } else { 1 };
+    let mut w = Windows::new(plan, groups, opts.growth);
     let mut batches: Vec<Batch> = (0..groups).map(|_| Batch::default()).collect();
+    let mut p = Vec::new();
     let mut pending: Option<usize> = None;
     let mut turn = 0;
     loop {
-        if !keep_going(w.iter().map(|w| w.decided()).sum::<usize>() - (groups - 1) * ne as usize) {
+        if !keep_going(w.decided()) {
             return Err(PcError::Interrupted);
         }
-        // the group whose next round is written now, while the pending one runs
-        let g = (0..groups).map(|k| (turn + k) % groups).find(|&k| Some(k) != pending && !w[k].is_done());
+        // the group whose next round is written and queued now, behind the pending one
+        let g = (0..groups).map(|k| (turn + k) % groups).find(|&k| Some(k) != pending && !w.is_done(k));
         if let Some(g) = g {
-            w[g].next_batch(opts, &mut batches[g]);
-        }
-        let done = match pending.take() {
-            Some(q) => Some((q, eval.finish(&batches[q])?)),
-            None => None,
-        };
-        if let Some(g) = g {
+            w.next_batch(g, opts, &mut batches[g]);
             eval.launch(&batches[g])?;
-            pending = Some(g);
             turn = g + 1;
         }
-        match done {
-            Some((q, p)) => w[q].absorb(&batches[q], &p)?,
-            None if pending.is_none() => break,
+        match pending {
+            Some(q) => {
+                eval.finish(&batches[q], &mut p)?;
+                w.absorb(q, &batches[q], &p)?;
+            }
+            None if g.is_none() => break,
             None => {}
         }
+        pending = g;
     }
-    // each edge's outcome from its group
-    let mut outs: Vec<Vec<EdgeOutcome>> = w.into_iter().map(Windows::into_outcomes).collect();
-    let mut out = outs.swap_remove(0);
-    for (g, o) in outs.iter().enumerate() {
-        for e in (g + 1..ne as usize).step_by(groups) {
-            out[e] = o[e];
-        }
-    }
-    Ok(out)
+    Ok(w.into_outcomes())
 }
 
 #[cfg(test)]
@@ -451,27 +459,27 @@ mod tests {
     /// A RoundEval from a function of a batch: computed at launch, handed back at finish.
     struct Eager<F: FnMut(&Batch) -> Vec<f64>> {
         f: F,
-        held: Option<Vec<f64>>,
+        held: std::collections::VecDeque<Vec<f64>>,
         rounds: usize,
     }
 
     impl<F: FnMut(&Batch) -> Vec<f64>> Eager<F> {
         fn new(f: F) -> Self {
-            Eager { f, held: None, rounds: 0 }
+            Eager { f, held: Default::default(), rounds: 0 }
         }
     }
 
     impl<F: FnMut(&Batch) -> Vec<f64>> RoundEval for Eager<F> {
         fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
-            assert!(self.held.is_none(), "a batch launched before the last one was finished");
+            assert!(self.held.len() < 2, "a third batch launched before the first was finished");
             self.rounds += 1;
-            self.held = Some((self.f)(b));
+            self.held.push_back((self.f)(b));
             Ok(())
         }
-        fn finish(&mut self, b: &Batch) -> Result<Vec<f64>, PcError> {
-            let p = self.held.take().expect("finish without a launch");
+        fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
+            *p = self.held.pop_front().expect("finish without a launch");
             assert_eq!(p.len(), b.len(), "finish was given another batch than the one launched");
-            Ok(p)
+            Ok(())
         }
     }
 
@@ -551,5 +559,56 @@ mod tests {
         let mut eval = Eager::new(|b: &Batch| vec![0.0; b.len()]);
         let err = run_rounds(&plan, &RoundOpts::new(5), &mut eval, |_| false).unwrap_err();
         assert!(matches!(err, PcError::Interrupted));
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use pc_core::graph::Adjacency;
+    use pc_core::plan::{plan_level, Order};
+
+    /// Host time of a level's rounds without a device (cargo test --release -- --ignored --nocapture).
+    #[test]
+    #[ignore]
+    fn host_time_of_rounds() {
+        let p = 1041;
+        let mut a = Adjacency::empty(p);
+        for i in 0..p {
+            for j in i + 1..p {
+                if level_edge(i, j) {
+                    a.add_edge(i, j);
+                }
+            }
+        }
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for level in [0usize, 1] {
+            let g = if level == 0 { Adjacency::complete(p) } else { a.clone() };
+            let plan = plan_level(Order::Stable, level, &g, &Adjacency::empty(p), 0.01, 1.0).unwrap();
+            let words = |_x: u32, _y: u32, s: &[u32]| s.len() as u64;
+            let opts = RoundOpts { budget: 214_748, growth: 125, pool: Some(&pool), words: Some(&words) };
+            struct Fake(Option<usize>, u64);
+            impl RoundEval for Fake {
+                fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
+                    self.0 = Some(b.len());
+                    Ok(())
+                }
+                fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
+                    // an edge succeeds at about its 70th test
+                    self.1 += b.len() as u64;
+                    p.clear();
+                    p.extend((0..b.len()).map(|t| if (t as u64 * 2654435761 + self.1) % 70 == 0 { 0.5 } else { 0.0 }));
+                    Ok(())
+                }
+            }
+            let t = std::time::Instant::now();
+            let mut f = Fake(None, 0);
+            let out = run_rounds(&plan, &opts, &mut f, |_| true).unwrap();
+            println!("level {level}: {} edges, {} tests, {:.3} s", out.len(), f.1, t.elapsed().as_secs_f64());
+        }
+    }
+
+    fn level_edge(i: usize, j: usize) -> bool {
+        (i * 7919 + j * 104729) % 1000 < 280
     }
 }
