@@ -3,7 +3,7 @@
 # (portable-r with gpupc and pcalg), link.bin.xz and munin.bin.xz (export-codes.R) and
 # discrete-r-timing.R: parity first (pcbench's random cases, LINK and MUNIN against the CPU),
 # then timings (pcbench, window growth 200/150/125; gpu_skeleton() through R). Outputs in OUT.
-#   bash device-discrete-s5.sh D OUT      (PARITY=0 skips the parity part, GROWTHS="200 150")
+#   bash device-discrete-s5.sh D OUT      (PARITY=0 skips the parity part, GROWTHS="200 150", R_CPU=none: no CPU run through R)
 set -u
 D=${1:?usage: device-discrete-s5.sh D OUT}; OUT=${2:?usage: device-discrete-s5.sh D OUT}
 B=$D/pcbench
@@ -32,5 +32,5 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
 done
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-timeout 150 "$RS" "$D/discrete-r-timing.R" --repeat 3 --cpu link /tmp/link.bin /tmp/munin.bin > "$OUT/gpu-skeleton-r-s5.txt" 2>&1
+timeout 150 "$RS" "$D/discrete-r-timing.R" --repeat 3 --cpu "${R_CPU:-link}" /tmp/link.bin /tmp/munin.bin > "$OUT/gpu-skeleton-r-s5.txt" 2>&1
 cat "$OUT/gpu-skeleton-r-s5.txt"

@@ -18,7 +18,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 use pc_core::backend::{Backend, Control, Watch};
 use pc_core::citest::{GSquareKind, GSquareTest};
 use pc_core::cpu::ParallelCpu;
@@ -221,10 +221,7 @@ impl<'a> CudaGSquare<'a> {
 
 /// The device side of a level's rounds: buffers that grow to the largest round and are reused
 /// (none is zeroed: the kernels write every value they read), and the launch and the wait of a
-/// round apart: a round is queued (uploads, kernels, the copy of its p-values into page-locked
-/// memory) behind the one in flight, so the device goes from one to the next while the host takes
-/// the first's p-values and writes the round after. One stream orders it all, so the shared
-/// device buffers are never written while a queued kernel still reads them.
+/// round apart, so that the host writes the next round while the device computes.
 struct Rounds<'g, 'a> {
     b: &'g CudaGSquare<'a>,
     l: usize,
@@ -235,14 +232,9 @@ struct Rounds<'g, 'a> {
     df: Option<CudaSlice<f64>>,
     p: Option<CudaSlice<f64>>,
     scratch: Option<CudaSlice<u32>>,
-    /// Per slot (a round in flight; two at most): brackets of its kernels (device time,
-    /// whatever the host does), and the page-locked memory its p-values are copied into as soon
-    /// as they are computed.
-    start: [CudaEvent; 2],
-    end: [CudaEvent; 2],
-    p_host: [Option<PinnedHostSlice<f64>>; 2],
-    /// Slots launched and not yet finished, oldest first, with their tests.
-    in_flight: std::collections::VecDeque<(usize, usize)>,
+    /// Brackets of the kernels of the round in flight (device time, whatever the host does).
+    start: CudaEvent,
+    end: CudaEvent,
     clock: Clock,
     tests: u64,
 }
@@ -262,37 +254,15 @@ fn room<T: DeviceRepr>(gpu: &Gpu, buf: &mut Option<CudaSlice<T>>, len: usize, wh
 impl<'g, 'a> Rounds<'g, 'a> {
     fn new(b: &'g CudaGSquare<'a>, l: usize) -> Result<Self> {
         let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let event = || b.gpu.ctx.new_event(timed).map_err(cuda_err("creating a GPU event"));
-        let (start, end) = ([event()?, event()?], [event()?, event()?]);
-        Ok(Rounds {
-            b,
-            l,
-            tx: None,
-            ty: None,
-            ts: None,
-            stat: None,
-            df: None,
-            p: None,
-            scratch: None,
-            start,
-            end,
-            p_host: [None, None],
-            in_flight: Default::default(),
-            clock: Clock::default(),
-            tests: 0,
-        })
+        let start = b.gpu.ctx.new_event(timed).map_err(cuda_err("creating a GPU event"))?;
+        let end = b.gpu.ctx.new_event(timed).map_err(cuda_err("creating a GPU event"))?;
+        Ok(Rounds { b, l, tx: None, ty: None, ts: None, stat: None, df: None, p: None, scratch: None, start, end, clock: Clock::default(), tests: 0 })
     }
 }
 
 impl RoundEval for Rounds<'_, '_> {
     fn launch(&mut self, batch: &Batch) -> Result<()> {
         let m = batch.len();
-        let slot = match self.in_flight.back() {
-            Some(&(k, _)) if self.in_flight.len() < 2 => 1 - k,
-            Some(_) => return Err(PcError::Internal("a third round launched before the first finished".into())),
-            None => 0,
-        };
-        self.in_flight.push_back((slot, m));
         if m == 0 {
             return Ok(());
         }
@@ -354,13 +324,7 @@ impl RoundEval for Rounds<'_, '_> {
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (b.block, 1, 1), shared_mem_bytes: SHARED_WORDS * 4 };
         let (nu, stride, li, mu, binf, adapt, shw) =
             (n as u64, b.stride as u64, l as i32, m as u32, bin as i32, b.test.adapt_df as i32, SHARED_WORDS);
-        if self.p_host[slot].as_ref().is_none_or(|h| h.len() < m) {
-            self.p_host[slot] = None;
-            // SAFETY: written by the copy below before it is read (finish waits for it).
-            let h = unsafe { gpu.ctx.alloc_pinned_with_flags::<f64>(m + m / 4, 0) };
-            self.p_host[slot] = Some(h.map_err(cuda_err("page-locked memory for round p-values"))?);
-        }
-        self.start[slot].record(&gpu.stream).map_err(cuda_err("recording a GPU event"))?;
+        self.start.record(&gpu.stream).map_err(cuda_err("recording a GPU event"))?;
         let mut lb = gpu.stream.launch_builder(&b.f);
         lb.arg(&b.data).arg(&nu).arg(&stride).arg(&b.lev_d).arg(&*tx).arg(&*ty).arg(&*ts).arg(&li).arg(&mu);
         lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut *scratch).arg(&slot_words).arg(&mut *stat).arg(&mut *df);
@@ -371,39 +335,37 @@ impl RoundEval for Rounds<'_, '_> {
         // kernel's 256.
         unsafe { lb.launch(cfg) }.map_err(cuda_err("launching gsquare_tests"))?;
         launch_pchisq_points(gpu, &b.f_p, stat, df, p, m)?;
-        self.end[slot].record(&gpu.stream).map_err(cuda_err("recording a GPU event"))?;
-        // queued behind the kernels, before the next round's work (which may reuse `p`)
-        let host = self.p_host[slot].as_mut().ok_or_else(|| PcError::Internal("no host buffer".into()))?;
-        gpu.stream.memcpy_dtoh(&p.slice(0..m), host).map_err(cuda_err("round p-values"))?;
+        self.end.record(&gpu.stream).map_err(cuda_err("recording a GPU event"))?;
         self.clock.launches += 2;
         self.tests += m as u64;
         Ok(())
     }
 
     fn finish(&mut self, batch: &Batch, out: &mut Vec<f64>) -> Result<()> {
-        let (slot, m) = self.in_flight.pop_front().ok_or_else(|| PcError::Internal("finish before launch".into()))?;
+        let m = batch.len();
         out.clear();
-        if m != batch.len() {
-            return Err(PcError::Internal(format!("finish of a round of {m} tests given {}", batch.len())));
-        }
         if m == 0 {
             return Ok(());
         }
+        let p = self.p.as_ref().ok_or_else(|| PcError::Internal("finish before launch".into()))?;
         let t = Instant::now();
         // the host's wait for the device is booked with the copies
-        self.end[slot].synchronize().map_err(|e| {
+        self.end.synchronize().map_err(|e| {
             PcError::Cuda(if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 format!("kernel gsquare_tests: out of GPU memory (for its per-thread local memory, say): {e}")
             } else {
                 format!("kernel gsquare_tests failed: {e}")
             })
         })?;
-        let host = self.p_host[slot].as_ref().ok_or_else(|| PcError::Internal("no host buffer".into()))?;
-        let values = host.as_slice().map_err(cuda_err("round p-values"))?;
-        out.extend_from_slice(&values[..m]);
         self.clock.transfer += t.elapsed().as_secs_f64();
-        self.clock.kernel += self.start[slot].elapsed_ms(&self.end[slot]).map_err(cuda_err("reading a GPU event"))? as f64 / 1e3;
-        Ok(())
+        self.clock.kernel += self.start.elapsed_ms(&self.end).map_err(cuda_err("reading a GPU event"))? as f64 / 1e3;
+        // into the level's one vector: a fresh one per round cost page faults
+        let stream = &self.b.gpu.stream;
+        self.clock.copy(|| {
+            out.resize(m, 0.0);
+            stream.memcpy_dtoh(&p.slice(0..m), &mut out[..]).map_err(cuda_err("round p-values"))?;
+            stream.synchronize().map_err(cuda_err("round p-values"))
+        })
     }
 }
 

@@ -82,13 +82,11 @@ impl RoundOpts<'_> {
     }
 }
 
-/// Evaluates rounds in two steps, so that the host can work while the device computes. At most
-/// two rounds are launched and not finished at a time.
+/// Evaluates rounds in two steps, so that the host can work while the device computes.
 pub trait RoundEval {
     /// Starts evaluating `b` (uploads and launches; need not wait).
     fn launch(&mut self, b: &Batch) -> Result<(), PcError>;
-    /// Waits for the oldest round launched and not finished (`b`) and puts its p-values into
-    /// `p`, one per test.
+    /// Waits for the batch last launched (`b`) and puts its p-values into `p`, one per test.
     fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError>;
 }
 
@@ -385,22 +383,25 @@ pub fn run_rounds(
         if !keep_going(w.decided()) {
             return Err(PcError::Interrupted);
         }
-        // the group whose next round is written and queued now, behind the pending one
+        // the group whose next round is written now, while the pending one runs
         let g = (0..groups).map(|k| (turn + k) % groups).find(|&k| Some(k) != pending && !w.is_done(k));
         if let Some(g) = g {
             w.next_batch(g, opts, &mut batches[g]);
+        }
+        let done = pending.take();
+        if let Some(q) = done {
+            eval.finish(&batches[q], &mut p)?;
+        }
+        if let Some(g) = g {
             eval.launch(&batches[g])?;
+            pending = Some(g);
             turn = g + 1;
         }
-        match pending {
-            Some(q) => {
-                eval.finish(&batches[q], &mut p)?;
-                w.absorb(q, &batches[q], &p)?;
-            }
-            None if g.is_none() => break,
+        match done {
+            Some(q) => w.absorb(q, &batches[q], &p)?,
+            None if pending.is_none() => break,
             None => {}
         }
-        pending = g;
     }
     Ok(w.into_outcomes())
 }
@@ -459,25 +460,25 @@ mod tests {
     /// A RoundEval from a function of a batch: computed at launch, handed back at finish.
     struct Eager<F: FnMut(&Batch) -> Vec<f64>> {
         f: F,
-        held: std::collections::VecDeque<Vec<f64>>,
+        held: Option<Vec<f64>>,
         rounds: usize,
     }
 
     impl<F: FnMut(&Batch) -> Vec<f64>> Eager<F> {
         fn new(f: F) -> Self {
-            Eager { f, held: Default::default(), rounds: 0 }
+            Eager { f, held: None, rounds: 0 }
         }
     }
 
     impl<F: FnMut(&Batch) -> Vec<f64>> RoundEval for Eager<F> {
         fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
-            assert!(self.held.len() < 2, "a third batch launched before the first was finished");
+            assert!(self.held.is_none(), "a batch launched before the last one was finished");
             self.rounds += 1;
-            self.held.push_back((self.f)(b));
+            self.held = Some((self.f)(b));
             Ok(())
         }
         fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
-            *p = self.held.pop_front().expect("finish without a launch");
+            *p = self.held.take().expect("finish without a launch");
             assert_eq!(p.len(), b.len(), "finish was given another batch than the one launched");
             Ok(())
         }
