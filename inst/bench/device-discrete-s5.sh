@@ -3,7 +3,8 @@
 # (portable-r with gpupc and pcalg), link.bin.xz and munin.bin.xz (export-codes.R) and
 # discrete-r-timing.R: parity first (pcbench's random cases, LINK and MUNIN against the CPU),
 # then timings (pcbench, window growth 200/150/125; gpu_skeleton() through R). Outputs in OUT.
-#   bash device-discrete-s5.sh D OUT      (PARITY=0 skips the parity part, GROWTHS="200 150", R_CPU=none: no CPU run through R)
+#   bash device-discrete-s5.sh D OUT      (PARITY=0 skips the parity part, GROWTHS="200 150", R_CPU=none: no CPU run through R,
+#   PARITY_CODES=link: CPU parity on LINK only)
 set -u
 D=${1:?usage: device-discrete-s5.sh D OUT}; OUT=${2:?usage: device-discrete-s5.sh D OUT}
 B=$D/pcbench
@@ -13,7 +14,7 @@ for nm in link munin; do xz -dc "$D/$nm.bin.xz" > "/tmp/$nm.bin"; done
 if [ "${PARITY:-1}" = 1 ]; then
   timeout 150 "$B" discrete --cases 60 --repeat 2 --threads 16 > "$OUT/pcbench-discrete-parity-s5.txt" 2>&1
   tail -1 "$OUT/pcbench-discrete-parity-s5.txt"
-  for nm in link munin; do
+  for nm in ${PARITY_CODES:-link munin}; do
     timeout 150 "$B" discrete --codes "/tmp/$nm.bin" --backend both --repeat 2 --threads 16 > "$OUT/gsquare-$nm-parity-s5.txt" 2>&1
     grep -E "parity|cpu:|gpu run" "$OUT/gsquare-$nm-parity-s5.txt"
   done
