@@ -29,7 +29,7 @@ use crate::device::{gb, DeviceInfo};
 use crate::gauss::{CudaTimings, LevelTimings};
 use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
 use crate::module;
-use crate::windows::{run_rounds, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
+use crate::windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
 
 /// The largest block `gsquare_tests` takes (its MAXBLOCK), and `pchisq_points`' block.
 pub(crate) const BLOCK: u32 = 256;
@@ -203,7 +203,7 @@ impl<'a> CudaGSquare<'a> {
         let words = |x: u32, y: u32, s: &[u32]| self.global_words(x, y, s);
         let opts = RoundOpts { budget: self.budget, growth: self.growth, pool: self.pool.as_ref(), words: Some(&words) };
         let mut rounds = Rounds::new(self, plan.level)?;
-        let r = run_rounds(plan, &opts, &mut rounds, |decided| {
+        let r = run_pipelined(plan, &opts, &mut rounds, |decided| {
             ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
             !ctl.cancelled()
         });

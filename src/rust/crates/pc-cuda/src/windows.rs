@@ -10,7 +10,7 @@
 //! round to round (bounded by the round's budget), so at most about half of the tests run past
 //! a success are wasted, and no key below a success is ever skipped.
 //!
-//! The edges are dealt into two groups with windows of their own, and [`run_rounds`] alternates
+//! The edges are dealt into two groups with windows of their own, and [`run_pipelined`] alternates
 //! between them: while the GPU evaluates one group's round, the host takes the other group's
 //! p-values and writes its next round. An edge's outcome depends only on its own tests, so the
 //! grouping changes when a test runs, never which tests decide an edge.
@@ -363,9 +363,36 @@ fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &
     }
 }
 
+/// [`run_pipelined`] for an `eval` that computes a batch's p-values at once, with windows that
+/// double (the CMIknn backend).
+pub fn run_rounds(
+    plan: &LevelPlan,
+    budget: usize,
+    pool: Option<&rayon::ThreadPool>,
+    eval: impl FnMut(&Batch) -> Result<Vec<f64>, PcError>,
+    keep_going: impl FnMut(usize) -> bool,
+) -> Result<Vec<EdgeOutcome>, PcError> {
+    struct AtOnce<F> {
+        f: F,
+        held: Option<Vec<f64>>,
+    }
+    impl<F: FnMut(&Batch) -> Result<Vec<f64>, PcError>> RoundEval for AtOnce<F> {
+        fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
+            self.held = Some((self.f)(b)?);
+            Ok(())
+        }
+        fn finish(&mut self, _b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
+            *p = self.held.take().ok_or_else(|| PcError::Internal("finish without a launch".into()))?;
+            Ok(())
+        }
+    }
+    let opts = RoundOpts { budget, growth: 200, pool, words: None };
+    run_pipelined(plan, &opts, &mut AtOnce { f: eval, held: None }, keep_going)
+}
+
 /// Runs a whole level by rounds (see the module docs): `eval` evaluates the batches;
 /// `keep_going` is asked between rounds, with the number of edges decided.
-pub fn run_rounds(
+pub fn run_pipelined(
     plan: &LevelPlan,
     opts: &RoundOpts,
     eval: &mut dyn RoundEval,
@@ -516,7 +543,7 @@ mod tests {
                             assert_eq!(b.max_words, sizes.max().unwrap_or(0));
                             (0..b.len()).map(|t| test.p_value(&mut tsc, b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]).unwrap()).collect()
                         });
-                        let got = run_rounds(&plan, &opts, &mut eval, |_| true).unwrap();
+                        let got = run_pipelined(&plan, &opts, &mut eval, |_| true).unwrap();
                         assert_eq!(got.len(), want.len());
                         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
                             assert!(
@@ -552,13 +579,16 @@ mod tests {
             seen += b.spans.iter().filter(|s| s.edge as usize == k01).map(|s| s.count).sum::<u64>();
             vec![0.0; b.len()]
         });
-        let out = run_rounds(&plan, &RoundOpts::new(5), &mut eval, |_| true).unwrap();
+        let out = run_pipelined(&plan, &RoundOpts::new(5), &mut eval, |_| true).unwrap();
         assert_eq!(seen, total);
+        // the same through the closure form (the CMIknn backend's)
+        let again = run_rounds(&plan, 5, None, |b| Ok(vec![0.0; b.len()]), |_| true).unwrap();
+        assert!(again.iter().zip(&out).all(|(a, b)| same(a, b)));
         assert!(out[k01].best.is_none());
         assert_eq!(out[k01].max_fail, 0.0);
         // an interrupt between rounds
         let mut eval = Eager::new(|b: &Batch| vec![0.0; b.len()]);
-        let err = run_rounds(&plan, &RoundOpts::new(5), &mut eval, |_| false).unwrap_err();
+        let err = run_pipelined(&plan, &RoundOpts::new(5), &mut eval, |_| false).unwrap_err();
         assert!(matches!(err, PcError::Interrupted));
     }
 }
@@ -604,7 +634,7 @@ mod timing {
             }
             let t = std::time::Instant::now();
             let mut f = Fake(None, 0);
-            let out = run_rounds(&plan, &opts, &mut f, |_| true).unwrap();
+            let out = run_pipelined(&plan, &opts, &mut f, |_| true).unwrap();
             println!("level {level}: {} edges, {} tests, {:.3} s", out.len(), f.1, t.elapsed().as_secs_f64());
         }
     }
