@@ -348,16 +348,10 @@ impl RoundEval for Rounds<'_, '_> {
             return Ok(());
         }
         let p = self.p.as_ref().ok_or_else(|| PcError::Internal("finish before launch".into()))?;
-        let t = Instant::now();
-        // the host's wait for the device is booked with the copies
-        self.end.synchronize().map_err(|e| {
-            PcError::Cuda(if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                format!("kernel gsquare_tests: out of GPU memory (for its per-thread local memory, say): {e}")
-            } else {
-                format!("kernel gsquare_tests failed: {e}")
-            })
-        })?;
-        self.clock.transfer += t.elapsed().as_secs_f64();
+        // the host's wait for the device is booked with the copies (kernel time from the events)
+        let mut waited = Clock::default();
+        self.b.gpu.finish_launch(&mut waited, Instant::now(), "gsquare_tests")?;
+        self.clock.transfer += waited.kernel;
         self.clock.kernel += self.start.elapsed_ms(&self.end).map_err(cuda_err("reading a GPU event"))? as f64 / 1e3;
         // into the level's one vector: a fresh one per round cost page faults
         let stream = &self.b.gpu.stream;
