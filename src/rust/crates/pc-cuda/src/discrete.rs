@@ -18,7 +18,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 use pc_core::backend::{Backend, Control, Watch};
 use pc_core::citest::{GSquareKind, GSquareTest};
 use pc_core::cpu::ParallelCpu;
@@ -29,15 +29,15 @@ use crate::device::{gb, DeviceInfo};
 use crate::gauss::{CudaTimings, LevelTimings};
 use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
 use crate::module;
-use crate::windows::{run_rounds, Batch};
+use crate::windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
 
 /// The largest block `gsquare_tests` takes (its MAXBLOCK), and `pchisq_points`' block.
 pub(crate) const BLOCK: u32 = 256;
 /// Threads per block of `gsquare_tests` by default. On the H100, LINK's kernels took 0.081 s with
-/// 256, 0.070 s with 128 and 0.105 s with 64; MUNIN's 0.52, 0.45 and 0.67 s (pcbench --block).
-/// 128 becomes the default once the parity suites (pcbench discrete --cases, gpu-check.R
-/// --discrete) have run with it; they ran with 256.
-const DEFAULT_BLOCK: u32 = 256;
+/// 256, 0.070 s with 128 and 0.105 s with 64; MUNIN's 0.52, 0.45 and 0.67 s (pcbench --block,
+/// session 4); the parity suites (pcbench discrete --cases, --codes with --backend both) ran with
+/// 128 in session 5.
+const DEFAULT_BLOCK: u32 = 128;
 /// Bytes a thread reads from a column at once: columns are padded to a multiple of this.
 pub(crate) const CHUNK: usize = 16;
 /// The kernel's deepest level.
@@ -91,6 +91,8 @@ pub struct CudaGSquare<'a> {
     lev: Vec<u32>,
     timings: CudaTimings,
     budget: usize,
+    /// An edge's window growth from round to round, in percent (`windows::RoundOpts::growth`).
+    growth: u64,
     /// Writes out each round's tests (see `windows`); None: on the level's own thread.
     pool: Option<rayon::ThreadPool>,
 }
@@ -135,7 +137,7 @@ impl<'a> CudaGSquare<'a> {
                 upload_c_s: t.elapsed().as_secs_f64(),
                 ..Default::default()
             };
-            Ok(CudaGSquare { test, gpu, f, f_p, data, stride, block: DEFAULT_BLOCK, lev_d, lev, timings, budget: round_budget(n), pool: None })
+            Ok(CudaGSquare { test, gpu, f, f_p, data, stride, block: DEFAULT_BLOCK, lev_d, lev, timings, budget: round_budget(n), growth: DEFAULT_GROWTH, pool: None })
         })
     }
 
@@ -153,19 +155,29 @@ impl<'a> CudaGSquare<'a> {
         self.budget = tests.unwrap_or_else(|| round_budget(self.test.data.n));
     }
 
+    /// An edge's window growth from round to round in percent (default
+    /// `windows::DEFAULT_GROWTH`, at least 100); for tuning.
+    pub fn set_window_growth(&mut self, percent: Option<u64>) {
+        self.growth = percent.unwrap_or(DEFAULT_GROWTH).max(100);
+    }
+
     /// CPU threads that write out the rounds' tests (numCores; 0: all cores, 1: the level's own
     /// thread).
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
         self.pool = match threads {
             1 => None,
             t => Some(
-                pc_core::threads::call_pool(t, "rounds")?,
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(t)
+                    .thread_name(|i| format!("gpupc-rounds-{i}"))
+                    .build()
+                    .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?,
             ),
         };
         Ok(())
     }
 
-    /// Threads per block of `gsquare_tests` (default 256; a multiple of 32 from 32 to 256); for
+    /// Threads per block of `gsquare_tests` (default 128; a multiple of 32 from 32 to 256); for
     /// tuning.
     pub fn set_block(&mut self, threads: Option<u32>) -> Result<()> {
         let b = threads.unwrap_or(DEFAULT_BLOCK);
@@ -176,87 +188,178 @@ impl<'a> CudaGSquare<'a> {
         Ok(())
     }
 
-    /// Evaluates one batch: returns one p-value per test.
-    fn eval(&self, b: &Batch, l: usize, clock: &mut Clock, lt: &mut LevelTimings) -> Result<Vec<f64>> {
-        let m = b.len();
-        if m == 0 {
-            return Ok(Vec::new());
-        }
-        let t = Instant::now();
+    /// The kernel's largest table per test (words), or 0 when its table fits in shared memory
+    /// or the test is not run.
+    fn global_words(&self, x: u32, y: u32, s: &[u32]) -> u64 {
         let n = self.test.data.n;
         let bin = self.test.kind == GSquareKind::Bin;
-        // the largest table that does not fit in shared memory sizes the global slots
-        let slot_words = (0..m)
-            .filter_map(|k| test_words(n, &self.lev, bin, b.x[k], b.y[k], &b.s[k * l..(k + 1) * l]))
-            .filter(|&w| w > SHARED_WORDS as u64)
-            .max()
-            .unwrap_or(0);
-        clock.host += t.elapsed().as_secs_f64();
-        let per_sm = BLOCKS_PER_SM * (BLOCK / self.block);
-        let mut grid = (self.gpu.info.multiprocessors.max(1) as u32 * per_sm).min(m as u32);
-        if slot_words > 0 {
-            // fewer blocks when the slots would not fit in half the free memory
-            let free = self.gpu.free_bytes()?;
-            let fit = (free / 2) as u64 / (slot_words * 4);
-            if fit == 0 {
-                return Err(PcError::Cuda(format!(
-                    "a contingency table of {slot_words} cells needs {:.2} GB of GPU memory, {:.2} GB free",
-                    gb(slot_words as usize * 4),
-                    gb(free)
-                )));
-            }
-            grid = grid.min(fit.min(u32::MAX as u64) as u32);
-        }
-        let tx = self.gpu.up(clock, &b.x, "round tests")?;
-        let ty = self.gpu.up(clock, &b.y, "round tests")?;
-        let ts = self.gpu.up(clock, &b.s, "round tests")?;
-        let mut scratch = self.gpu.alloc::<u32>((grid as u64 * slot_words) as usize, "table scratch")?;
-        let mut stat = self.gpu.alloc::<f64>(m, "round statistics")?;
-        let mut df = self.gpu.alloc::<f64>(m, "round statistics")?;
-        let mut p = self.gpu.alloc::<f64>(m, "round p-values")?;
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (self.block, 1, 1), shared_mem_bytes: SHARED_WORDS * 4 };
-        let (nu, stride, li, mu, binf, adapt, shw) =
-            (n as u64, self.stride as u64, l as i32, m as u32, bin as i32, self.test.adapt_df as i32, SHARED_WORDS);
-        let t = Instant::now();
-        let mut lb = self.gpu.stream.launch_builder(&self.f);
-        lb.arg(&self.data).arg(&nu).arg(&stride).arg(&self.lev_d).arg(&tx).arg(&ty).arg(&ts).arg(&li).arg(&mu);
-        lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut scratch).arg(&slot_words).arg(&mut stat).arg(&mut df);
-        // SAFETY: argument types and order follow gsquare_tests; data holds p columns of `stride`
-        // bytes (a multiple of 16, from a 256-byte aligned allocation); tx/ty hold m tests, ts
-        // m * l set members (all < p), scratch grid * slot_words words, stat and df m doubles;
-        // l <= MAX_LEVEL; the block size is a multiple of 32 up to the kernel's 256.
-        unsafe { lb.launch(cfg) }.map_err(cuda_err("launching gsquare_tests"))?;
-        launch_pchisq_points(&self.gpu, &self.f_p, &stat, &df, &mut p)?;
-        self.gpu.finish_launch(clock, t, "gsquare_tests")?;
-        clock.launches += 1; // pchisq_points
-        lt.gpu_tests += m as u64;
-        self.gpu.down(clock, &p, m, "round p-values")
+        test_words(n, &self.lev, bin, x, y, s).filter(|&w| w > SHARED_WORDS as u64).unwrap_or(0)
     }
 
     fn level_gpu(&self, plan: &LevelPlan, ctl: &Control, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
         self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-        let mut clock = Clock::default();
-        let l = plan.level;
         let ne = plan.edges.len() as u64;
         let t = Instant::now();
-        let r = run_rounds(
-            plan,
-            self.budget,
-            self.pool.as_ref(),
-            |b| self.eval(b, l, &mut clock, lt),
-            |decided| {
-                ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
-                !ctl.cancelled()
-            },
-        );
-        // what is not kernels, copies or sizing is writing out the tests and taking the outcomes
-        clock.collect = (t.elapsed().as_secs_f64() - clock.kernel - clock.transfer - clock.host).max(0.0);
+        let words = |x: u32, y: u32, s: &[u32]| self.global_words(x, y, s);
+        let opts = RoundOpts { budget: self.budget, growth: self.growth, pool: self.pool.as_ref(), words: Some(&words) };
+        let mut rounds = Rounds::new(self, plan.level)?;
+        let r = run_pipelined(plan, &opts, &mut rounds, |decided| {
+            ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
+            !ctl.cancelled()
+        });
+        let clock = &rounds.clock;
+        // what is not kernel waits or copies is writing out the tests and taking the outcomes,
+        // most of it while the other group's round runs on the device
         lt.kernel_s += clock.kernel;
         lt.transfer_s += clock.transfer;
         lt.launches += clock.launches;
-        lt.host_s += clock.host;
-        lt.collect_s += clock.collect;
+        lt.host_s += (t.elapsed().as_secs_f64() - clock.transfer).max(0.0);
+        lt.gpu_tests += rounds.tests;
         r
+    }
+}
+
+/// The device side of a level's rounds: buffers that grow to the largest round and are reused
+/// (none is zeroed: the kernels write every value they read), and the launch and the wait of a
+/// round apart, so that the host writes the next round while the device computes.
+struct Rounds<'g, 'a> {
+    b: &'g CudaGSquare<'a>,
+    l: usize,
+    tx: Option<CudaSlice<u32>>,
+    ty: Option<CudaSlice<u32>>,
+    ts: Option<CudaSlice<u32>>,
+    stat: Option<CudaSlice<f64>>,
+    df: Option<CudaSlice<f64>>,
+    p: Option<CudaSlice<f64>>,
+    scratch: Option<CudaSlice<u32>>,
+    /// Brackets of the kernels of the round in flight (device time, whatever the host does).
+    start: CudaEvent,
+    end: CudaEvent,
+    clock: Clock,
+    tests: u64,
+}
+
+/// `buf` with room for at least `len` values (its contents are not kept).
+fn room<T: DeviceRepr>(gpu: &Gpu, buf: &mut Option<CudaSlice<T>>, len: usize, what: &str) -> Result<()> {
+    if buf.as_ref().is_none_or(|b| b.len() < len) {
+        *buf = None; // free the smaller one first
+        // a quarter more than asked for, so that slowly growing rounds do not reallocate each time
+        let cap = len.max(1).saturating_add(len / 4);
+        // SAFETY: the buffers of `Rounds` are written (uploads, kernels) before they are read.
+        *buf = Some(unsafe { gpu.stream.alloc::<T>(cap) }.map_err(cuda_err(what))?);
+    }
+    Ok(())
+}
+
+impl<'g, 'a> Rounds<'g, 'a> {
+    fn new(b: &'g CudaGSquare<'a>, l: usize) -> Result<Self> {
+        let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = b.gpu.ctx.new_event(timed).map_err(cuda_err("creating a GPU event"))?;
+        let end = b.gpu.ctx.new_event(timed).map_err(cuda_err("creating a GPU event"))?;
+        Ok(Rounds { b, l, tx: None, ty: None, ts: None, stat: None, df: None, p: None, scratch: None, start, end, clock: Clock::default(), tests: 0 })
+    }
+}
+
+impl RoundEval for Rounds<'_, '_> {
+    fn launch(&mut self, batch: &Batch) -> Result<()> {
+        let m = batch.len();
+        if m == 0 {
+            return Ok(());
+        }
+        let (b, l) = (self.b, self.l);
+        let gpu = &b.gpu;
+        let n = b.test.data.n;
+        let bin = b.test.kind == GSquareKind::Bin;
+        let slot_words = batch.max_words;
+        let per_sm = BLOCKS_PER_SM * (BLOCK / b.block);
+        let mut grid = (gpu.info.multiprocessors.max(1) as u32 * per_sm).min(m as u32);
+        let t = Instant::now();
+        room(gpu, &mut self.scratch, 0, "table scratch")?;
+        if slot_words > 0 {
+            let have = self.scratch.as_ref().map_or(0, |s| s.len()) as u64;
+            if have < grid as u64 * slot_words {
+                // fewer blocks when the slots would not fit in half the free memory (the scratch
+                // held now counts as free)
+                let free = gpu.free_bytes()? as u64 + have * 4;
+                let fit = (free / 2) / (slot_words * 4);
+                if fit == 0 {
+                    return Err(PcError::Cuda(format!(
+                        "a contingency table of {slot_words} cells needs {:.2} GB of GPU memory, {:.2} GB free",
+                        gb(slot_words as usize * 4),
+                        gb(free as usize)
+                    )));
+                }
+                let words = fit.min(grid as u64) * slot_words;
+                if words > have {
+                    self.scratch = None;
+                    // SAFETY: each block zeroes its table before counting into it.
+                    let s = unsafe { gpu.stream.alloc::<u32>(words as usize) };
+                    self.scratch = Some(s.map_err(cuda_err("table scratch"))?);
+                }
+            }
+            let slots = self.scratch.as_ref().map_or(0, |s| s.len()) as u64 / slot_words;
+            grid = grid.min(slots.min(u32::MAX as u64) as u32);
+        }
+        room(gpu, &mut self.tx, m, "round tests")?;
+        room(gpu, &mut self.ty, m, "round tests")?;
+        room(gpu, &mut self.ts, m * l, "round tests")?;
+        room(gpu, &mut self.stat, m, "round statistics")?;
+        room(gpu, &mut self.df, m, "round statistics")?;
+        room(gpu, &mut self.p, m, "round p-values")?;
+        let (Some(tx), Some(ty), Some(ts), Some(stat), Some(df), Some(p), Some(scratch)) =
+            (&mut self.tx, &mut self.ty, &mut self.ts, &mut self.stat, &mut self.df, &mut self.p, &mut self.scratch)
+        else {
+            return Err(PcError::Internal("round buffers missing".into()));
+        };
+        let up = |src: &[u32], dst: &mut CudaSlice<u32>| {
+            if src.is_empty() {
+                return Ok(());
+            }
+            gpu.stream.memcpy_htod(src, dst).map_err(cuda_err("round tests"))
+        };
+        up(&batch.x, tx)?;
+        up(&batch.y, ty)?;
+        up(&batch.s, ts)?;
+        self.clock.transfer += t.elapsed().as_secs_f64();
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (b.block, 1, 1), shared_mem_bytes: SHARED_WORDS * 4 };
+        let (nu, stride, li, mu, binf, adapt, shw) =
+            (n as u64, b.stride as u64, l as i32, m as u32, bin as i32, b.test.adapt_df as i32, SHARED_WORDS);
+        self.start.record(&gpu.stream).map_err(cuda_err("recording a GPU event"))?;
+        let mut lb = gpu.stream.launch_builder(&b.f);
+        lb.arg(&b.data).arg(&nu).arg(&stride).arg(&b.lev_d).arg(&*tx).arg(&*ty).arg(&*ts).arg(&li).arg(&mu);
+        lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut *scratch).arg(&slot_words).arg(&mut *stat).arg(&mut *df);
+        // SAFETY: argument types and order follow gsquare_tests; data holds p columns of `stride`
+        // bytes (a multiple of 16, from a 256-byte aligned allocation); tx/ty hold at least m
+        // tests, ts m * l set members (all < p), scratch at least grid * slot_words words, stat
+        // and df at least m doubles; l <= MAX_LEVEL; the block size is a multiple of 32 up to the
+        // kernel's 256.
+        unsafe { lb.launch(cfg) }.map_err(cuda_err("launching gsquare_tests"))?;
+        launch_pchisq_points(gpu, &b.f_p, stat, df, p, m)?;
+        self.end.record(&gpu.stream).map_err(cuda_err("recording a GPU event"))?;
+        self.clock.launches += 2;
+        self.tests += m as u64;
+        Ok(())
+    }
+
+    fn finish(&mut self, batch: &Batch, out: &mut Vec<f64>) -> Result<()> {
+        let m = batch.len();
+        out.clear();
+        if m == 0 {
+            return Ok(());
+        }
+        let p = self.p.as_ref().ok_or_else(|| PcError::Internal("finish before launch".into()))?;
+        // the host's wait for the device is booked with the copies (kernel time from the events)
+        let mut waited = Clock::default();
+        self.b.gpu.finish_launch(&mut waited, Instant::now(), "gsquare_tests")?;
+        self.clock.transfer += waited.kernel;
+        self.clock.kernel += self.start.elapsed_ms(&self.end).map_err(cuda_err("reading a GPU event"))? as f64 / 1e3;
+        // into the level's one vector: a fresh one per round cost page faults
+        let stream = &self.b.gpu.stream;
+        self.clock.copy(|| {
+            out.resize(m, 0.0);
+            stream.memcpy_dtoh(&p.slice(0..m), &mut out[..]).map_err(cuda_err("round p-values"))?;
+            stream.synchronize().map_err(cuda_err("round p-values"))
+        })
     }
 }
 
@@ -282,18 +385,18 @@ impl Backend for CudaGSquare<'_> {
     }
 }
 
-/// Queues `pchisq_points` (`f`): out[k] = pchisq_upper(q[k], df[k]) for every k < out.len(), one
-/// thread each.
-fn launch_pchisq_points(gpu: &Gpu, f: &CudaFunction, q: &CudaSlice<f64>, df: &CudaSlice<f64>, out: &mut CudaSlice<f64>) -> Result<()> {
-    let m = out.len() as u32;
-    if q.len() < out.len() || df.len() < out.len() {
-        return Err(PcError::Internal(format!("pchisq_points: {} and {} inputs for {m} outputs", q.len(), df.len())));
+/// Queues `pchisq_points` (`f`): out[k] = pchisq_upper(q[k], df[k]) for every k < m, one thread
+/// each.
+fn launch_pchisq_points(gpu: &Gpu, f: &CudaFunction, q: &CudaSlice<f64>, df: &CudaSlice<f64>, out: &mut CudaSlice<f64>, m: usize) -> Result<()> {
+    if q.len() < m || df.len() < m || out.len() < m || m > u32::MAX as usize {
+        return Err(PcError::Internal(format!("pchisq_points: {} and {} inputs, {} outputs for {m} points", q.len(), df.len(), out.len())));
     }
+    let m = m as u32;
     let cfg = LaunchConfig { grid_dim: (m.div_ceil(BLOCK).max(1), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
     let mut lb = gpu.stream.launch_builder(f);
     lb.arg(q).arg(df).arg(&m).arg(out);
-    // SAFETY: argument types and order follow pchisq_points; q and df hold at least m doubles
-    // (checked above), out m.
+    // SAFETY: argument types and order follow pchisq_points; q, df and out hold at least m
+    // doubles (checked above).
     unsafe { lb.launch(cfg) }.map_err(cuda_err("launching pchisq_points"))?;
     Ok(())
 }
@@ -311,7 +414,7 @@ pub fn device_pchisq(q: &[f64], df: &[f64]) -> Result<Vec<f64>> {
         let mut clock = Clock::default();
         let (qd, dd) = (gpu.up(&mut clock, q, "points")?, gpu.up(&mut clock, df, "points")?);
         let mut out = gpu.alloc::<f64>(q.len(), "results")?;
-        launch_pchisq_points(&gpu, &f, &qd, &dd, &mut out)?;
+        launch_pchisq_points(&gpu, &f, &qd, &dd, &mut out, q.len())?;
         gpu.finish_launch(&mut clock, Instant::now(), "pchisq_points")?;
         gpu.down(&mut clock, &out, q.len(), "results")
     })

@@ -9,15 +9,25 @@
 //! the largest mapped p of the failures before it) is the CPU's. An edge's window doubles from
 //! round to round (bounded by the round's budget), so at most about half of the tests run past
 //! a success are wasted, and no key below a success is ever skipped.
+//!
+//! The edges are dealt into two groups with windows of their own, and [`run_pipelined`] alternates
+//! between them: while the GPU evaluates one group's round, the host takes the other group's
+//! p-values and writes its next round. An edge's outcome depends only on its own tests, so the
+//! grouping changes when a test runs, never which tests decide an edge.
 
 use pc_core::combinations::{next_subset, unrank};
-use pc_core::plan::{EdgeOutcome, LevelPlan};
+use pc_core::plan::{EdgeOutcome, LevelPlan, SideKind};
 use pc_core::PcError;
 use rayon::prelude::*;
 
 /// The first window of an edge at levels >= 1 (level 0 has one or two tests per edge).
 const FIRST_WIDTH: u64 = 4;
 const MAX_WIDTH: u64 = 1 << 16;
+/// How much an edge's window grows from round to round, in percent (see [`RoundOpts::growth`]).
+/// On the H100 (session 5, `pcbench discrete --codes --growth`), MUNIN's level 1 ran 15.4, 13.9
+/// and 12.9 million tests (11.6 million needed) with 200, 150 and 125, and the whole run took
+/// 0.66-0.74, 0.63-0.71 and 0.58-0.62 s; LINK 0.15-0.17 s with each.
+pub const DEFAULT_GROWTH: u64 = 125;
 /// Windows a worker thread writes at a time: most are a few tests, but each first rebuilds its
 /// side's candidate list (a scan of a row of hundreds), which is what made writing a round slow.
 const SPANS_PER_TASK: usize = 64;
@@ -28,6 +38,8 @@ pub struct Batch {
     pub x: Vec<u32>,
     pub y: Vec<u32>,
     pub s: Vec<u32>,
+    /// The largest `RoundOpts::words` of the batch's tests (0 without a `words`).
+    pub max_words: u64,
     spans: Vec<Span>,
 }
 
@@ -45,7 +57,37 @@ impl Batch {
         self.y.clear();
         self.s.clear();
         self.spans.clear();
+        self.max_words = 0;
     }
+}
+
+/// How rounds are made.
+#[derive(Clone, Copy)]
+pub struct RoundOpts<'p> {
+    /// Tests per round (about; a round always holds at least one window).
+    pub budget: usize,
+    /// An edge's next window is this many percent of its last (at least one test more), up to
+    /// MAX_WIDTH. Smaller wastes fewer tests past a success and needs more rounds.
+    pub growth: u64,
+    /// Writes out the rounds' tests on its threads (None: on the level's own thread).
+    pub pool: Option<&'p rayon::ThreadPool>,
+    /// A size per test (x, y, S) whose largest value per batch goes into `Batch::max_words`,
+    /// computed while the tests are written (the G^2 kernel's table words).
+    pub words: Option<&'p (dyn Fn(u32, u32, &[u32]) -> u64 + Sync)>,
+}
+
+impl RoundOpts<'_> {
+    pub fn new(budget: usize) -> Self {
+        RoundOpts { budget, growth: DEFAULT_GROWTH, pool: None, words: None }
+    }
+}
+
+/// Evaluates rounds in two steps, so that the host can work while the device computes.
+pub trait RoundEval {
+    /// Starts evaluating `b` (uploads and launches; need not wait).
+    fn launch(&mut self, b: &Batch) -> Result<(), PcError>;
+    /// Waits for the batch last launched (`b`) and puts its p-values into `p`, one per test.
+    fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError>;
 }
 
 /// The tests of one edge in a batch: `count` keys from `start` on, at positions `first..`.
@@ -68,34 +110,48 @@ pub struct Windows<'a> {
     plan: &'a LevelPlan,
     cursor: Vec<Cursor>,
     width: Vec<u64>,
-    /// Undecided edges, in plan order.
-    live: Vec<u32>,
-    /// Where the next round starts in `live` (rounds go round, so every edge gets its turn).
-    next: usize,
+    /// Undecided edges of each group, in plan order.
+    live: Vec<Vec<u32>>,
+    /// Where each group's next round starts in its `live` (rounds go round, so every edge gets
+    /// its turn).
+    next: Vec<usize>,
+    /// The next `live` of a group being rebuilt (kept, so rounds allocate nothing new).
+    spare: Vec<u32>,
     out: Vec<EdgeOutcome>,
+    growth: u64,
 }
 
 impl<'a> Windows<'a> {
-    pub fn new(plan: &'a LevelPlan) -> Self {
+    /// Windows over all edges of the plan, dealt into `groups` groups (edge k in group
+    /// k % groups) whose rounds are made separately.
+    pub fn new(plan: &'a LevelPlan, groups: usize, growth: u64) -> Self {
         let ne = plan.edges.len();
+        let groups = groups.max(1);
         let first_side = |k: usize| if plan.edges[k].sides[0].is_some() { 0 } else { 1 };
         Windows {
             plan,
             cursor: (0..ne).map(|k| Cursor { side: first_side(k), rank: 0 }).collect(),
             width: vec![FIRST_WIDTH; ne],
-            live: (0..ne as u32).collect(),
-            next: 0,
+            live: (0..groups).map(|g| (g as u32..ne as u32).step_by(groups).collect()).collect(),
+            next: vec![0; groups],
+            spare: Vec::new(),
             out: vec![EdgeOutcome::NONE; ne],
+            growth: growth.max(100),
         }
     }
 
-    pub fn is_done(&self) -> bool {
-        self.live.is_empty()
+    pub fn groups(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Whether group `g` has no undecided edge left.
+    pub fn is_done(&self, g: usize) -> bool {
+        self.live[g].is_empty()
     }
 
     /// Edges decided so far.
     pub fn decided(&self) -> usize {
-        self.out.len() - self.live.len()
+        self.out.len() - self.live.iter().map(Vec::len).sum::<usize>()
     }
 
     /// The key after `c` in edge `e`'s sequence, or None at its end.
@@ -123,60 +179,71 @@ impl<'a> Windows<'a> {
     /// window, so every round makes progress). The windows are chosen here, in order; their tests
     /// are written out on `pool`'s threads when one is given (each window its own part of the
     /// batch, so the result is the same either way).
-    pub fn next_batch(&mut self, budget: usize, batch: &mut Batch, pool: Option<&rayon::ThreadPool>) {
+    pub fn next_batch(&mut self, g: usize, opts: &RoundOpts, batch: &mut Batch) {
+        let budget = opts.budget.max(1);
         batch.clear();
         let l = self.plan.level;
-        let nl = self.live.len();
+        let live = &self.live[g];
+        let nl = live.len();
         let mut total = 0usize;
-        let from = self.next;
-        self.next = 0; // unless the round ends before the last live edge
+        let from = self.next[g];
+        let mut next_at = 0; // unless the round ends before the last live edge
         for step in 0..nl {
-            let e = self.live[(from + step) % nl] as usize;
+            let e = live[(from + step) % nl] as usize;
             let left = budget.saturating_sub(total) as u64;
             if left == 0 {
-                self.next = (from + step) % nl;
+                next_at = (from + step) % nl;
                 break;
             }
             let want = if l == 0 { 2 } else { self.width[e] };
             let count = want.min(self.remaining(e, self.cursor[e])).min(if total == 0 { u64::MAX } else { left });
             if count == 0 {
-                self.next = (from + step) % nl;
+                next_at = (from + step) % nl;
                 break;
             }
             batch.spans.push(Span { edge: e as u32, first: total, count, start: self.cursor[e] });
             total += count as usize;
         }
+        self.next[g] = next_at;
         batch.x.resize(total, 0);
         batch.y.resize(total, 0);
         batch.s.resize(total * l, 0);
-        // each window's own slices of the batch, in order
-        let mut parts = Vec::with_capacity(batch.spans.len());
+        // each task's own slices of the batch: SPANS_PER_TASK windows, in order
+        let mut parts = Vec::with_capacity(batch.spans.len().div_ceil(SPANS_PER_TASK));
         let (mut xs, mut ys, mut ss) = (&mut batch.x[..], &mut batch.y[..], &mut batch.s[..]);
-        for span in &batch.spans {
-            let k = span.count as usize;
+        for spans in batch.spans.chunks(SPANS_PER_TASK) {
+            let k = spans.iter().map(|s| s.count as usize).sum::<usize>();
             let (x, xr) = std::mem::take(&mut xs).split_at_mut(k);
             let (y, yr) = std::mem::take(&mut ys).split_at_mut(k);
             let (s, sr) = std::mem::take(&mut ss).split_at_mut(k * l);
             (xs, ys, ss) = (xr, yr, sr);
-            parts.push((*span, x, y, s));
+            parts.push((spans, x, y, s));
         }
         let plan = self.plan;
-        let write = |(list, pos): &mut (Vec<u32>, Vec<u32>), (span, x, y, s): (Span, &mut [u32], &mut [u32], &mut [u32])| {
-            write_tests(plan, &span, x, y, s, list, pos)
+        let words = opts.words;
+        let write = |(list, pos): &mut (Vec<u32>, Vec<u32>), (spans, x, y, s): (&[Span], &mut [u32], &mut [u32], &mut [u32])| {
+            let mut at = 0;
+            for span in spans {
+                let k = span.count as usize;
+                let r = at..at + k;
+                write_tests(plan, span, &mut x[r.clone()], &mut y[r.clone()], &mut s[r.start * l..r.end * l], list, pos);
+                at += k;
+            }
+            words.map_or(0, |f| (0..x.len()).map(|t| f(x[t], y[t], &s[t * l..(t + 1) * l])).max().unwrap_or(0))
         };
-        match pool {
-            Some(pool) if parts.len() > SPANS_PER_TASK => pool.install(|| {
-                parts.into_par_iter().with_min_len(SPANS_PER_TASK).for_each_init(|| (Vec::new(), Vec::new()), write)
-            }),
+        batch.max_words = match opts.pool {
+            Some(pool) if parts.len() > 1 => {
+                pool.install(|| parts.into_par_iter().map_init(|| (Vec::new(), Vec::new()), write).max().unwrap_or(0))
+            }
             _ => {
                 let mut scratch = (Vec::new(), Vec::new());
-                parts.into_iter().for_each(|part| write(&mut scratch, part));
+                parts.into_iter().map(|part| write(&mut scratch, part)).max().unwrap_or(0)
             }
-        }
+        };
     }
 
     /// Takes the p-values of `batch` (one per test, in batch order).
-    pub fn absorb(&mut self, batch: &Batch, p: &[f64]) -> Result<(), PcError> {
+    pub fn absorb(&mut self, g: usize, batch: &Batch, p: &[f64]) -> Result<(), PcError> {
         if p.len() != batch.len() {
             return Err(PcError::Internal(format!("{} p-values for {} tests", p.len(), batch.len())));
         }
@@ -204,7 +271,8 @@ impl<'a> Windows<'a> {
                 (false, Some(n)) => {
                     // `next` is the key after the window's last test
                     self.cursor[e] = n;
-                    self.width[e] = (self.width[e] * 2).min(MAX_WIDTH);
+                    let w = self.width[e];
+                    self.width[e] = (w * self.growth / 100).max(w + 1).min(MAX_WIDTH);
                 }
                 _ => {
                     self.cursor[e] = Cursor { side: 2, rank: 0 };
@@ -213,13 +281,13 @@ impl<'a> Windows<'a> {
             }
         }
         if decided {
-            let before = self.live.len();
             let cursor = &self.cursor;
-            let keep_from = self.next;
+            let keep_from = self.next[g];
             // keep the rotation point on the same edge (or the first live one after it)
             let mut new_next = 0;
-            let mut kept = Vec::with_capacity(before);
-            for (k, &e) in self.live.iter().enumerate() {
+            let mut kept = std::mem::take(&mut self.spare);
+            kept.clear();
+            for (k, &e) in self.live[g].iter().enumerate() {
                 if cursor[e as usize].side < 2 {
                     if k < keep_from {
                         new_next += 1;
@@ -227,8 +295,9 @@ impl<'a> Windows<'a> {
                     kept.push(e);
                 }
             }
-            self.live = kept;
-            self.next = if self.live.is_empty() { 0 } else { new_next % self.live.len() };
+            self.spare = std::mem::replace(&mut self.live[g], kept);
+            let nl = self.live[g].len();
+            self.next[g] = if nl == 0 { 0 } else { new_next % nl };
         }
         Ok(())
     }
@@ -247,8 +316,30 @@ fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &
     let count = span.count as usize;
     while written < count {
         let side = edge.sides[c.side as usize].expect("cursor on an existing side");
+        // A plain side's list is row(x) without y, so its q-th member is read from the row
+        // directly; a CommonLast list is built (its order needs a scan of both rows).
+        let row = plan.rows.row(side.x);
+        let skip = match side.kind {
+            _ if l == 0 => 0,
+            SideKind::Plain => {
+                let py = row.partition_point(|&a| a < side.y);
+                if row.get(py) == Some(&side.y) { py } else { usize::MAX }
+            }
+            SideKind::CommonLast => {
+                if l > 0 {
+                    plan.side_list(&side, list);
+                }
+                0
+            }
+        };
+        let member = |q: u32| -> u32 {
+            let q = q as usize;
+            match side.kind {
+                SideKind::Plain => row[q + (q >= skip) as usize],
+                SideKind::CommonLast => list[q],
+            }
+        };
         if l > 0 {
-            plan.side_list(&side, list);
             pos.resize(l, 0);
             unrank(side.len, c.rank, pos);
         }
@@ -259,7 +350,7 @@ fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &
             x[t] = side.x;
             y[t] = side.y;
             for (d, &q) in s[t * l..(t + 1) * l].iter_mut().zip(pos.iter()) {
-                *d = list[q as usize];
+                *d = member(q);
             }
             if k + 1 < here {
                 next_subset(side.len, pos);
@@ -272,24 +363,72 @@ fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &
     }
 }
 
-/// Runs a whole level by rounds: `eval` computes the p-values of a batch; `keep_going` is asked
-/// between rounds, with the number of edges decided; `pool`, when given, writes out the rounds.
+/// [`run_pipelined`] for an `eval` that computes a batch's p-values at once, with windows that
+/// double (the CMIknn backend).
 pub fn run_rounds(
     plan: &LevelPlan,
     budget: usize,
     pool: Option<&rayon::ThreadPool>,
-    mut eval: impl FnMut(&Batch) -> Result<Vec<f64>, PcError>,
+    eval: impl FnMut(&Batch) -> Result<Vec<f64>, PcError>,
+    keep_going: impl FnMut(usize) -> bool,
+) -> Result<Vec<EdgeOutcome>, PcError> {
+    struct AtOnce<F> {
+        f: F,
+        held: Option<Vec<f64>>,
+    }
+    impl<F: FnMut(&Batch) -> Result<Vec<f64>, PcError>> RoundEval for AtOnce<F> {
+        fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
+            self.held = Some((self.f)(b)?);
+            Ok(())
+        }
+        fn finish(&mut self, _b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
+            *p = self.held.take().ok_or_else(|| PcError::Internal("finish without a launch".into()))?;
+            Ok(())
+        }
+    }
+    let opts = RoundOpts { budget, growth: 200, pool, words: None };
+    run_pipelined(plan, &opts, &mut AtOnce { f: eval, held: None }, keep_going)
+}
+
+/// Runs a whole level by rounds (see the module docs): `eval` evaluates the batches;
+/// `keep_going` is asked between rounds, with the number of edges decided.
+pub fn run_pipelined(
+    plan: &LevelPlan,
+    opts: &RoundOpts,
+    eval: &mut dyn RoundEval,
     mut keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Vec<EdgeOutcome>, PcError> {
-    let mut w = Windows::new(plan);
-    let mut batch = Batch::default();
-    while !w.is_done() {
+    // two groups (edges dealt alternately, so both have long and short edges) when there are two
+    // edges to deal
+    let groups = if plan.edges.len() >= 2 { 2 } else { 1 };
+    let mut w = Windows::new(plan, groups, opts.growth);
+    let mut batches: Vec<Batch> = (0..groups).map(|_| Batch::default()).collect();
+    let mut p = Vec::new();
+    let mut pending: Option<usize> = None;
+    let mut turn = 0;
+    loop {
         if !keep_going(w.decided()) {
             return Err(PcError::Interrupted);
         }
-        w.next_batch(budget.max(1), &mut batch, pool);
-        let p = eval(&batch)?;
-        w.absorb(&batch, &p)?;
+        // the group whose next round is written now, while the pending one runs
+        let g = (0..groups).map(|k| (turn + k) % groups).find(|&k| Some(k) != pending && !w.is_done(k));
+        if let Some(g) = g {
+            w.next_batch(g, opts, &mut batches[g]);
+        }
+        let done = pending.take();
+        if let Some(q) = done {
+            eval.finish(&batches[q], &mut p)?;
+        }
+        if let Some(g) = g {
+            eval.launch(&batches[g])?;
+            pending = Some(g);
+            turn = g + 1;
+        }
+        match done {
+            Some(q) => w.absorb(q, &batches[q], &p)?,
+            None if pending.is_none() => break,
+            None => {}
+        }
     }
     Ok(w.into_outcomes())
 }
@@ -345,9 +484,37 @@ mod tests {
         a.best == b.best && a.p_best.to_bits() == b.p_best.to_bits() && a.max_fail.to_bits() == b.max_fail.to_bits()
     }
 
-    /// The rounds give exactly eval_edge's outcomes, whatever the budget, in both orders, with
-    /// the tests written on the level's thread or on a pool (the later cases have hundreds of
-    /// windows per round, so the pool splits them).
+    /// A RoundEval from a function of a batch: computed at launch, handed back at finish.
+    struct Eager<F: FnMut(&Batch) -> Vec<f64>> {
+        f: F,
+        held: Option<Vec<f64>>,
+        rounds: usize,
+    }
+
+    impl<F: FnMut(&Batch) -> Vec<f64>> Eager<F> {
+        fn new(f: F) -> Self {
+            Eager { f, held: None, rounds: 0 }
+        }
+    }
+
+    impl<F: FnMut(&Batch) -> Vec<f64>> RoundEval for Eager<F> {
+        fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
+            assert!(self.held.is_none(), "a batch launched before the last one was finished");
+            self.rounds += 1;
+            self.held = Some((self.f)(b));
+            Ok(())
+        }
+        fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
+            *p = self.held.take().expect("finish without a launch");
+            assert_eq!(p.len(), b.len(), "finish was given another batch than the one launched");
+            Ok(())
+        }
+    }
+
+    /// The rounds give exactly eval_edge's outcomes, whatever the budget and growth, in both
+    /// orders, with the tests written on the level's thread or on a pool (the later cases have
+    /// hundreds of windows per round, so the pool splits them), and the batches' largest size is
+    /// the largest of their tests'.
     #[test]
     fn rounds_match_the_sequential_walk() {
         let mut r = Lcg(7);
@@ -359,35 +526,35 @@ mod tests {
             let adj = random_graph(p, 30 + r.next(60), &mut r);
             let fixed = Adjacency::empty(p);
             let alpha = [0.01, 0.05, 0.2, 0.5][case as usize % 4];
+            let words = |x: u32, y: u32, s: &[u32]| (x as u64 + 1) * 1000 + y as u64 + s.iter().map(|&v| v as u64).sum::<u64>();
             for order in [Order::Stable, Order::StableFast] {
                 for level in 0..4 {
                     let plan = plan_level(order, level, &adj, &fixed, alpha, 1.0).unwrap();
                     let mut sc = EdgeScratch::<GSquareScratch>::default();
                     let want: Vec<EdgeOutcome> =
                         plan.edges.iter().map(|e| eval_edge(&plan, &test, &mut sc, e, &mut || true).unwrap()).collect();
-                    for (budget, pool) in [(1, None), (3, Some(&pool)), (17, None), (1000, None), (1000, Some(&pool))] {
+                    for (budget, growth, pool) in
+                        [(1, 200, None), (3, 125, Some(&pool)), (17, 200, None), (1000, 150, None), (1000, 200, Some(&pool))]
+                    {
+                        let opts = RoundOpts { budget, growth, pool, words: Some(&words) };
                         let mut tsc = GSquareScratch::default();
-                        let mut rounds = 0;
-                        let got = run_rounds(
-                            &plan,
-                            budget,
-                            pool,
-                            |b| {
-                                rounds += 1;
-                                (0..b.len())
-                                    .map(|t| test.p_value(&mut tsc, b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]))
-                                    .collect()
-                            },
-                            |_| true,
-                        )
-                        .unwrap();
+                        let mut eval = Eager::new(|b: &Batch| {
+                            let sizes = (0..b.len()).map(|t| words(b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]));
+                            assert_eq!(b.max_words, sizes.max().unwrap_or(0));
+                            (0..b.len()).map(|t| test.p_value(&mut tsc, b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]).unwrap()).collect()
+                        });
+                        let got = run_pipelined(&plan, &opts, &mut eval, |_| true).unwrap();
                         assert_eq!(got.len(), want.len());
                         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-                            assert!(same(g, w), "case {case} {order:?} level {level} budget {budget} pool {} edge {k}: {g:?} vs {w:?}", pool.is_some());
+                            assert!(
+                                same(g, w),
+                                "case {case} {order:?} level {level} budget {budget} growth {growth} pool {} edge {k}: {g:?} vs {w:?}",
+                                pool.is_some()
+                            );
                         }
                         if budget == 1 {
                             // one test per round at most, except a round's first window
-                            assert!(rounds >= plan.edges.len().min(1));
+                            assert!(eval.rounds >= plan.edges.len().min(1));
                         }
                     }
                 }
@@ -408,22 +575,71 @@ mod tests {
         let total = plan.edges[k01].n_tests();
         let mut seen = 0u64;
         // all failures: every key is evaluated once, then the edge is decided without success
-        let out = run_rounds(
-            &plan,
-            5,
-            None,
-            |b| {
-                seen += b.spans.iter().filter(|s| s.edge as usize == k01).map(|s| s.count).sum::<u64>();
-                Ok(vec![0.0; b.len()])
-            },
-            |_| true,
-        )
-        .unwrap();
+        let mut eval = Eager::new(|b: &Batch| {
+            seen += b.spans.iter().filter(|s| s.edge as usize == k01).map(|s| s.count).sum::<u64>();
+            vec![0.0; b.len()]
+        });
+        let out = run_pipelined(&plan, &RoundOpts::new(5), &mut eval, |_| true).unwrap();
         assert_eq!(seen, total);
+        // the same through the closure form (the CMIknn backend's)
+        let again = run_rounds(&plan, 5, None, |b| Ok(vec![0.0; b.len()]), |_| true).unwrap();
+        assert!(again.iter().zip(&out).all(|(a, b)| same(a, b)));
         assert!(out[k01].best.is_none());
         assert_eq!(out[k01].max_fail, 0.0);
         // an interrupt between rounds
-        let err = run_rounds(&plan, 5, None, |b| Ok(vec![0.0; b.len()]), |_| false).unwrap_err();
+        let mut eval = Eager::new(|b: &Batch| vec![0.0; b.len()]);
+        let err = run_pipelined(&plan, &RoundOpts::new(5), &mut eval, |_| false).unwrap_err();
         assert!(matches!(err, PcError::Interrupted));
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use pc_core::graph::Adjacency;
+    use pc_core::plan::{plan_level, Order};
+
+    /// Host time of a level's rounds without a device (cargo test --release -- --ignored --nocapture).
+    #[test]
+    #[ignore]
+    fn host_time_of_rounds() {
+        let p = 1041;
+        let mut a = Adjacency::empty(p);
+        for i in 0..p {
+            for j in i + 1..p {
+                if level_edge(i, j) {
+                    a.add_edge(i, j);
+                }
+            }
+        }
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for level in [0usize, 1] {
+            let g = if level == 0 { Adjacency::complete(p) } else { a.clone() };
+            let plan = plan_level(Order::Stable, level, &g, &Adjacency::empty(p), 0.01, 1.0).unwrap();
+            let words = |_x: u32, _y: u32, s: &[u32]| s.len() as u64;
+            let opts = RoundOpts { budget: 214_748, growth: 125, pool: Some(&pool), words: Some(&words) };
+            struct Fake(Option<usize>, u64);
+            impl RoundEval for Fake {
+                fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
+                    self.0 = Some(b.len());
+                    Ok(())
+                }
+                fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
+                    // an edge succeeds at about its 70th test
+                    self.1 += b.len() as u64;
+                    p.clear();
+                    p.extend((0..b.len()).map(|t| if (t as u64 * 2654435761 + self.1) % 70 == 0 { 0.5 } else { 0.0 }));
+                    Ok(())
+                }
+            }
+            let t = std::time::Instant::now();
+            let mut f = Fake(None, 0);
+            let out = run_pipelined(&plan, &opts, &mut f, |_| true).unwrap();
+            println!("level {level}: {} edges, {} tests, {:.3} s", out.len(), f.1, t.elapsed().as_secs_f64());
+        }
+    }
+
+    fn level_edge(i: usize, j: usize) -> bool {
+        (i * 7919 + j * 104729) % 1000 < 280
     }
 }

@@ -48,9 +48,12 @@ pub struct DiscreteArgs {
     /// One data set read from a file (inst/bench/export-codes.R writes one) instead of simulated.
     #[arg(long)]
     codes: Option<std::path::PathBuf>,
-    /// Threads per block of the G^2 kernel (default: the backend's, 256).
+    /// Threads per block of the G^2 kernel (default: the backend's, 128).
     #[arg(long)]
     block: Option<u32>,
+    /// Growth of an edge's window from round to round, in percent (default: the backend's).
+    #[arg(long)]
+    growth: Option<u64>,
     #[command(flatten)]
     common: Common,
 }
@@ -258,6 +261,7 @@ fn one_data_set(a: &DiscreteArgs) -> Res<ExitCode> {
         let s = Instant::now();
         let mut g = CudaGSquare::new(&t).map_err(|e| e.to_string())?;
         g.set_block(a.block).map_err(|e| e.to_string())?;
+        g.set_window_growth(a.growth);
         g.set_threads(c.threads).map_err(|e| e.to_string())?;
         println!("gpu: {}; setup {:.3} s (NVRTC {:.3} s, upload {:.3} s)", g.info(), s.elapsed().as_secs_f64(), g.timings().compile_s, g.timings().upload_c_s);
         let mut runs = Vec::new();
