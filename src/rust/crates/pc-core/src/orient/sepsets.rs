@@ -1,0 +1,105 @@
+//! What orientation reads besides the skeleton: the separating sets of non-adjacent pairs with a
+//! common neighbour (the only ones pcalg's rules look at), and the triples marked unfaithful by
+//! the conservative / majority-rule checks.
+
+use std::collections::{HashMap, HashSet};
+
+use super::pdag::Pdag;
+
+/// `sepset[[x]][[z]]` for the pairs orientation needs (0-based members, in the order R holds
+/// them, which the conservative rule's updates keep). A pair not stored has NULL sepsets.
+#[derive(Clone, Debug, Default)]
+pub struct PairSepsets {
+    /// key (lo, hi), lo < hi: `[sepset[[lo]][[hi]], sepset[[hi]][[lo]]]`
+    map: HashMap<(u32, u32), [Vec<u32>; 2]>,
+}
+
+impl PairSepsets {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    #[inline]
+    fn key(x: u32, z: u32) -> ((u32, u32), usize) {
+        if x < z {
+            ((x, z), 0)
+        } else {
+            ((z, x), 1)
+        }
+    }
+
+    /// Stores `sepset[[x]][[z]]`.
+    pub fn insert(&mut self, x: u32, z: u32, set: Vec<u32>) {
+        let (k, side) = Self::key(x, z);
+        self.map.entry(k).or_default()[side] = set;
+    }
+
+    /// `sepset[[x]][[z]]` (empty when NULL).
+    pub fn get(&self, x: u32, z: u32) -> &[u32] {
+        let (k, side) = Self::key(x, z);
+        self.map.get(&k).map_or(&[][..], |s| &s[side][..])
+    }
+
+    /// y in `sepset[[x]][[z]]` or in `sepset[[z]][[x]]`: pcalg's test for the collider x -> y <- z.
+    #[inline]
+    pub fn separates(&self, x: u32, z: u32, y: u32) -> bool {
+        let (k, _) = Self::key(x, z);
+        self.map.get(&k).is_some_and(|s| s[0].contains(&y) || s[1].contains(&y))
+    }
+}
+
+/// The pairs x < z, not adjacent, with a common neighbour: the only sepsets orientation reads,
+/// so the glue fetches these from R and leaves the rest of the p x p list alone.
+pub fn unshielded_pairs(g: &Pdag) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    for y in 0..g.p() {
+        let n = g.neighbours(y);
+        for (i, &x) in n.iter().enumerate() {
+            for &z in &n[i + 1..] {
+                if !g.adjacent(x, z) {
+                    out.push((x, z));
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Triples (x, y, z) that pcalg skips (its `unfVect`), in either order of the ends.
+#[derive(Clone, Debug, Default)]
+pub struct Unfaithful {
+    set: HashSet<(u32, u32, u32)>,
+}
+
+impl Unfaithful {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn insert(&mut self, x: u32, y: u32, z: u32) {
+        self.set.insert((x.min(z), y, x.max(z)));
+    }
+
+    /// (x, y, z) or (z, y, x) was marked: pcalg tests `triple2numb` of both orders.
+    #[inline]
+    pub fn contains(&self, x: u32, y: u32, z: u32) -> bool {
+        !self.set.is_empty() && self.set.contains(&(x.min(z), y, x.max(z)))
+    }
+
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
+    /// The triples (x < z), sorted.
+    pub fn to_sorted_vec(&self) -> Vec<(u32, u32, u32)> {
+        let mut v: Vec<_> = self.set.iter().copied().collect();
+        v.sort_unstable();
+        v
+    }
+}
