@@ -4,6 +4,7 @@
 mod cmiknn;
 mod convert;
 mod entry;
+mod orient;
 mod params;
 mod rdriver;
 mod watch;
@@ -14,4 +15,5 @@ extendr_module! {
     mod gpupc;
     use entry;
     use cmiknn;
+    use orient;
 }
