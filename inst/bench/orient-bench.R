@@ -59,7 +59,8 @@ record <- function(...) {
   rows[[length(rows) + 1]] <<- r
   cat(paste(sprintf("%s=%s", names(r), vapply(r, function(v) format(v, digits = 4), "")), collapse = "  "), "\n")
   if (!is.na(out)) {
-    all <- do.call(rbind, lapply(rows, function(x) x[, union(names(rows[[1]]), names(x)), drop = FALSE]))
+    cols <- unique(unlist(lapply(rows, names)))
+    all <- do.call(rbind, lapply(rows, function(x) { x[setdiff(cols, names(x))] <- NA; x[cols] }))
     utils::write.csv(cbind(all, machine = mi$gpu, cores = mi$cores), out, row.names = FALSE)
   }
 }

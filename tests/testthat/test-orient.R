@@ -120,7 +120,7 @@ test_that("gpu_pc() equals pc() on learned graphs: every orientation variant, bo
   set.seed(17)
   variants <- list(list(sc = FALSE, cons = FALSE, maj = FALSE), list(sc = TRUE, cons = FALSE, maj = FALSE),
                    list(sc = FALSE, cons = TRUE, maj = FALSE), list(sc = TRUE, cons = FALSE, maj = TRUE))
-  for (i in 1:24) {
+  for (i in 1:16) {
     p <- sample(c(8:30, 60), 1)
     dag <- randomDAG(p, prob = 3 / p)
     X <- rmvDAG(sample(c(60, 200, 1000), 1), dag)
@@ -144,7 +144,8 @@ test_that("gpu_pc() equals pc() on learned graphs: every orientation variant, bo
 
 test_that("gpu_pc() equals pc() with conservative / majority rule on discrete data", {
   set.seed(18)
-  for (i in 1:6) {
+  compared <- 0
+  for (i in 1:8) {
     p <- sample(6:12, 1)
     dag <- randomDAG(p, prob = 2 / p)
     X <- rmvDAG(2000, dag)
@@ -152,14 +153,17 @@ test_that("gpu_pc() equals pc() with conservative / majority rule on discrete da
     ss <- list(dm = dm, nlev = rep(3L, p), adaptDF = FALSE)
     args <- list(suffStat = ss, indepTest = disCItest, alpha = 0.05, labels = orient_labels(p),
                  conservative = i %% 2 == 0, maj.rule = i %% 2 == 1, m.max = 2)
-    want <- do.call(pc, args)
+    # pcalg warns where n < 10 df (the test then says independent, in gpupc too)
+    want <- suppressWarnings(do.call(pc, args))
     # pcalg's disCItest is wrong for |S| >= 5 (see ?gpu_skeleton); the triple checks test
     # subsets of whole neighbourhoods, so only graphs whose neighbourhoods are smaller compare
     if (max(c(0, lengths(lapply(want@graph@edgeL, `[[`, "edges")))) > 4) next
     got <- do.call(gpu_pc, c(args, backend = "cpu", numCores = 2))
     got@call <- want@call
     expect_same_pcalgo(got, want, sprintf("discrete case %d", i), learned = TRUE)
+    compared <- compared + 1
   }
+  expect_gt(compared, 2)
 })
 
 test_that("gpupc_last_run() has the orientation phase and counts", {

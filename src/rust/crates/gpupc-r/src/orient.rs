@@ -7,7 +7,7 @@ use std::time::Instant;
 use extendr_api::prelude::*;
 use extendr_ffi::{Rf_allocVector, Rf_xlength, INTEGER, REAL, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
 use pc_core::citest::GSquareKind;
-use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, BatchEvaluator, PairSepsets, ParallelBatch, Pdag, SequentialBatch, TripleRule, Unfaithful};
+use pc_core::orient::{check_triples, PARALLEL_COLLIDER_EDGES, orient_relaxed, unshielded_pairs, BatchEvaluator, PairSepsets, ParallelBatch, Pdag, SequentialBatch, TripleRule, Unfaithful};
 use pc_core::{CiTest, Order, PcError};
 
 use crate::convert::{gauss_test, gsquare_test, CoreResult};
@@ -79,10 +79,12 @@ fn read_sepsets(sepset: &Robj, g: &Pdag) -> CoreResult<PairSepsets> {
         return Err(invalid("sepset", format!("must be a list of {p} lists")));
     }
     let list = unsafe { sepset.get() };
-    let mut out = PairSepsets::new();
-    for (x, z) in unshielded_pairs(g) {
+    let pairs = unshielded_pairs(g);
+    let mut out = PairSepsets::with_capacity(pairs.len())?;
+    for (x, z) in pairs {
         for (a, b) in [(x, z), (z, x)] {
-            if let Some(s) = sepset_entry(list, p, a, b)? {
+            // NULL and integer(0) read alike; only a non-empty set is stored
+            if let Some(s) = sepset_entry(list, p, a, b)?.filter(|s| !s.is_empty()) {
                 out.insert(a, b, s);
             }
         }
@@ -141,11 +143,18 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
     for r in int_rows(&unf, 3, p, "unfTriples")? {
         unfaithful.insert(r[0], r[1], r[2]);
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(0) as usize)
-        .thread_name(|i| format!("gpupc-orient-{i}"))
-        .build()
-        .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+    // threads only where they pay: the triple checks' tests, or a large collider step
+    let pool = if rule != "none" || g.n_edges() >= PARALLEL_COLLIDER_EDGES {
+        Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads.max(0) as usize)
+                .thread_name(|i| format!("gpupc-orient-{i}"))
+                .build()
+                .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?,
+        )
+    } else {
+        None
+    };
     let mut watch = RWatch::new(&List::new(0));
     let input_s = t0.elapsed().as_secs_f64();
 
@@ -156,15 +165,16 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
         "majority" => Some(TripleRule::Majority),
         other => return Err(invalid("rule", format!("unknown rule \"{other}\""))),
     };
+    let pool = || pool.as_ref().ok_or_else(|| PcError::Internal("no thread pool".into()));
     let mut pairs = Vec::new();
     let mut stats = Stats { triples: 0, tests: 0, ambiguous: 0, evaluator: String::new() };
     if let Some(rule) = rule {
         // pc.cons.intern calls the R indepTest: for gaussCItest that is R's arithmetic
         // (GaussFlavour::R) whichever order built the skeleton
         let (u, pr, st) = match test {
-            "gauss" => native(&gauss_test(&data, p, Order::Stable)?, &pool, &g, &mut sep, alpha, rule, &mut watch)?,
-            "dis" => native(&gsquare_test(&data, p, GSquareKind::Dis)?, &pool, &g, &mut sep, alpha, rule, &mut watch)?,
-            "bin" => native(&gsquare_test(&data, p, GSquareKind::Bin)?, &pool, &g, &mut sep, alpha, rule, &mut watch)?,
+            "gauss" => native(&gauss_test(&data, p, Order::Stable)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
+            "dis" => native(&gsquare_test(&data, p, GSquareKind::Dis)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
+            "bin" => native(&gsquare_test(&data, p, GSquareKind::Bin)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
             "rfun" => {
                 let f = rtest.as_function().ok_or_else(|| invalid("indepTest", "must be a function"))?;
                 let t = RTest::new(f);
@@ -181,7 +191,7 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
     let triples_s = t1.elapsed().as_secs_f64();
 
     let t2 = Instant::now();
-    let ost = orient_relaxed(&mut g, &sep, &unfaithful, solve_confl, &pool, &mut watch)?;
+    let ost = orient_relaxed(&mut g, &sep, &unfaithful, solve_confl, pool().ok(), &mut watch)?;
     let orient_s = t2.elapsed().as_secs_f64();
 
     let t3 = Instant::now();

@@ -14,10 +14,19 @@ use rayon::prelude::*;
 use super::pdag::{Pdag, ABSENT, CONFLICT, PRESENT};
 use super::sepsets::{PairSepsets, Unfaithful};
 
-/// `claims[k]` for slot k = (y, x): some z makes x -> y <- z a v-structure at middle y.
-fn claims(g: &Pdag, sep: &PairSepsets, unf: &Unfaithful) -> Vec<bool> {
+/// Whether some z makes x -> y <- z a v-structure at middle y, for each x in y's list.
+fn claims_at(g: &Pdag, sep: &PairSepsets, unf: &Unfaithful, y: usize, dst: &mut [bool]) {
+    let n = g.neighbours(y);
+    let yy = y as u32;
+    for (xi, &x) in n.iter().enumerate() {
+        dst[xi] = n.iter().any(|&z| z != x && !g.adjacent(x, z) && !sep.separates(x, z, yy) && !unf.contains(x, yy, z));
+    }
+}
+
+/// `claims[k]` for slot k = (y, x): the claim at middle y of x -> y. On `pool` one vertex per
+/// task (the writes are disjoint, and a hub's pairs dominate the cost); without one, in order.
+fn claims(g: &Pdag, sep: &PairSepsets, unf: &Unfaithful, pool: Option<&rayon::ThreadPool>) -> Vec<bool> {
     let mut out = vec![false; g.marks().len()];
-    // one vertex's slots per task: the writes are disjoint, and a hub's pairs dominate the cost
     let mut parts: Vec<&mut [bool]> = Vec::with_capacity(g.p());
     let mut rest = &mut out[..];
     for y in 0..g.p() {
@@ -25,19 +34,16 @@ fn claims(g: &Pdag, sep: &PairSepsets, unf: &Unfaithful) -> Vec<bool> {
         parts.push(a);
         rest = b;
     }
-    parts.into_par_iter().enumerate().for_each(|(y, dst)| {
-        let n = g.neighbours(y);
-        let yy = y as u32;
-        for (xi, &x) in n.iter().enumerate() {
-            dst[xi] = n.iter().any(|&z| z != x && !g.adjacent(x, z) && !sep.separates(x, z, yy) && !unf.contains(x, yy, z));
-        }
-    });
+    match pool {
+        Some(pool) => pool.install(|| parts.into_par_iter().enumerate().for_each(|(y, dst)| claims_at(g, sep, unf, y, dst))),
+        None => parts.into_iter().enumerate().for_each(|(y, dst)| claims_at(g, sep, unf, y, dst)),
+    }
     out
 }
 
 /// Orients the v-structures; returns how many edges got a direction or the conflict code.
-pub fn orient_colliders(g: &mut Pdag, sep: &PairSepsets, unf: &Unfaithful, solve_confl: bool) -> usize {
-    let c = claims(g, sep, unf);
+pub fn orient_colliders(g: &mut Pdag, sep: &PairSepsets, unf: &Unfaithful, solve_confl: bool, pool: Option<&rayon::ThreadPool>) -> usize {
+    let c = claims(g, sep, unf, pool);
     let mut changed = 0;
     for u in 0..g.p() {
         for k in g.slots(u) {

@@ -27,17 +27,22 @@ pub struct OrientStats {
     pub rounds: usize,
 }
 
+/// Below this many edges the collider step runs on the calling thread: starting a pool's
+/// threads costs more than the step (about 1 ms against 0.1 ms at p = 1643).
+pub const PARALLEL_COLLIDER_EDGES: usize = 50_000;
+
 /// `udag2pdagRelaxed(skel, unfVect, solve.confl)` on `g` (all marks [`PRESENT`] on entry). The
-/// collider step runs on `pool`; the rules run on the calling thread, which `watch` may stop.
+/// collider step runs on `pool` when one is given; the rules run on the calling thread, which
+/// `watch` may stop.
 pub fn orient_relaxed(
     g: &mut Pdag,
     sep: &PairSepsets,
     unf: &Unfaithful,
     solve_confl: bool,
-    pool: &rayon::ThreadPool,
+    pool: Option<&rayon::ThreadPool>,
     watch: &mut dyn Watch,
 ) -> Result<OrientStats> {
-    let colliders = pool.install(|| collider::orient_colliders(g, sep, unf, solve_confl));
+    let colliders = collider::orient_colliders(g, sep, unf, solve_confl, pool);
     if !watch.keep_going() {
         return Err(PcError::Interrupted);
     }

@@ -3,20 +3,61 @@
 //! the conservative / majority-rule checks.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::pdag::Pdag;
+
+/// A multiplicative hash for keys of vertex indices: SipHash cost more than the lookups
+/// themselves (the collider step and the rules look up every unshielded triple).
+#[derive(Default, Clone, Copy)]
+pub struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+type IndexMap<K, V> = HashMap<K, V, BuildHasherDefault<IndexHasher>>;
+type IndexSet<K> = HashSet<K, BuildHasherDefault<IndexHasher>>;
 
 /// `sepset[[x]][[z]]` for the pairs orientation needs (0-based members, in the order R holds
 /// them, which the conservative rule's updates keep). A pair not stored has NULL sepsets.
 #[derive(Clone, Debug, Default)]
 pub struct PairSepsets {
     /// key (lo, hi), lo < hi: `[sepset[[lo]][[hi]], sepset[[hi]][[lo]]]`
-    map: HashMap<(u32, u32), [Vec<u32>; 2]>,
+    map: IndexMap<(u32, u32), [Vec<u32>; 2]>,
 }
 
 impl PairSepsets {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Room for `pairs` pairs (fallible: their number grows with the squared degrees).
+    pub fn with_capacity(pairs: usize) -> crate::error::Result<Self> {
+        let mut map = IndexMap::default();
+        map.try_reserve(pairs).map_err(|_| crate::error::PcError::Internal(format!("out of memory for the sepsets of {pairs} pairs")))?;
+        Ok(PairSepsets { map })
     }
 
     #[inline]
@@ -70,7 +111,7 @@ pub fn unshielded_pairs(g: &Pdag) -> Vec<(u32, u32)> {
 /// Triples (x, y, z) that pcalg skips (its `unfVect`), in either order of the ends.
 #[derive(Clone, Debug, Default)]
 pub struct Unfaithful {
-    set: HashSet<(u32, u32, u32)>,
+    set: IndexSet<(u32, u32, u32)>,
 }
 
 impl Unfaithful {
