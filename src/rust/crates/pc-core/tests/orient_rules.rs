@@ -21,6 +21,11 @@ impl Dense {
     fn set(&mut self, i: usize, j: usize, v: u8) {
         self.m[i * self.p + j] = v;
     }
+    /// `pdag[i, j] <- ij; pdag[j, i] <- ji`
+    fn set2(&mut self, i: usize, j: usize, ij: u8, ji: u8) {
+        self.set(i, j, ij);
+        self.set(j, i, ji);
+    }
 }
 
 /// Sepsets as pcalg holds them: `sep[x * p + z]` is `sepset[[x]][[z]]` (None = NULL).
@@ -39,17 +44,12 @@ fn reference_relaxed(g: &Dense, sep: &Sep, unf: &[(usize, usize, usize)], solve:
     let p = g.p;
     let mut pdag = Dense { p, m: g.m.clone() };
     let orient_conflict = |pdag: &mut Dense, x: usize, y: usize, z: usize| {
-        if pdag.at(x, y) == 1 {
-            pdag.set(y, x, 0);
-        } else {
-            pdag.set(x, y, 2);
-            pdag.set(y, x, 2);
-        }
-        if pdag.at(z, y) == 1 {
-            pdag.set(y, z, 0);
-        } else {
-            pdag.set(z, y, 2);
-            pdag.set(y, z, 2);
+        for e in [x, z] {
+            if pdag.at(e, y) == 1 {
+                pdag.set(y, e, 0);
+            } else {
+                pdag.set2(e, y, 2, 2);
+            }
         }
     };
     for y in 0..p {
@@ -60,10 +60,8 @@ fn reference_relaxed(g: &Dense, sep: &Sep, unf: &[(usize, usize, usize)], solve:
             for z in (0..p).filter(|&z| g.at(y, z) == 1 && z != x) {
                 if g.at(x, z) == 0 && !(sep_has(sep, p, x, z, y) || sep_has(sep, p, z, x, y)) && (unf.is_empty() || !in_unf(unf, x, y, z)) {
                     if !solve {
-                        pdag.set(x, y, 1);
-                        pdag.set(z, y, 1);
-                        pdag.set(y, x, 0);
-                        pdag.set(y, z, 0);
+                        pdag.set2(x, y, 1, 0);
+                        pdag.set2(z, y, 1, 0);
                     } else {
                         orient_conflict(&mut pdag, x, y, z);
                     }
@@ -93,12 +91,10 @@ fn reference_relaxed(g: &Dense, sep: &Sep, unf: &[(usize, usize, usize)], solve:
                 for c in is_c {
                     if !solve || (pdag.at(b, c) == 1 && pdag.at(c, b) == 1) {
                         if !in_unf(unf, a, b, c) {
-                            pdag.set(b, c, 1);
-                            pdag.set(c, b, 0);
+                            pdag.set2(b, c, 1, 0);
                         }
                     } else if pdag.at(b, c) == 0 && pdag.at(c, b) == 1 && !in_unf(unf, a, b, c) {
-                        pdag.set(b, c, 2);
-                        pdag.set(c, b, 2);
+                        pdag.set2(b, c, 2, 2);
                     }
                 }
                 if !solve {
@@ -114,11 +110,9 @@ fn reference_relaxed(g: &Dense, sep: &Sep, unf: &[(usize, usize, usize)], solve:
                 let is_c: Vec<usize> = (0..p).filter(|&c| search.at(a, c) == 1 && search.at(c, a) == 0 && search.at(c, b) == 1 && search.at(b, c) == 0).collect();
                 for _c in is_c {
                     if !solve || (pdag.at(a, b) == 1 && pdag.at(b, a) == 1) {
-                        pdag.set(a, b, 1);
-                        pdag.set(b, a, 0);
+                        pdag.set2(a, b, 1, 0);
                     } else if pdag.at(a, b) == 0 && pdag.at(b, a) == 1 {
-                        pdag.set(a, b, 2);
-                        pdag.set(b, a, 2);
+                        pdag.set2(a, b, 2, 2);
                     }
                 }
                 if !solve {
@@ -140,15 +134,13 @@ fn reference_relaxed(g: &Dense, sep: &Sep, unf: &[(usize, usize, usize)], solve:
                         let (c1, c2) = (c[i], c[j]);
                         if search.at(c1, c2) == 0 && search.at(c2, c1) == 0 && !in_unf(unf, c1, a, c2) {
                             if !solve || (pdag.at(a, b) == 1 && pdag.at(b, a) == 1) {
-                                pdag.set(a, b, 1);
-                                pdag.set(b, a, 0);
+                                pdag.set2(a, b, 1, 0);
                                 if !solve {
                                     search.m.clone_from(&pdag.m);
                                 }
                                 break 'pairs;
                             } else if pdag.at(a, b) == 0 && pdag.at(b, a) == 1 {
-                                pdag.set(a, b, 2);
-                                pdag.set(b, a, 2);
+                                pdag.set2(a, b, 2, 2);
                                 break 'pairs;
                             }
                         }

@@ -42,6 +42,17 @@ fn orient_or_conflict(g: &mut Pdag, k_ab: usize) {
     }
 }
 
+/// The rules' write to a - b (slot k = (a, b)): a -> b, or with `solve.confl` as
+/// [`orient_or_conflict`].
+#[inline]
+fn write_directed(g: &mut Pdag, k_ab: usize, solve_confl: bool) {
+    if solve_confl {
+        orient_or_conflict(g, k_ab);
+    } else {
+        g.set_pair(k_ab, PRESENT, ABSENT);
+    }
+}
+
 /// Rule 1: a -> b - c with a, c not adjacent gives b -> c (with `solve.confl`, c -> b gives the
 /// conflict code); unfaithful triples (a, b, c) are skipped.
 pub fn rule1(g: &mut Pdag, snap: &mut Vec<u8>, unf: &Unfaithful, solve_confl: bool) {
@@ -61,13 +72,8 @@ pub fn rule1(g: &mut Pdag, snap: &mut Vec<u8>, unf: &Unfaithful, solve_confl: bo
                 if s[kc] != PRESENT || s[g.rev(kc)] != PRESENT || g.adjacent(a, c) {
                     continue;
                 }
-                if unf.contains(a, b as u32, c) {
-                    continue;
-                }
-                if solve_confl {
-                    orient_or_conflict(g, kc);
-                } else {
-                    g.set_pair(kc, PRESENT, ABSENT);
+                if !unf.contains(a, b as u32, c) {
+                    write_directed(g, kc, solve_confl);
                 }
             }
         }
@@ -89,8 +95,9 @@ fn unstamp_column(g: &Pdag, b: usize, stamp: &mut [u32]) {
     }
 }
 
-/// Rule 2: a -> c -> b with a - b gives a -> b (with `solve.confl`, b -> a gives the conflict code).
-pub fn rule2(g: &mut Pdag, snap: &mut Vec<u8>, stamp: &mut [u32], solve_confl: bool) {
+/// One sweep of rule 2 or 3: every pair (a, b) undirected at the sweep's start, by column b
+/// (whose neighbours are stamped), gets a -> b written when `fires(g, search, stamp, a, b)`.
+fn sweep_undirected(g: &mut Pdag, snap: &mut Vec<u8>, stamp: &mut [u32], solve_confl: bool, mut fires: impl FnMut(&Pdag, &[u8], &[u32], usize, usize) -> bool) {
     snap.clone_from(&g.mark);
     for b in 0..g.p() {
         stamp_column(g, b, stamp);
@@ -99,71 +106,47 @@ pub fn rule2(g: &mut Pdag, snap: &mut Vec<u8>, stamp: &mut [u32], solve_confl: b
                 continue;
             }
             let a = g.nbr_at(k) as usize;
-            let s = search(g, snap, solve_confl);
-            let chain = g.slots(a).any(|ka| {
-                // a -> c, then c -> b through b's stamped slot (b, c)
-                let c = g.nbr_at(ka) as usize;
-                let kb = stamp[c];
-                s[ka] == PRESENT && s[g.rev(ka)] == ABSENT && kb != 0 && {
-                    let kbc = kb as usize - 1;
-                    s[g.rev(kbc)] == PRESENT && s[kbc] == ABSENT
-                }
-            });
-            if !chain {
-                continue;
-            }
-            let k_ab = g.rev(k);
-            if solve_confl {
-                orient_or_conflict(g, k_ab);
-            } else {
-                g.set_pair(k_ab, PRESENT, ABSENT);
+            if fires(g, search(g, snap, solve_confl), stamp, a, b) {
+                write_directed(g, g.rev(k), solve_confl);
             }
         }
         unstamp_column(g, b, stamp);
     }
 }
 
+/// Rule 2: a -> c -> b with a - b gives a -> b (with `solve.confl`, b -> a gives the conflict code).
+pub fn rule2(g: &mut Pdag, snap: &mut Vec<u8>, stamp: &mut [u32], solve_confl: bool) {
+    sweep_undirected(g, snap, stamp, solve_confl, |g, s, stamp, a, _b| {
+        g.slots(a).any(|ka| {
+            // a -> c, then c -> b through b's stamped slot (b, c)
+            let kb = stamp[g.nbr_at(ka) as usize];
+            s[ka] == PRESENT && s[g.rev(ka)] == ABSENT && kb != 0 && {
+                let kbc = kb as usize - 1;
+                s[g.rev(kbc)] == PRESENT && s[kbc] == ABSENT
+            }
+        })
+    });
+}
+
 /// Rule 3: a - c1 -> b and a - c2 -> b with c1, c2 not adjacent and a - b gives a -> b (with
 /// `solve.confl`, b -> a gives the conflict code); unfaithful triples (c1, a, c2) are skipped.
 /// pcalg stops at the first pair that writes; which pair that is never changes the write.
 pub fn rule3(g: &mut Pdag, snap: &mut Vec<u8>, stamp: &mut [u32], cs: &mut Vec<u32>, unf: &Unfaithful, solve_confl: bool) {
-    snap.clone_from(&g.mark);
-    for b in 0..g.p() {
-        stamp_column(g, b, stamp);
-        for k in g.slots(b) {
-            if pair_at(snap, g, k) != (PRESENT, PRESENT) {
+    sweep_undirected(g, snap, stamp, solve_confl, |g, s, stamp, a, _b| {
+        cs.clear();
+        for ka in g.slots(a) {
+            let c = g.nbr_at(ka);
+            let kb = stamp[c as usize];
+            if kb == 0 || s[ka] != PRESENT || s[g.rev(ka)] != PRESENT {
                 continue;
             }
-            let a = g.nbr_at(k) as usize;
-            let s = search(g, snap, solve_confl);
-            cs.clear();
-            for ka in g.slots(a) {
-                let c = g.nbr_at(ka);
-                let kb = stamp[c as usize];
-                if kb == 0 || s[ka] != PRESENT || s[g.rev(ka)] != PRESENT {
-                    continue;
-                }
-                let kbc = kb as usize - 1;
-                if s[g.rev(kbc)] == PRESENT && s[kbc] == ABSENT {
-                    cs.push(c);
-                }
-            }
-            if cs.len() < 2 {
-                continue;
-            }
-            let found = cs.iter().enumerate().any(|(i, &c1)| cs[i + 1..].iter().any(|&c2| !g.adjacent(c1, c2) && !unf.contains(c1, a as u32, c2)));
-            if !found {
-                continue;
-            }
-            let k_ab = g.rev(k);
-            if solve_confl {
-                orient_or_conflict(g, k_ab);
-            } else {
-                g.set_pair(k_ab, PRESENT, ABSENT);
+            let kbc = kb as usize - 1;
+            if s[g.rev(kbc)] == PRESENT && s[kbc] == ABSENT {
+                cs.push(c);
             }
         }
-        unstamp_column(g, b, stamp);
-    }
+        cs.len() >= 2 && cs.iter().enumerate().any(|(i, &c1)| cs[i + 1..].iter().any(|&c2| !g.adjacent(c1, c2) && !unf.contains(c1, a as u32, c2)))
+    });
 }
 
 /// Rounds of rule 1, 2, 3 until a round changes nothing; returns the number of rounds.
