@@ -74,17 +74,24 @@ synthetic_skeleton <- function(dag, labels) {
   from <- em[1, ]; to <- em[2, ]
   parents <- split(from, factor(to, levels = seq_len(p)))
   nb <- split(c(from, to), factor(c(to, from), levels = seq_len(p)))
-  sep <- lapply(seq_len(p), function(.) vector("list", p))
   key <- function(a, b) a * (p + 1) + b
   adj <- key(pmin(from, to), pmax(from, to))
-  for (y in seq_len(p)) {
+  # the unshielded pairs (x < z) around each middle y
+  pr <- do.call(cbind, lapply(seq_len(p), function(y) {
     n <- sort(nb[[y]])
-    if (length(n) < 2) next
-    pr <- utils::combn(n, 2)
-    x <- pr[1, ]; z <- pr[2, ]
-    keep <- !(key(x, z) %in% adj)
-    for (k in which(keep)) sep[[x[k]]][[z[k]]] <- as.integer(parents[[z[k]]])
-  }
+    if (length(n) < 2) return(NULL)
+    utils::combn(n, 2)
+  }))
+  pr <- pr[, !(key(pr[1, ], pr[2, ]) %in% adj), drop = FALSE]
+  pr <- pr[, !duplicated(key(pr[1, ], pr[2, ])), drop = FALSE]
+  # one list per row, filled at once (nested assignment in a loop copies rows of p entries)
+  by_x <- split(pr[2, ], factor(pr[1, ], levels = seq_len(p)))
+  sep <- lapply(seq_len(p), function(x) {
+    row <- vector("list", p)
+    z <- by_x[[x]]
+    if (length(z)) row[z] <- lapply(z, function(zz) as.integer(parents[[zz]]))
+    row
+  })
   edges <- cbind(pmin(from, to), pmax(from, to))
   g <- gpupc:::undirected_graphnel(edges[order(edges[, 1], edges[, 2]), , drop = FALSE], labels)
   new("pcAlgo", graph = g, call = quote(skeleton()), n = integer(0), max.ord = 0L,
