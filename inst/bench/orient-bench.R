@@ -119,7 +119,8 @@ if ("orient" %in% parts) for (p in orient_p) {
   }, cap)
   record(part = "orient", p = p, input = input, edges = graph::numEdges(sk@graph),
          gpupc_s = nat$secs, gpupc_core_s = unname(info$phases["orient_s"]),
-         gpupc_rust_total_s = sum(info$phases), rounds = info$stats$rounds,
+         gpupc_rust_total_s = sum(info$phases), gpupc_read_s = unname(info$phases["orient_input_s"]),
+         rounds = info$stats$rounds,
          pcalg_s = if (ref$status == "ok") ref$secs else NA_real_, pcalg_status = ref$status,
          speedup = if (ref$status == "ok") ref$secs / nat$secs else NA_real_,
          same = if (ref$status == "ok") ref$value else NA, input_s = prep_s)

@@ -44,12 +44,20 @@ fn int_rows(x: &Robj, cols: usize, p: usize, arg: &'static str) -> CoreResult<Ve
         .collect()
 }
 
-/// `sepset[[x + 1]][[z + 1]]` as 0-based members (None for NULL).
+/// `sepset[[x + 1]][[z + 1]]` as 0-based members into `buf` (cleared first); false for NULL.
 ///
 /// SAFETY of the raw reads: `list` is a protected R object on the main thread; every element is
 /// type- and length-checked before it is read.
-fn sepset_entry(list: SEXP, p: usize, x: u32, z: u32) -> CoreResult<Option<Vec<u32>>> {
+fn sepset_entry(list: SEXP, p: usize, x: u32, z: u32, buf: &mut Vec<u32>) -> CoreResult<bool> {
     let bad = |what: String| invalid("sepset", what);
+    buf.clear();
+    let member = |v: f64| -> CoreResult<u32> {
+        if v >= 1.0 && v <= p as f64 && v.fract() == 0.0 {
+            Ok(v as u32 - 1)
+        } else {
+            Err(bad(format!("sepset[[{}]][[{}]] holds {v}, not a variable in 1..{p}", x + 1, z + 1)))
+        }
+    };
     unsafe {
         let row = VECTOR_ELT(list, x as isize);
         if TYPEOF(row) != SEXPTYPE::VECSXP || Rf_xlength(row) as usize != p {
@@ -57,20 +65,22 @@ fn sepset_entry(list: SEXP, p: usize, x: u32, z: u32) -> CoreResult<Option<Vec<u
         }
         let s = VECTOR_ELT(row, z as isize);
         let n = Rf_xlength(s) as usize;
-        let member = |v: f64| -> CoreResult<u32> {
-            if v >= 1.0 && v <= p as f64 && v.fract() == 0.0 {
-                Ok(v as u32 - 1)
-            } else {
-                Err(bad(format!("sepset[[{}]][[{}]] holds {v}, not a variable in 1..{p}", x + 1, z + 1)))
-            }
-        };
         match TYPEOF(s) {
-            SEXPTYPE::NILSXP => Ok(None),
-            SEXPTYPE::INTSXP => std::slice::from_raw_parts(INTEGER(s), n).iter().map(|&v| if v == i32::MIN { member(f64::NAN) } else { member(v as f64) }).collect::<CoreResult<_>>().map(Some),
-            SEXPTYPE::REALSXP => std::slice::from_raw_parts(REAL(s), n).iter().map(|&v| member(v)).collect::<CoreResult<_>>().map(Some),
-            _ => Err(bad(format!("sepset[[{}]][[{}]] must be NULL or a vector of variable indices", x + 1, z + 1))),
+            SEXPTYPE::NILSXP => return Ok(false),
+            SEXPTYPE::INTSXP => {
+                for &v in std::slice::from_raw_parts(INTEGER(s), n) {
+                    buf.push(member(if v == i32::MIN { f64::NAN } else { v as f64 })?);
+                }
+            }
+            SEXPTYPE::REALSXP => {
+                for &v in std::slice::from_raw_parts(REAL(s), n) {
+                    buf.push(member(v)?);
+                }
+            }
+            _ => return Err(bad(format!("sepset[[{}]][[{}]] must be NULL or a vector of variable indices", x + 1, z + 1))),
         }
     }
+    Ok(true)
 }
 
 fn read_sepsets(sepset: &Robj, g: &Pdag) -> CoreResult<PairSepsets> {
@@ -81,11 +91,12 @@ fn read_sepsets(sepset: &Robj, g: &Pdag) -> CoreResult<PairSepsets> {
     let list = unsafe { sepset.get() };
     let pairs = unshielded_pairs(g);
     let mut out = PairSepsets::with_capacity(pairs.len())?;
+    let mut buf = Vec::new();
     for (x, z) in pairs {
         for (a, b) in [(x, z), (z, x)] {
             // NULL and integer(0) read alike; only a non-empty set is stored
-            if let Some(s) = sepset_entry(list, p, a, b)?.filter(|s| !s.is_empty()) {
-                out.insert(a, b, s);
+            if sepset_entry(list, p, a, b, &mut buf)? && !buf.is_empty() {
+                out.insert(a, b, &buf);
             }
         }
     }

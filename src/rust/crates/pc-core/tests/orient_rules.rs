@@ -326,7 +326,7 @@ fn pair_sepsets(c: &Case, g: &Pdag) -> PairSepsets {
     for (x, z) in unshielded_pairs(g) {
         for (a, b) in [(x, z), (z, x)] {
             if let Some(v) = &c.sep[a as usize * c.p + b as usize] {
-                s.insert(a, b, v.clone());
+                s.insert(a, b, v);
             }
         }
     }

@@ -41,11 +41,13 @@ type IndexMap<K, V> = HashMap<K, V, BuildHasherDefault<IndexHasher>>;
 type IndexSet<K> = HashSet<K, BuildHasherDefault<IndexHasher>>;
 
 /// `sepset[[x]][[z]]` for the pairs orientation needs (0-based members, in the order R holds
-/// them, which the conservative rule's updates keep). A pair not stored has NULL sepsets.
+/// them, which the conservative rule's updates keep). A pair not stored has NULL sepsets. The
+/// sets live in one buffer (an allocation per set cost more than reading it from R).
 #[derive(Clone, Debug, Default)]
 pub struct PairSepsets {
-    /// key (lo, hi), lo < hi: `[sepset[[lo]][[hi]], sepset[[hi]][[lo]]]`
-    map: IndexMap<(u32, u32), [Vec<u32>; 2]>,
+    /// key (lo, hi), lo < hi: (start, len) in `members` of `[sepset[[lo]][[hi]], sepset[[hi]][[lo]]]`
+    map: IndexMap<(u32, u32), [(u32, u32); 2]>,
+    members: Vec<u32>,
 }
 
 impl PairSepsets {
@@ -57,7 +59,7 @@ impl PairSepsets {
     pub fn with_capacity(pairs: usize) -> crate::error::Result<Self> {
         let mut map = IndexMap::default();
         map.try_reserve(pairs).map_err(|_| crate::error::PcError::Internal(format!("out of memory for the sepsets of {pairs} pairs")))?;
-        Ok(PairSepsets { map })
+        Ok(PairSepsets { map, members: Vec::new() })
     }
 
     #[inline]
@@ -69,23 +71,30 @@ impl PairSepsets {
         }
     }
 
-    /// Stores `sepset[[x]][[z]]`.
-    pub fn insert(&mut self, x: u32, z: u32, set: Vec<u32>) {
+    /// Stores `sepset[[x]][[z]]` (a rewrite appends; the old set's room is not reused).
+    pub fn insert(&mut self, x: u32, z: u32, set: &[u32]) {
         let (k, side) = Self::key(x, z);
-        self.map.entry(k).or_default()[side] = set;
+        let start = self.members.len() as u32;
+        self.members.extend_from_slice(set);
+        self.map.entry(k).or_default()[side] = (start, set.len() as u32);
+    }
+
+    #[inline]
+    fn slice(&self, r: (u32, u32)) -> &[u32] {
+        &self.members[r.0 as usize..(r.0 + r.1) as usize]
     }
 
     /// `sepset[[x]][[z]]` (empty when NULL).
     pub fn get(&self, x: u32, z: u32) -> &[u32] {
         let (k, side) = Self::key(x, z);
-        self.map.get(&k).map_or(&[][..], |s| &s[side][..])
+        self.map.get(&k).map_or(&[][..], |s| self.slice(s[side]))
     }
 
     /// y in `sepset[[x]][[z]]` or in `sepset[[z]][[x]]`: pcalg's test for the collider x -> y <- z.
     #[inline]
     pub fn separates(&self, x: u32, z: u32, y: u32) -> bool {
         let (k, _) = Self::key(x, z);
-        self.map.get(&k).is_some_and(|s| s[0].contains(&y) || s[1].contains(&y))
+        self.map.get(&k).is_some_and(|s| self.slice(s[0]).contains(&y) || self.slice(s[1]).contains(&y))
     }
 }
 

@@ -239,7 +239,7 @@ pub fn check_triples(
                 _ => None,
             };
             if let Some(v) = new {
-                sep.insert(x, z, v);
+                sep.insert(x, z, &v);
             }
         }
         if seen.insert((a, c)) {
