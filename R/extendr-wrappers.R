@@ -27,7 +27,6 @@ rs_memory_plan <- function(p, test_bytes, start_edges) {
 
 rs_cmiknn_test <- function(data, vars, threads) .Call(wrap__gpupc_cmiknn_test, data, vars, threads)
 
-rs_orient <- function(p, edges, sepset, solve_confl, rule, test, data, rtest, alpha, threads, unf) {
-  .Call(wrap__gpupc_orient, p, edges, sepset, solve_confl, rule, test, data, rtest, alpha,
-        threads, unf)
+rs_orient <- function(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf) {
+  .Call(wrap__gpupc_orient, p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf)
 }

@@ -12,7 +12,8 @@
 #' pcalg's order until nothing changes. With `conservative = TRUE` or `maj.rule = TRUE` the
 #' unshielded triples are first checked as `pc.cons.intern(version.unf = c(2, 1))` checks them:
 #' `gaussCItest`, `disCItest` and `binCItest` run natively on all cores (each distinct test once);
-#' any other `indepTest` is called from R one test at a time in pcalg's order. The separating
+#' any other `indepTest` (an R function, `cmiknnCItest`) goes through pcalg's own
+#' `pc.cons.intern()`, which calls it from R in pcalg's order. The separating
 #' sets it rewrites are in the result's `sepset`, as in pcalg.
 #'
 #' `u2pd = "rand"` and `u2pd = "retry"` draw from R's random numbers, so they call pcalg's own

@@ -47,10 +47,22 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
   edges <- skeleton_edges(skel@graph)
   if (nrow(edges) == 0)  # pcalg returns its input when there is no edge
     return(list(pcalgo = skel, info = NULL))
-  test <- if (rule == "none") list(kind = "gauss", data = list(), rtest = NULL)
-          else prepare_test(indepTest, suffStat, p)
+  test <- list(kind = "gauss", data = list())
+  if (rule != "none") {
+    test <- prepare_test(indepTest, suffStat, p)
+    if (!test$kind %in% c("gauss", "dis", "bin")) {
+      # any other test is called by R, never from Rust (R/rfun.R says why): pcalg's own
+      # checks call it, in pcalg's order, and the orientation takes their unfaithful triples
+      pc. <- pcalg::pc.cons.intern(skel, suffStat, indepTest, alpha, version.unf = c(2, 1),
+                                   maj.rule = rule == "majority", verbose = verbose)
+      skel <- pc.$sk
+      unfTriples <- rbind(unfTriples, decode_triples(pc.$unfTripl, p))
+      rule <- "none"
+      test <- list(kind = "gauss", data = list())
+    }
+  }
   if (!is.null(unfTriples)) storage.mode(unfTriples) <- "integer"
-  res <- rs_orient(p, edges, skel@sepset, solve.confl, rule, test$kind, test$data, test$rtest,
+  res <- rs_orient(p, edges, skel@sepset, solve.confl, rule, test$kind, test$data,
                    if (rule == "none") 0 else as.double(alpha), check_threads(numCores), unfTriples)
   if (!is.null(res$error)) raise_core_error(res)
   if (nrow(res$pairs) > 0) {
@@ -72,4 +84,13 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
                 st$colliders, st$rounds))
   }
   list(pcalgo = skel, info = list(stats = st, phases = unlist(res$phases)))
+}
+
+# pcalg's triple2numb() codes (k + p (j + p i), 1-based) back to rows (i, j, k).
+decode_triples <- function(codes, p) {
+  if (!length(codes)) return(NULL)
+  k <- (codes - 1) %% p + 1
+  r <- (codes - k) / p
+  j <- (r - 1) %% p + 1
+  cbind((r - j) / p, j, k, deparse.level = 0)
 }

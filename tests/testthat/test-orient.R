@@ -88,7 +88,7 @@ for (maj in c(FALSE, TRUE)) {
   })
 }
 
-test_that("an R-function indepTest is called exactly as pc.cons.intern() calls it", {
+test_that("an R-function indepTest is called exactly as pc.cons.intern() calls it (through pcalg's own checks)", {
   set.seed(16)
   for (i in 1:12) {
     p <- sample(5:15, 1)

@@ -7,11 +7,10 @@ use std::time::Instant;
 use extendr_api::prelude::*;
 use extendr_ffi::{Rf_allocVector, Rf_xlength, INTEGER, REAL, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
 use pc_core::citest::GSquareKind;
-use pc_core::orient::{check_triples, PARALLEL_COLLIDER_EDGES, orient_relaxed, unshielded_pairs, BatchEvaluator, PairSepsets, ParallelBatch, Pdag, SequentialBatch, TripleRule, Unfaithful};
+use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, BatchEvaluator, PairSepsets, ParallelBatch, Pdag, TripleRule, Unfaithful, PARALLEL_COLLIDER_EDGES};
 use pc_core::{CiTest, Order, PcError};
 
 use crate::convert::{gauss_test, gsquare_test, CoreResult};
-use crate::rtest::RTest;
 use crate::watch::RWatch;
 
 fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
@@ -141,7 +140,7 @@ fn native<T: CiTest + Sync>(t: &T, pool: &rayon::ThreadPool, g: &Pdag, sep: &mut
 }
 
 #[allow(clippy::too_many_arguments)]
-fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, rtest: Robj, alpha: f64, threads: i32, unf: Robj) -> CoreResult<Robj> {
+fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj) -> CoreResult<Robj> {
     let t0 = Instant::now();
     if p < 1 {
         return Err(invalid("p", "must be at least 1"));
@@ -155,17 +154,8 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
         unfaithful.insert(r[0], r[1], r[2]);
     }
     // threads only where they pay: the triple checks' tests, or a large collider step
-    let pool = if rule != "none" || g.n_edges() >= PARALLEL_COLLIDER_EDGES {
-        Some(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads.max(0) as usize)
-                .thread_name(|i| format!("gpupc-orient-{i}"))
-                .build()
-                .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?,
-        )
-    } else {
-        None
-    };
+    // threads only where they pay: the triple checks' tests, or a large collider step
+    let pool = if rule != "none" || g.n_edges() >= PARALLEL_COLLIDER_EDGES { Some(pc_core::threads::call_pool(threads.max(0) as usize, "orient")?) } else { None };
     let mut watch = RWatch::new(&List::new(0));
     let input_s = t0.elapsed().as_secs_f64();
 
@@ -186,11 +176,6 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
             "gauss" => native(&gauss_test(&data, p, Order::Stable)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
             "dis" => native(&gsquare_test(&data, p, GSquareKind::Dis)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
             "bin" => native(&gsquare_test(&data, p, GSquareKind::Bin)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
-            "rfun" => {
-                let f = rtest.as_function().ok_or_else(|| invalid("indepTest", "must be a function"))?;
-                let t = RTest::new(f);
-                run_checks(&g, &mut sep, alpha, rule, &mut SequentialBatch::new(&t), &mut watch)?
-            }
             other => return Err(invalid("indepTest", format!("unknown native test \"{other}\""))),
         };
         for (a, b, c) in u.to_sorted_vec() {
@@ -248,13 +233,13 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
 }
 
 /// Orients a skeleton as `udag2pdagRelaxed()` does, after `pc.cons.intern()`'s triple checks
-/// when `rule` is "conservative" or "majority" (`test`, `data`, `rtest` as for
-/// `gpupc_skeleton`). `edges`: m x 2 integer matrix of the skeleton's edges (1-based);
+/// when `rule` is "conservative" or "majority" (`test` "gauss", "dis" or "bin" and its `data`
+/// as for `gpupc_skeleton`; R runs pcalg's own checks for any other test, so that R calls it). `edges`: m x 2 integer matrix of the skeleton's edges (1-based);
 /// `unf`: NULL or a k x 3 integer matrix of triples to treat as unfaithful (pcalg's `unfVect`).
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn gpupc_orient(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, rtest: Robj, alpha: f64, threads: i32, unf: Robj) -> Robj {
-    match orient_impl(p, edges, sepset, solve_confl, rule, test, data, rtest, alpha, threads, unf) {
+fn gpupc_orient(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj) -> Robj {
+    match orient_impl(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf) {
         Ok(r) => r,
         Err(e) => crate::entry::error_list(&e),
     }
