@@ -129,13 +129,16 @@ struct Stats {
     evaluator: String,
 }
 
-fn run_checks(g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, eval: &mut dyn BatchEvaluator, watch: &mut RWatch) -> CoreResult<(Unfaithful, Vec<(u32, u32)>, Stats)> {
+/// The triple checks' unfaithful triples, the pairs whose sepsets they rewrote, and counts.
+type Checked = (Unfaithful, Vec<(u32, u32)>, Stats);
+
+fn run_checks(g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, eval: &mut dyn BatchEvaluator, watch: &mut RWatch) -> CoreResult<Checked> {
     let name = eval.name();
     let out = check_triples(g, sep, alpha, rule, eval, watch)?;
     Ok((out.unfaithful, out.pairs, Stats { triples: out.triples, tests: out.tests, ambiguous: out.ambiguous, evaluator: name }))
 }
 
-fn native<T: CiTest + Sync>(t: &T, pool: &rayon::ThreadPool, g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, watch: &mut RWatch) -> CoreResult<(Unfaithful, Vec<(u32, u32)>, Stats)> {
+fn native<T: CiTest + Sync>(t: &T, pool: &rayon::ThreadPool, g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, watch: &mut RWatch) -> CoreResult<Checked> {
     run_checks(g, sep, alpha, rule, &mut ParallelBatch::new(t, pool), watch)
 }
 

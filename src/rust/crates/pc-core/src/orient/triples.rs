@@ -204,7 +204,6 @@ pub fn check_triples(
         }
     }
     flush(&mut batch, &mut meta, &mut groups, &mut with_b)?;
-    drop(flush);
 
     let mut group_of = vec![0usize; triples.len()];
     for (gi, gr) in groups.iter().enumerate() {
