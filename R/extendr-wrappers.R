@@ -34,3 +34,7 @@ rs_jt_compile <- function(names, states, parents, cpts, triangulation, max_cells
 rs_jt_query <- function(ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb) {
   .Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb)
 }
+
+rs_orient <- function(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf) {
+  .Call(wrap__gpupc_orient, p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf)
+}

@@ -3,9 +3,25 @@
 #' Takes exactly the arguments of [pcalg::pc()] (plus `backend`) and returns the same `pcAlgo`
 #' object. Replace `pc(` by `gpu_pc(` and nothing changes but the time. The skeleton is computed
 #' by [gpu_skeleton()] (see there for tests, methods, differences from pcalg and GPU memory);
-#' the edges are then oriented by pcalg's own functions (`udag2pdagRelaxed()`, `udag2pdag()`,
-#' `udag2pdagSpecial()`, and `pc.cons.intern()` for `conservative` / `maj.rule`), so the
-#' orientation is pcalg's by construction.
+#' the edges are then oriented in the same Rust core, as pcalg orients them.
+#'
+#' @section Orientation:
+#' With `u2pd = "relaxed"` (the default) the orientation is pcalg's `udag2pdagRelaxed()`
+#' reproduced in Rust, mark for mark: the v-structures (with `solve.confl = TRUE` a v-structure
+#' claimed from both ends of an edge gives pcalg's bidirected code 2), then rules 1-3 in
+#' pcalg's order until nothing changes. With `conservative = TRUE` or `maj.rule = TRUE` the
+#' unshielded triples are first checked as `pc.cons.intern(version.unf = c(2, 1))` checks them:
+#' `gaussCItest`, `disCItest` and `binCItest` run natively on all cores (each distinct test once);
+#' any other `indepTest` (an R function, `cmiknnCItest`) goes through pcalg's own
+#' `pc.cons.intern()`, which calls it from R in pcalg's order. The separating
+#' sets it rewrites are in the result's `sepset`, as in pcalg.
+#'
+#' `u2pd = "rand"` and `u2pd = "retry"` draw from R's random numbers, so they call pcalg's own
+#' `udag2pdag()` and `udag2pdagSpecial()` on the skeleton.
+#'
+#' `gpupc_last_run()$phases` has the orientation's seconds (`orient_s`), and
+#' `gpupc_last_run()$orient` its counts (v-structure edges, rounds of the rules, triples and
+#' tests of the conservative / majority rule) and parts.
 #'
 #' @section Inputs gpupc refuses on purpose:
 #' Where `pc()` returns a result, `gpu_pc()` returns the same one, for every input pcalg
@@ -77,15 +93,24 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
   skel <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, skel.method, m.max,
                         fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg)
   skel@call <- cl
-  if (!conservative && !maj.rule) {
+  t0 <- proc.time()[["elapsed"]]
+  info <- NULL
+  out <- if (!conservative && !maj.rule && u2pd != "relaxed") {
     switch(u2pd,
            rand = pcalg::udag2pdag(skel),
-           retry = pcalg::udag2pdagSpecial(skel)$pcObj,
-           relaxed = pcalg::udag2pdagRelaxed(skel, verbose = verbose, solve.confl = solve.confl))
+           retry = pcalg::udag2pdagSpecial(skel)$pcObj)
   } else {
-    pc. <- pcalg::pc.cons.intern(skel, suffStat, indepTest, alpha, version.unf = c(2, 1),
-                                 maj.rule = maj.rule, verbose = verbose)
-    pcalg::udag2pdagRelaxed(pc.$sk, verbose = verbose, unfVect = pc.$unfTripl,
-                            solve.confl = solve.confl)
+    rule <- if (conservative) "conservative" else if (maj.rule) "majority" else "none"
+    o <- orient_pcalgo(skel, suffStat, indepTest, alpha, solve.confl = solve.confl, rule = rule,
+                       numCores = numCores, verbose = verbose)
+    info <- o$info
+    o$pcalgo
   }
+  last <- .gpupc_state$last
+  if (!is.null(last)) {
+    last$phases <- c(last$phases, orient_s = proc.time()[["elapsed"]] - t0)
+    last$orient <- info
+    .gpupc_state$last <- last
+  }
+  out
 }

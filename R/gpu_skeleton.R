@@ -158,7 +158,9 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
 #'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
 #'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building
 #'   pMax for R), `graph_object_s` (the graphNEL and the `pcAlgo` object) and
-#'   `sepset_s` (the `sepset` list of lists).
+#'   `sepset_s` (the `sepset` list of lists);
+#'   after [gpu_pc()] also `orient_s` (the orientation, with the conservative / majority-rule triple
+#'   checks), and `orient`: its counts (`stats`) and the seconds of its parts in Rust (`phases`).
 #'   `NULL` before the first run.
 #' @export
 gpupc_last_run <- function() .gpupc_state$last

@@ -4,6 +4,7 @@
 mod cmiknn;
 mod convert;
 mod entry;
+mod orient;
 mod params;
 mod rdriver;
 mod jtree;
@@ -16,4 +17,5 @@ extendr_module! {
     use entry;
     use cmiknn;
     use jtree;
+    use orient;
 }

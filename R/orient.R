@@ -1,0 +1,96 @@
+# Orientation of a skeleton by the Rust core (crates/pc-core/src/orient): pcalg's
+# udag2pdagRelaxed(), after pc.cons.intern()'s triple checks for conservative / majority-rule PC,
+# mark for mark. One call into Rust; the graphNEL is built from the oriented edge list.
+
+# The edges {i, j}, i < j, of an undirected graphNEL as an m x 2 integer matrix (1-based).
+skeleton_edges <- function(g) {
+  to <- lapply(g@edgeL, `[[`, "edges")
+  from <- rep.int(seq_along(to), lengths(to))
+  to <- as.integer(unlist(to, use.names = FALSE))
+  keep <- from < to
+  cbind(from[keep], to[keep])
+}
+
+# What as(pdag, "graphNEL") gives for pcalg's amat `pdag`, built from its non-zero entries
+# (from, to, weight = pdag[from, to]) in row-major order, without the p x p matrix and the
+# graphAM round trip. tests/testthat/test-orient.R checks identical() against the coercion.
+pdag_graphnel <- function(from, to, weight, labels, directed) {
+  edL <- lapply(split(to, factor(from, levels = seq_along(labels))), function(e) list(edges = e))
+  names(edL) <- labels
+  # slots set on an edgeless graph: new("graphNEL", edgeL = ) re-derives and re-validates every
+  # edge, which was most of the orientation's time at p = 1643
+  g <- new("graphNEL", nodes = labels, edgemode = if (directed) "directed" else "undirected")
+  g@edgeL <- edL
+  g@edgeData@defaults <- list(weight = 1)
+  if (length(from)) {
+    # pcalg's marks are 1 and 2: two shared lists instead of one per edge
+    d <- rep(list(list(weight = 1)), length(from))
+    d[weight != 1] <- lapply(weight[weight != 1], function(w) list(weight = w))
+    names(d) <- paste(labels[from], labels[to], sep = "|")
+    g@edgeData@data <- d
+  } else {
+    g@edgeData@data <- list()
+  }
+  g
+}
+
+# The pcAlgo that pc() returns after its skeleton `skel`: udag2pdagRelaxed(skel, solve.confl)
+# when rule = "none", else pc.cons.intern(version.unf = c(2, 1)) followed by
+# udag2pdagRelaxed(unfVect = ...). `unfTriples` (k x 3, 1-based) adds triples to treat as
+# unfaithful, as pcalg's `unfVect` does (for tests). Returns list(pcalgo, info).
+orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_real_,
+                          solve.confl = FALSE, rule = c("none", "conservative", "majority"),
+                          numCores = NULL, unfTriples = NULL, verbose = FALSE) {
+  rule <- match.arg(rule)
+  labels <- skel@graph@nodes
+  p <- length(labels)
+  edges <- skeleton_edges(skel@graph)
+  if (nrow(edges) == 0)  # pcalg returns its input when there is no edge
+    return(list(pcalgo = skel, info = NULL))
+  test <- list(kind = "gauss", data = list())
+  if (rule != "none") {
+    test <- prepare_test(indepTest, suffStat, p)
+    if (!test$kind %in% c("gauss", "dis", "bin")) {
+      # any other test is called by R, never from Rust (R/rfun.R says why): pcalg's own
+      # checks call it, in pcalg's order, and the orientation takes their unfaithful triples
+      pc. <- pcalg::pc.cons.intern(skel, suffStat, indepTest, alpha, version.unf = c(2, 1),
+                                   maj.rule = rule == "majority", verbose = verbose)
+      skel <- pc.$sk
+      unfTriples <- rbind(unfTriples, decode_triples(pc.$unfTripl, p))
+      rule <- "none"
+      test <- list(kind = "gauss", data = list())
+    }
+  }
+  if (!is.null(unfTriples)) storage.mode(unfTriples) <- "integer"
+  res <- rs_orient(p, edges, skel@sepset, solve.confl, rule, test$kind, test$data,
+                   if (rule == "none") 0 else as.double(alpha), check_threads(numCores), unfTriples)
+  if (!is.null(res$error)) raise_core_error(res)
+  if (nrow(res$pairs) > 0) {
+    sepset <- skel@sepset
+    pairs <- res$pairs
+    for (k in seq_len(nrow(pairs))) {
+      sepset[[pairs[k, 1]]][[pairs[k, 2]]] <- res$sep_ac[[k]]
+      sepset[[pairs[k, 2]]][[pairs[k, 1]]] <- res$sep_ca[[k]]
+    }
+    skel@sepset <- sepset
+  }
+  skel@graph <- pdag_graphnel(res$from, res$to, res$weight, labels, res$directed)
+  st <- res$stats
+  if (verbose) {
+    if (rule != "none")
+      cat(sprintf("gpupc: %s rule: %.0f unshielded triples, %.0f tests, %.0f ambiguous (%s)\n",
+                  rule, st$triples, st$tests, st$ambiguous, st$evaluator))
+    cat(sprintf("gpupc: orientation: %.0f edges in v-structures, %.0f rounds of rules 1-3\n",
+                st$colliders, st$rounds))
+  }
+  list(pcalgo = skel, info = list(stats = st, phases = unlist(res$phases)))
+}
+
+# pcalg's triple2numb() codes (k + p (j + p i), 1-based) back to rows (i, j, k).
+decode_triples <- function(codes, p) {
+  if (!length(codes)) return(NULL)
+  k <- (codes - 1) %% p + 1
+  r <- (codes - k) / p
+  j <- (r - 1) %% p + 1
+  cbind((r - j) / p, j, k, deparse.level = 0)
+}

@@ -1,0 +1,254 @@
+//! The orientation entry point: the skeleton's edges and sepsets in, pcalg's pdag out (and, for
+//! conservative / majority-rule PC, the rewritten sepsets). Only the sepsets of non-adjacent
+//! pairs with a common neighbour are read from R's p x p list, and only those written back.
+
+use std::time::Instant;
+
+use extendr_api::prelude::*;
+use extendr_ffi::{Rf_allocVector, Rf_xlength, INTEGER, REAL, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
+use pc_core::citest::GSquareKind;
+use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, BatchEvaluator, PairSepsets, ParallelBatch, Pdag, TripleRule, Unfaithful, PARALLEL_COLLIDER_EDGES};
+use pc_core::{CiTest, Order, PcError};
+
+use crate::convert::{gauss_test, gsquare_test, CoreResult};
+use crate::watch::RWatch;
+
+fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
+    PcError::invalid(arg, msg)
+}
+
+/// An m x 2 integer matrix of 1-based pairs (or an m x 3 one for triples), read row by row.
+fn int_rows(x: &Robj, cols: usize, p: usize, arg: &'static str) -> CoreResult<Vec<Vec<u32>>> {
+    if x.is_null() {
+        return Ok(Vec::new());
+    }
+    let v = x.as_integer_slice().ok_or_else(|| invalid(arg, "must be an integer matrix"))?;
+    if v.len() % cols != 0 {
+        return Err(invalid(arg, format!("must have {cols} columns")));
+    }
+    let m = v.len() / cols;
+    (0..m)
+        .map(|r| {
+            (0..cols)
+                .map(|c| {
+                    let e = v[r + c * m];
+                    if e < 1 || e as usize > p {
+                        Err(invalid(arg, format!("holds {e}, not a variable in 1..{p}")))
+                    } else {
+                        Ok(e as u32 - 1)
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `sepset[[x + 1]][[z + 1]]` as 0-based members into `buf` (cleared first); false for NULL.
+///
+/// SAFETY of the raw reads: `list` is a protected R object on the main thread; every element is
+/// type- and length-checked before it is read.
+fn sepset_entry(list: SEXP, p: usize, x: u32, z: u32, buf: &mut Vec<u32>) -> CoreResult<bool> {
+    let bad = |what: String| invalid("sepset", what);
+    buf.clear();
+    let member = |v: f64| -> CoreResult<u32> {
+        if v >= 1.0 && v <= p as f64 && v.fract() == 0.0 {
+            Ok(v as u32 - 1)
+        } else {
+            Err(bad(format!("sepset[[{}]][[{}]] holds {v}, not a variable in 1..{p}", x + 1, z + 1)))
+        }
+    };
+    unsafe {
+        let row = VECTOR_ELT(list, x as isize);
+        if TYPEOF(row) != SEXPTYPE::VECSXP || Rf_xlength(row) as usize != p {
+            return Err(bad(format!("sepset[[{}]] must be a list of {p} entries", x + 1)));
+        }
+        let s = VECTOR_ELT(row, z as isize);
+        let n = Rf_xlength(s) as usize;
+        match TYPEOF(s) {
+            SEXPTYPE::NILSXP => return Ok(false),
+            SEXPTYPE::INTSXP => {
+                for &v in std::slice::from_raw_parts(INTEGER(s), n) {
+                    buf.push(member(if v == i32::MIN { f64::NAN } else { v as f64 })?);
+                }
+            }
+            SEXPTYPE::REALSXP => {
+                for &v in std::slice::from_raw_parts(REAL(s), n) {
+                    buf.push(member(v)?);
+                }
+            }
+            _ => return Err(bad(format!("sepset[[{}]][[{}]] must be NULL or a vector of variable indices", x + 1, z + 1))),
+        }
+    }
+    Ok(true)
+}
+
+fn read_sepsets(sepset: &Robj, g: &Pdag) -> CoreResult<PairSepsets> {
+    let p = g.p();
+    if sepset.rtype() != Rtype::List || sepset.len() != p {
+        return Err(invalid("sepset", format!("must be a list of {p} lists")));
+    }
+    let list = unsafe { sepset.get() };
+    let pairs = unshielded_pairs(g);
+    let mut out = PairSepsets::with_capacity(pairs.len())?;
+    let mut buf = Vec::new();
+    for (x, z) in pairs {
+        for (a, b) in [(x, z), (z, x)] {
+            // NULL and integer(0) read alike; only a non-empty set is stored
+            if sepset_entry(list, p, a, b, &mut buf)? && !buf.is_empty() {
+                out.insert(a, b, &buf);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A list of integer vectors (1-based), made with R's C API (one per triple pair: tens of
+/// thousands in a large graph).
+fn int_vectors(sets: impl ExactSizeIterator<Item = Vec<u32>>) -> Robj {
+    let out = List::new(sets.len());
+    // SAFETY: each vector is stored into `out` (protected) right after its allocation, before
+    // any other R allocation; all on R's main thread.
+    unsafe {
+        let o = out.get();
+        for (i, s) in sets.enumerate() {
+            let v = Rf_allocVector(SEXPTYPE::INTSXP, s.len() as isize);
+            let dst = std::slice::from_raw_parts_mut(INTEGER(v), s.len());
+            for (d, &x) in dst.iter_mut().zip(&s) {
+                *d = x as i32 + 1;
+            }
+            SET_VECTOR_ELT(o, i as isize, v);
+        }
+    }
+    out.into_robj()
+}
+
+struct Stats {
+    triples: usize,
+    tests: u64,
+    ambiguous: usize,
+    evaluator: String,
+}
+
+/// The triple checks' unfaithful triples, the pairs whose sepsets they rewrote, and counts.
+type Checked = (Unfaithful, Vec<(u32, u32)>, Stats);
+
+fn run_checks(g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, eval: &mut dyn BatchEvaluator, watch: &mut RWatch) -> CoreResult<Checked> {
+    let name = eval.name();
+    let out = check_triples(g, sep, alpha, rule, eval, watch)?;
+    Ok((out.unfaithful, out.pairs, Stats { triples: out.triples, tests: out.tests, ambiguous: out.ambiguous, evaluator: name }))
+}
+
+fn native<T: CiTest + Sync>(t: &T, pool: &rayon::ThreadPool, g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, watch: &mut RWatch) -> CoreResult<Checked> {
+    run_checks(g, sep, alpha, rule, &mut ParallelBatch::new(t, pool), watch)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj) -> CoreResult<Robj> {
+    let t0 = Instant::now();
+    if p < 1 {
+        return Err(invalid("p", "must be at least 1"));
+    }
+    let p = p as usize;
+    let edge_list: Vec<(u32, u32)> = int_rows(&edges, 2, p, "edges")?.into_iter().map(|r| (r[0], r[1])).collect();
+    let mut g = Pdag::from_edges(p, &edge_list)?;
+    let mut sep = read_sepsets(&sepset, &g)?;
+    let mut unfaithful = Unfaithful::new();
+    for r in int_rows(&unf, 3, p, "unfTriples")? {
+        unfaithful.insert(r[0], r[1], r[2]);
+    }
+    // threads only where they pay: the triple checks' tests, or a large collider step
+    // threads only where they pay: the triple checks' tests, or a large collider step
+    let pool = if rule != "none" || g.n_edges() >= PARALLEL_COLLIDER_EDGES { Some(pc_core::threads::call_pool(threads.max(0) as usize, "orient")?) } else { None };
+    let mut watch = RWatch::new(&List::new(0));
+    let input_s = t0.elapsed().as_secs_f64();
+
+    let t1 = Instant::now();
+    let rule = match rule {
+        "none" => None,
+        "conservative" => Some(TripleRule::Conservative),
+        "majority" => Some(TripleRule::Majority),
+        other => return Err(invalid("rule", format!("unknown rule \"{other}\""))),
+    };
+    let pool = || pool.as_ref().ok_or_else(|| PcError::Internal("no thread pool".into()));
+    let mut pairs = Vec::new();
+    let mut stats = Stats { triples: 0, tests: 0, ambiguous: 0, evaluator: String::new() };
+    if let Some(rule) = rule {
+        // pc.cons.intern calls the R indepTest: for gaussCItest that is R's arithmetic
+        // (GaussFlavour::R) whichever order built the skeleton
+        let (u, pr, st) = match test {
+            "gauss" => native(&gauss_test(&data, p, Order::Stable)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
+            "dis" => native(&gsquare_test(&data, p, GSquareKind::Dis)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
+            "bin" => native(&gsquare_test(&data, p, GSquareKind::Bin)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
+            other => return Err(invalid("indepTest", format!("unknown native test \"{other}\""))),
+        };
+        for (a, b, c) in u.to_sorted_vec() {
+            unfaithful.insert(a, b, c);
+        }
+        pairs = pr;
+        stats = st;
+    }
+    let triples_s = t1.elapsed().as_secs_f64();
+
+    let t2 = Instant::now();
+    let ost = orient_relaxed(&mut g, &sep, &unfaithful, solve_confl, pool().ok(), &mut watch)?;
+    let orient_s = t2.elapsed().as_secs_f64();
+
+    let t3 = Instant::now();
+    let n = g.entries().count();
+    let (mut from, mut to, mut weight) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for (i, j, m) in g.entries() {
+        from.push(i as i32 + 1);
+        to.push(j as i32 + 1);
+        weight.push(m as f64);
+    }
+    let pair_m = RMatrix::<i32>::new_matrix(pairs.len(), 2, |r, c| if c == 0 { pairs[r].0 as i32 + 1 } else { pairs[r].1 as i32 + 1 });
+    let sep_ac = int_vectors(pairs.iter().map(|&(a, c)| sep.get(a, c).to_vec()).collect::<Vec<_>>().into_iter());
+    let sep_ca = int_vectors(pairs.iter().map(|&(a, c)| sep.get(c, a).to_vec()).collect::<Vec<_>>().into_iter());
+    let unf_v = unfaithful.to_sorted_vec();
+    let unf_m = RMatrix::<i32>::new_matrix(unf_v.len(), 3, |r, c| [unf_v[r].0, unf_v[r].1, unf_v[r].2][c] as i32 + 1);
+    let stats_l = list!(
+        colliders = ost.colliders as f64,
+        rounds = ost.rounds as f64,
+        triples = stats.triples as f64,
+        tests = stats.tests as f64,
+        ambiguous = stats.ambiguous as f64,
+        evaluator = stats.evaluator
+    );
+    let output_s = t3.elapsed().as_secs_f64();
+    let phases = list!(orient_input_s = input_s, triples_s = triples_s, orient_s = orient_s, orient_output_s = output_s);
+    let out = List::from_names_and_values(
+        ["from", "to", "weight", "directed", "pairs", "sep_ac", "sep_ca", "unf", "stats", "phases"],
+        [
+            Robj::from(from),
+            Robj::from(to),
+            Robj::from(weight),
+            Robj::from(g.any_directed()),
+            pair_m.into_robj(),
+            sep_ac,
+            sep_ca,
+            unf_m.into_robj(),
+            stats_l.into_robj(),
+            phases.into_robj(),
+        ],
+    )
+    .map_err(|e| PcError::Internal(e.to_string()))?;
+    Ok(out.into_robj())
+}
+
+/// Orients a skeleton as `udag2pdagRelaxed()` does, after `pc.cons.intern()`'s triple checks
+/// when `rule` is "conservative" or "majority" (`test` "gauss", "dis" or "bin" and its `data`
+/// as for `gpupc_skeleton`; R runs pcalg's own checks for any other test, so that R calls it). `edges`: m x 2 integer matrix of the skeleton's edges (1-based);
+/// `unf`: NULL or a k x 3 integer matrix of triples to treat as unfaithful (pcalg's `unfVect`).
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn gpupc_orient(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj) -> Robj {
+    match orient_impl(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf) {
+        Ok(r) => r,
+        Err(e) => crate::entry::error_list(&e),
+    }
+}
+
+extendr_module! {
+    mod orient;
+    fn gpupc_orient;
+}

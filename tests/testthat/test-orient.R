@@ -1,0 +1,188 @@
+## Native orientation against pcalg's, mark for mark: random skeletons with random sepsets (500
+## cases per variant: relaxed with and without solve.confl, with unfaithful triples,
+## conservative, majority rule) and graphs learned by gpu_pc() and pc() (both skeleton orders,
+## fixedGaps / fixedEdges, Gaussian, discrete and R-function tests). On the same skeleton the
+## comparison is identical() on the whole pcAlgo (graph with its edge marks and weights, sepsets,
+## every slot); on learned graphs identical() on the graph and the parity suite's slot-by-slot
+## comparison (pcalgo_diff) for the rest (pMax agrees to rounding, not bit for bit).
+
+skip_if_not_installed("pcalg")
+suppressPackageStartupMessages(library(pcalg))
+
+orient <- function(...) gpupc:::orient_pcalgo(..., numCores = 2)$pcalgo
+
+expect_same_pcalgo <- function(got, want, what, learned = FALSE) {
+  same <- if (learned) identical(got@graph, want@graph) && !length(pcalgo_diff(got, want))
+          else identical(got, want)
+  if (!same) {
+    d <- pcalgo_diff(got, want)
+    fail(paste0(what, ": ", paste(c(d, if (!length(d)) "objects differ (not in the compared slots)"), collapse = "; ")))
+  } else succeed()
+}
+
+test_that("pdag_graphnel() gives what as(pdag, \"graphNEL\") gives", {
+  set.seed(11)
+  for (r in 1:150) {
+    p <- sample(2:15, 1)
+    m <- matrix(0, p, p)
+    for (i in 1:(p - 1)) for (j in (i + 1):p) if (stats::runif(1) < 0.3) {
+      switch(sample(4, 1), m[i, j] <- m[j, i] <- 1, m[i, j] <- 1, m[j, i] <- 1, m[i, j] <- m[j, i] <- 2)
+    }
+    if (r %% 3 == 0) m[m == 1 & t(m) == 0] <- 0  # symmetric: an undirected graphNEL
+    labels <- orient_labels(p)
+    dimnames(m) <- list(labels, labels)
+    w <- which(m != 0, arr.ind = TRUE)
+    w <- w[order(w[, 1], w[, 2]), , drop = FALSE]
+    got <- gpupc:::pdag_graphnel(as.integer(w[, 1]), as.integer(w[, 2]), m[w], labels,
+                                 !isSymmetric(unname(m)))
+    expect_identical(got, as(m, "graphNEL"))
+  }
+})
+
+test_that("relaxed orientation equals udag2pdagRelaxed() on 500 random skeletons, with and without solve.confl", {
+  set.seed(12)
+  for (i in 1:500) {
+    sk <- fake_skeleton(orient_case_p(i), deg = sample(1:6, 1))
+    for (sc in c(FALSE, TRUE)) {
+      expect_same_pcalgo(orient(sk, solve.confl = sc), udag2pdagRelaxed(sk, solve.confl = sc),
+                         sprintf("case %d, solve.confl = %s", i, sc))
+    }
+  }
+})
+
+test_that("relaxed orientation with unfaithful triples equals udag2pdagRelaxed(unfVect = ) on 500 random skeletons", {
+  set.seed(13)
+  for (i in 1:500) {
+    p <- orient_case_p(i)
+    sk <- fake_skeleton(p, deg = sample(2:6, 1))
+    tr <- random_unf_triples(sk, sample(0:8, 1))
+    unfVect <- if (is.null(tr)) NULL else pcalg:::triple2numb(p, tr[, 1], tr[, 2], tr[, 3])
+    sc <- i %% 2 == 0
+    expect_same_pcalgo(orient(sk, solve.confl = sc, unfTriples = tr),
+                       udag2pdagRelaxed(sk, unfVect = unfVect, solve.confl = sc),
+                       sprintf("case %d (p = %d, %d unfaithful triples, solve.confl = %s)", i, p, NROW(tr), sc))
+  }
+})
+
+cons_reference <- function(sk, suffStat, indepTest, alpha, maj, sc) {
+  pc. <- pc.cons.intern(sk, suffStat, indepTest, alpha, version.unf = c(2, 1), maj.rule = maj)
+  udag2pdagRelaxed(pc.$sk, unfVect = pc.$unfTripl, solve.confl = sc)
+}
+
+for (maj in c(FALSE, TRUE)) {
+  rule <- if (maj) "majority" else "conservative"
+  test_that(sprintf("%s rule equals pc.cons.intern() + udag2pdagRelaxed() on 500 random skeletons (sepsets too)", rule), {
+    set.seed(if (maj) 15 else 14)
+    for (i in 1:500) {
+      # pcalg tests 2^|adj(a)| + 2^|adj(c)| sets per triple in R: small neighbourhoods keep the
+      # 1000 cases within the CI budget; every 25th case allows 5 neighbours
+      p <- if (i %% 100 == 0) sample(60:120, 1) else sample(5:12, 1)
+      sk <- fake_skeleton_bounded(p, deg = sample(1:3, 1), max_deg = if (i %% 25 == 0) 5 else 3)
+      ss <- random_suffstat(p)
+      alpha <- sample(c(0.01, 0.05, 0.2, 0.5), 1)
+      sc <- i %% 3 == 0
+      expect_same_pcalgo(orient(sk, ss, gaussCItest, alpha, solve.confl = sc, rule = rule),
+                         cons_reference(sk, ss, gaussCItest, alpha, maj, sc),
+                         sprintf("case %d (p = %d, alpha = %g, solve.confl = %s)", i, p, alpha, sc))
+    }
+  })
+}
+
+test_that("an R-function indepTest is called exactly as pc.cons.intern() calls it (through pcalg's own checks)", {
+  set.seed(16)
+  for (i in 1:12) {
+    p <- sample(5:15, 1)
+    sk <- fake_skeleton_bounded(p, deg = 3, max_deg = 4)
+    ss <- random_suffstat(p)
+    calls <- character(0)
+    logged <- function(x, y, S, suffStat) {
+      calls <<- c(calls, paste(x, y, paste(S, collapse = ",")))
+      gaussCItest(x, y, S, suffStat)
+    }
+    maj <- i %% 2 == 0
+    want <- cons_reference(sk, ss, logged, 0.05, maj, FALSE)
+    want_calls <- calls
+    calls <- character(0)
+    got <- orient(sk, ss, logged, 0.05, rule = if (maj) "majority" else "conservative")
+    expect_identical(calls, want_calls)
+    expect_same_pcalgo(got, want, sprintf("R-function case %d", i))
+  }
+})
+
+random_fixed <- function(p, prob) {
+  m <- matrix(stats::runif(p * p) < prob, p, p)
+  m <- m | t(m)
+  diag(m) <- FALSE
+  m
+}
+
+test_that("gpu_pc() equals pc() on learned graphs: every orientation variant, both skeleton orders, fixedGaps / fixedEdges", {
+  set.seed(17)
+  variants <- list(list(sc = FALSE, cons = FALSE, maj = FALSE), list(sc = TRUE, cons = FALSE, maj = FALSE),
+                   list(sc = FALSE, cons = TRUE, maj = FALSE), list(sc = TRUE, cons = FALSE, maj = TRUE))
+  for (i in 1:16) {
+    p <- sample(c(8:30, 60), 1)
+    dag <- randomDAG(p, prob = 3 / p)
+    X <- rmvDAG(sample(c(60, 200, 1000), 1), dag)
+    ss <- list(C = cor(X), n = nrow(X))
+    method <- c("stable", "stable.fast")[i %% 2 + 1]
+    gaps <- if (i %% 3 == 0) random_fixed(p, 0.02) else NULL
+    fixed <- if (i %% 4 == 0) random_fixed(p, 0.02) & !(if (is.null(gaps)) FALSE else gaps) else NULL
+    alpha <- sample(c(0.01, 0.05), 1)
+    for (v in variants) {
+      args <- list(suffStat = ss, indepTest = gaussCItest, alpha = alpha, labels = orient_labels(p),
+                   skel.method = method, fixedGaps = gaps, fixedEdges = fixed,
+                   conservative = v$cons, maj.rule = v$maj, solve.confl = v$sc)
+      want <- do.call(pc, args)
+      got <- do.call(gpu_pc, c(args, backend = "cpu", numCores = 2))
+      got@call <- want@call
+      expect_same_pcalgo(got, want, sprintf("learned case %d (p = %d, %s, cons = %s, maj = %s, solve.confl = %s)",
+                                            i, p, method, v$cons, v$maj, v$sc), learned = TRUE)
+    }
+  }
+})
+
+test_that("gpu_pc() equals pc() with conservative / majority rule on discrete data", {
+  set.seed(18)
+  compared <- 0
+  for (i in 1:8) {
+    p <- sample(6:12, 1)
+    dag <- randomDAG(p, prob = 2 / p)
+    X <- rmvDAG(2000, dag)
+    dm <- apply(X, 2, function(x) as.integer(cut(x, quantile(x, 0:3 / 3), include.lowest = TRUE)) - 1L)
+    ss <- list(dm = dm, nlev = rep(3L, p), adaptDF = FALSE)
+    args <- list(suffStat = ss, indepTest = disCItest, alpha = 0.05, labels = orient_labels(p),
+                 conservative = i %% 2 == 0, maj.rule = i %% 2 == 1, m.max = 2)
+    # pcalg warns where n < 10 df (the test then says independent, in gpupc too)
+    want <- suppressWarnings(do.call(pc, args))
+    # pcalg's disCItest is wrong for |S| >= 5 (see ?gpu_skeleton); the triple checks test
+    # subsets of whole neighbourhoods, so only graphs whose neighbourhoods are smaller compare
+    if (max(c(0, lengths(lapply(want@graph@edgeL, `[[`, "edges")))) > 4) next
+    got <- do.call(gpu_pc, c(args, backend = "cpu", numCores = 2))
+    got@call <- want@call
+    expect_same_pcalgo(got, want, sprintf("discrete case %d", i), learned = TRUE)
+    compared <- compared + 1
+  }
+  expect_gt(compared, 2)
+})
+
+test_that("gpupc_last_run() has the orientation phase and counts", {
+  data(gmG, package = "pcalg")
+  ss <- list(C = cor(gmG8$x), n = nrow(gmG8$x))
+  gpu_pc(ss, gaussCItest, 0.01, labels = colnames(gmG8$x), conservative = TRUE, backend = "cpu")
+  lr <- gpupc_last_run()
+  expect_true(is.numeric(lr$phases[["orient_s"]]) && lr$phases[["orient_s"]] >= 0)
+  expect_gt(lr$orient$stats$triples, 0)
+  expect_gt(lr$orient$stats$tests, 0)
+})
+
+test_that("orientation rejects malformed sepsets with an error naming sepset", {
+  sk <- fake_skeleton(6, 3)
+  m <- as(sk@graph, "matrix") != 0
+  pr <- which(!m & upper.tri(m) & ((m + 0) %*% (m + 0)) > 0, arr.ind = TRUE)
+  skip_if(nrow(pr) == 0)
+  sk@sepset[[pr[1, 1]]][[pr[1, 2]]] <- 99L
+  expect_error(gpupc:::orient_pcalgo(sk), class = "gpupc_invalid_argument", regexp = "sepset")
+  sk@sepset[[pr[1, 1]]][[pr[1, 2]]] <- "a"
+  expect_error(gpupc:::orient_pcalgo(sk), class = "gpupc_invalid_argument", regexp = "sepset")
+})
