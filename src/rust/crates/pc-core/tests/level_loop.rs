@@ -3,6 +3,8 @@
 //! "stable.fast"), on random graphs, masks and p-values. The transcriptions walk ordered pairs
 //! and neighbour lists the way pcalg does; they share no planning code with the core.
 
+mod common;
+
 use pc_core::cpu::{ParallelCpu, SequentialCpu};
 use pc_core::dense::{DenseCpu, WithDense};
 use pc_core::{run_skeleton, Adjacency, CiTest, NullWatch, Order, SkeletonParams};
@@ -21,13 +23,7 @@ impl CiTest for HashTest {
     type Scratch = ();
     fn p_value(&self, _: &mut (), x: u32, y: u32, s: &[u32]) -> pc_core::error::Result<f64> {
         self.calls.lock().unwrap().push((x, y, s.to_vec()));
-        let mut h = self.seed ^ 0x9E37_79B9_7F4A_7C15;
-        for v in [x, y].iter().chain(s) {
-            h = (h ^ *v as u64).wrapping_mul(0x1000_0000_01B3).rotate_left(29);
-        }
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
+        let h = common::test_hash(self.seed, x, y, s);
         if self.nan_every > 0 && h % self.nan_every == 0 {
             return Ok(f64::NAN);
         }

@@ -3,6 +3,8 @@
 //! `checkTriple()` loops, on random skeletons with random sepsets and unfaithful triples (so
 //! conflicts and every rule fire). The transcriptions share no code with the core.
 
+mod common;
+
 use std::sync::Mutex;
 
 use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, PairSepsets, Pdag, ParallelBatch, SequentialBatch, TripleRule, Unfaithful};
@@ -167,13 +169,7 @@ impl CiTest for HashTest {
         if let Some(l) = &self.log {
             l.lock().unwrap().push((x, y, s.to_vec()));
         }
-        let mut h = self.seed ^ 0x9E37_79B9_7F4A_7C15;
-        for v in [x, y].iter().chain(s) {
-            h = (h ^ *v as u64).wrapping_mul(0x1000_0000_01B3).rotate_left(29);
-        }
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
+        let h = common::test_hash(self.seed, x, y, s);
         Ok((h >> 11) as f64 / (1u64 << 53) as f64)
     }
 }
