@@ -21,7 +21,8 @@ prepare_test <- function(indepTest, suffStat, p) {
     bin = check_discrete_stat(suffStat, p, binary = TRUE),
     cmiknn = check_cmiknn_stat(suffStat, p),
     rfun = list())
-  bytes <- switch(kind, gauss = 8 * as.double(p)^2, rfun = 0, cmiknn = 8 * as.double(length(data$data)),
+  bytes <- switch(kind, gauss = 8 * as.double(p)^2 + 8 * as.double(length(data$data)), rfun = 0,
+                  cmiknn = 8 * as.double(length(data$data)),
                   as.double(length(data$dm)))
   list(kind = kind, data = data, bytes = bytes)
 }
@@ -30,7 +31,8 @@ check_gauss_stat <- function(suffStat, p) {
   if (!is.list(suffStat)) abort_arg("suffStat", "must be a list(C = <correlation matrix>, n = <sample size>).")
   C <- suffStat$C
   n <- suffStat$n
-  if (is.null(C)) abort_arg("suffStat$C", "is missing: gaussCItest needs the correlation matrix.")
+  if (is.null(C) && !is.null(suffStat$data)) return(check_gauss_data(suffStat$data, n, p))
+  if (is.null(C)) abort_arg("suffStat$C", "is missing: gaussCItest needs the correlation matrix (or gpupc's suffStat$data).")
   # what gaussCItest indexes as C[i, j] alike: a data frame, or a Matrix such as
   # Matrix::nearPD(C)$mat (a common repair of a correlation matrix that is not positive definite)
   if (is.data.frame(C) || methods::is(C, "Matrix")) C <- as.matrix(C)
@@ -49,6 +51,22 @@ check_gauss_stat <- function(suffStat, p) {
   # no copy of C (800 MB at p = 10000): Rust reads the doubles and ignores the dimnames
   if (!is.double(C)) storage.mode(C) <- "double"
   list(C = C, n = as.double(n))
+}
+
+# gpupc's own addition for gaussCItest: `suffStat = list(data = X)` (n = nrow(X) unless given),
+# C computed by the backend (on the GPU, never on the host; see ?gpu_skeleton). NA, infinite
+# values and constant columns are refused in Rust, in the one pass that standardises X.
+check_gauss_data <- function(X, n, p) {
+  if (is.data.frame(X)) X <- as.matrix(X)
+  if (!is.matrix(X) || !is.numeric(X))
+    abort_arg("suffStat$data", "must be a numeric matrix (rows: observations, columns: variables).")
+  if (ncol(X) != p) abort_arg("suffStat$data", "has {ncol(X)} columns, but there are {p} variables (labels/p).")
+  if (nrow(X) < 2) abort_arg("suffStat$data", "needs at least 2 rows (observations).")
+  if (is.null(n)) n <- nrow(X)
+  if (!is.numeric(n) || length(n) != 1 || is.na(n) || n < 0)
+    abort_arg("suffStat$n", "must be a single number >= 0 (the sample size).")
+  if (!is.double(X)) storage.mode(X) <- "double"
+  list(data = X, n = as.double(n))
 }
 
 check_discrete_stat <- function(suffStat, p, binary) {

@@ -7,7 +7,7 @@ rs_skeleton <- function(test, data, rtest, p, alpha, start, fixed_edges, na_dele
         order, backend, threads, hooks)
 }
 
-rs_sepsets <- function(handle) .Call(wrap__gpupc_sepsets, handle)
+rs_sepsets <- function(handle, compact) .Call(wrap__gpupc_sepsets, handle, compact)
 
 rs_gpu_info <- function() .Call(wrap__gpupc_gpu_info)
 
@@ -21,8 +21,8 @@ rs_rfun_step <- function(handle, answer) .Call(wrap__gpupc_rfun_step, handle, an
 
 rs_rfun_stop <- function(handle) .Call(wrap__gpupc_rfun_stop, handle)
 
-rs_memory_plan <- function(p, test_bytes, start_edges) {
-  .Call(wrap__gpupc_memory_plan, p, test_bytes, start_edges)
+rs_memory_plan <- function(p, test_bytes, start_edges, dense_levels, sepset_rows) {
+  .Call(wrap__gpupc_memory_plan, p, test_bytes, start_edges, dense_levels, sepset_rows)
 }
 
 rs_cmiknn_test <- function(data, vars, threads) .Call(wrap__gpupc_cmiknn_test, data, vars, threads)

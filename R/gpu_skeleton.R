@@ -49,10 +49,27 @@
 #' seconds). An R-function `indepTest` always runs on the CPU.
 #'
 #' @section Host memory:
-#' The result itself holds pMax (8 p^2 bytes) and `sepset`, a list of p lists of p entries
-#' (another 8 p^2 bytes of pointers): 6.4 GB at p = 20000 and about 50 GB at p = 55,572, on
-#' every backend, as with pcalg. gpupc writes pMax directly into the matrix it returns and reads
-#' C where R holds it (no copies of either).
+#' The result holds pMax (8 p^2 bytes: 3.2 GB at p = 20000, 24.7 GB at p = 55,572), written
+#' directly into the matrix returned; C is read where R holds it (no copy). pcalg's `sepset` is a
+#' list of p lists of p entries, another 8 p^2 bytes of pointers that R takes seconds to fill.
+#' Above `getOption("gpupc.sepset_rows_p", 5000)` variables, gpupc returns `sepset` as a list of
+#' p compact rows instead (class `gpupc_sepset_row`: level 0's empty sets as bits, p^2 / 8 bytes
+#' in all, and the other sets listed). They read and write as pcalg's lists do:
+#' `sepset[[x]][[y]]` is `NULL` or the set, `sepset[[x]][[y]] <- S` and `length()`, `lapply()`,
+#' `as.list()` work, and pcalg's functions (`udag2pdagRelaxed()`, `pc.cons.intern()`, ...) give
+#' the same answers; only `identical()` with a pcalg object needs [as_sepset_list()] first. Set
+#' the option to `Inf` for pcalg's lists at any p, or to 0 for rows at any p.
+#'
+#' @section Data instead of C:
+#' With `gaussCItest`, `suffStat = list(data = X)` (X: n x p numeric matrix or data frame, `n`
+#' optional, default `nrow(X)`) replaces `list(C = cor(X), n = nrow(X))`, which pcalg needs
+#' (`cor()` of 3189 x 55,572 is itself 25 GB). The backend computes the correlations itself: on
+#' the GPU, C never exists on the host. Both backends compute each entry the same way (columns
+#' centred and scaled, then one fused multiply-add chain over the rows), so the CPU and the GPU
+#' give the same C, bit for bit; it differs from R's `cor()` by rounding (about 1e-16), so a test
+#' whose p-value is within rounding of `alpha` may decide differently from pcalg on `cor(X)`.
+#' X must be finite with no constant column (an error names `suffStat$data`); for NA handling
+#' pass C as pcalg does. This is gpupc's addition: `pcalg::pc()` does not take it.
 #'
 #' @inheritParams pcalg::skeleton
 #' @param numCores `NULL` (the default) uses every core; a number `> 0` runs `floor(numCores)`
@@ -104,7 +121,11 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                             n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm))
   # NULL: no gaps / no fixed edges (Rust starts from the complete / empty graph)
   start <- if (is.null(gaps)) NULL else `diag<-`(!gaps, FALSE)
-  check_memory(p, test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2, p_arg)
+  # the GPU's dense levels hold no per-edge host structure, and C (or the data) stays where
+  # R holds it (read in place, uploaded once)
+  dense <- test$kind == "gauss" && choice$backend == "cuda" && method == "stable"
+  check_memory(p, if (dense) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
+               p_arg, dense = dense)
   run <- function(b) {
     if (test$kind == "rfun" && b == "cpu")
       return(run_rfun(indepTest, suffStat, p, alpha, start, fixed, NAdelete, m.max, method,
@@ -129,7 +150,7 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   # allocations), through a box: `@<-` walks a value that is referenced elsewhere for cycles,
   # all p^2 cells (a second at p = 10000), and a value taken out of the box is referenced nowhere
   box <- new.env(parent = emptyenv())
-  box$sepset <- if (is.null(res$sepset_handle)) res$sepset else rs_sepsets(res$sepset_handle)
+  box$sepset <- if (is.null(res$sepset_handle)) res$sepset else rs_sepsets(res$sepset_handle, use_sepset_rows(p))
   if (is.list(box$sepset) && !is.null(box$sepset$error)) raise_core_error(box$sepset)
   out@sepset <- take_from(box, "sepset")
   ph <- unlist(res$phases)
@@ -192,8 +213,9 @@ warn_small_n_discrete <- function(extra) {
 
 # Stops a run that would not fit in memory before anything large is built, as pcalg's "cannot
 # allocate vector of size" would, naming the argument that sets p.
-check_memory <- function(p, test_bytes, start_edges, p_arg) {
-  plan <- rs_memory_plan(as.double(p), as.double(test_bytes), as.double(start_edges))
+check_memory <- function(p, test_bytes, start_edges, p_arg, dense = FALSE) {
+  plan <- rs_memory_plan(as.double(p), as.double(test_bytes), as.double(start_edges), dense,
+                         use_sepset_rows(p))
   if (!is.na(plan$available) && plan$need > plan$available)
     cli::cli_abort(c("{.arg {p_arg}}: cannot allocate vector of size {plan$need_text}: a skeleton of {p} variables needs about that much memory (pMax, sepsets, level 0's {format(start_edges, big.mark = ',')} edges), and {format(plan$available / 2^30, digits = 3)} Gb are available.",
                      i = "pcalg would fail alike (\"cannot allocate vector of size ...\")."),
@@ -216,7 +238,7 @@ no_levels <- function(start, fixed, p, test) {
 # The checks of the test's data that Rust makes while reading it, for a run that never gets there.
 check_data_no_levels <- function(test) {
   d <- test$data
-  if (test$kind == "gauss") {
+  if (test$kind == "gauss" && !is.null(d$C)) {
     C <- unname(d$C)
     if (!isTRUE(all(abs(C - t(C)) <= 1e-10 * (1 + pmax(abs(C), abs(t(C)))), na.rm = TRUE)))
       abort_arg("suffStat$C", "must be symmetric.")

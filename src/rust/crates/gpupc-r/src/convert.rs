@@ -64,9 +64,25 @@ fn check_correlation(c: &[f64], p: usize) -> CoreResult<()> {
     Ok(())
 }
 
-/// C as R holds it (no copy when it is a double matrix, the usual case: 3.2 GB at p = 20000)
-/// and n, for the GPU backend, which uploads C once.
-pub fn gauss_input(data: &List, p: usize) -> CoreResult<(Cow<'_, [f64]>, f64)> {
+/// The Gaussian test's input: C as R holds it (no copy when it is a double matrix, the usual
+/// case: 3.2 GB at p = 20000) and n; or the data matrix (`suffStat = list(data = X)`), from which
+/// the backend computes C itself (`pc_core::corr`).
+pub enum GaussInput<'a> {
+    C(Cow<'a, [f64]>, f64),
+    Data { x: &'a [f64], rows: usize, n: f64 },
+}
+
+pub fn gauss_input(data: &List, p: usize) -> CoreResult<GaussInput<'_>> {
+    let n = scalar_f64(&list_elt(data, "n", "suffStat$n")?, "suffStat$n")?;
+    if let Ok(x_r) = list_elt(data, "data", "suffStat$data") {
+        let x = x_r.as_real_slice().ok_or_else(|| invalid("suffStat$data", "must be a double matrix"))?;
+        if p == 0 || x.len() % p != 0 {
+            return Err(invalid("suffStat$data", format!("must have {p} columns")));
+        }
+        // SAFETY of the lifetime: `data` (borrowed for the returned lifetime) keeps X alive.
+        let x = unsafe { std::slice::from_raw_parts(x.as_ptr(), x.len()) };
+        return Ok(GaussInput::Data { x, rows: x.len() / p, n });
+    }
     let c_r = list_elt(data, "C", "suffStat$C")?;
     let c: Cow<[f64]> = match c_r.as_real_slice() {
         // SAFETY of the lifetime: `data` (borrowed for the returned lifetime) keeps C alive.
@@ -76,8 +92,13 @@ pub fn gauss_input(data: &List, p: usize) -> CoreResult<(Cow<'_, [f64]>, f64)> {
     if c.len() != p * p {
         return Err(invalid("suffStat$C", format!("must be a {p} x {p} matrix")));
     }
-    let n = scalar_f64(&list_elt(data, "n", "suffStat$n")?, "suffStat$n")?;
-    Ok((c, n))
+    Ok(GaussInput::C(c, n))
+}
+
+/// The standardised data of `suffStat$data` (see `pc_core::corr`), on `threads` threads.
+pub fn standardized(x: &[f64], rows: usize, p: usize, threads: usize) -> CoreResult<Vec<f64>> {
+    let pool = pc_core::threads::call_pool(threads, "standardize")?;
+    pc_core::corr::standardize(x, rows, p, "suffStat$data", &pool)
 }
 
 /// `check_correlation` in one parallel pass (on the caller's pool), which also says whether C
@@ -97,16 +118,22 @@ pub fn scan_correlation(c: &[f64], p: usize) -> CoreResult<SymScan> {
     Ok(s)
 }
 
-pub fn gauss_test(data: &List, p: usize, order: Order) -> CoreResult<GaussTest> {
-    let c = double_vec(&list_elt(data, "C", "suffStat$C")?, "suffStat$C")?;
-    if c.len() != p * p {
-        return Err(invalid("suffStat$C", format!("must be a {p} x {p} matrix")));
-    }
-    check_correlation(&c, p)?;
-    let n = scalar_f64(&list_elt(data, "n", "suffStat$n")?, "suffStat$n")?;
+pub fn gauss_test(data: &List, p: usize, order: Order, threads: usize) -> CoreResult<GaussTest> {
     let flavour = match order {
         Order::Stable => GaussFlavour::R,
         Order::StableFast => GaussFlavour::Cpp,
+    };
+    let (c, n) = match gauss_input(data, p)? {
+        GaussInput::Data { x, rows, n } => {
+            let z = standardized(x, rows, p, threads)?;
+            let pool = pc_core::threads::call_pool(threads, "correlation")?;
+            (pc_core::corr::correlation(&z, rows, p, "suffStat$data", &pool)?, n)
+        }
+        GaussInput::C(c, n) => {
+            let c = c.into_owned();
+            check_correlation(&c, p)?;
+            (c, n)
+        }
     };
     GaussTest::new(c, p, n, flavour)
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use pc_core::{run_skeleton_into, Backend, Order, PcError, SkeletonParams};
 
-use crate::convert::{alloc_pmax, doubles_mut, gauss_input, gauss_test, gsquare_test, result_to_r, scan_correlation, CoreResult};
+use crate::convert::{alloc_pmax, doubles_mut, gauss_input, gauss_test, gsquare_test, result_to_r, scan_correlation, CoreResult, GaussInput};
 use crate::params::skeleton_params;
 use crate::watch::RWatch;
 
@@ -97,16 +97,24 @@ fn skeleton_impl(
         "gauss" if run.backend == "cuda" => {
             // C is read in place: one parallel check, then the upload (no copy in Rust)
             let t0 = Instant::now();
-            let (c, n) = gauss_input(&data, p)?;
-            let pool = pc_core::threads::call_pool(run.params.threads, "scan")?;
-            let scan = pool.install(|| scan_correlation(&c, p))?;
-            drop(pool);
-            input_s += t0.elapsed().as_secs_f64();
-            cuda_gauss(&mut run, &c, p, n, scan)?
+            match gauss_input(&data, p)? {
+                GaussInput::C(c, n) => {
+                    let pool = pc_core::threads::call_pool(run.params.threads, "scan")?;
+                    let scan = pool.install(|| scan_correlation(&c, p))?;
+                    drop(pool);
+                    input_s += t0.elapsed().as_secs_f64();
+                    cuda_gauss(&mut run, p, n, |p, n| pc_cuda::CudaGauss::new_scanned(&c, p, n, scan.exact, scan.has_nan))?
+                }
+                GaussInput::Data { x, rows, n } => {
+                    let z = crate::convert::standardized(x, rows, p, run.params.threads)?;
+                    input_s += t0.elapsed().as_secs_f64();
+                    cuda_gauss(&mut run, p, n, |p, n| pc_cuda::CudaGauss::from_standardized(&z, rows, p, n))?
+                }
+            }
         }
         "gauss" => {
             let t0 = Instant::now();
-            let t = gauss_test(&data, p, order)?;
+            let t = gauss_test(&data, p, order, run.params.threads)?;
             input_s += t0.elapsed().as_secs_f64();
             run.cpu(&t)?
         }
@@ -142,12 +150,12 @@ fn skeleton_impl(
     result_to_r(res, pmax_r, order, &name, run.extra, phases, run.params.threads)
 }
 
-fn cuda_gauss(run: &mut Run, c: &[f64], p: usize, n: f64, scan: pc_core::par::SymScan) -> CoreResult<(pc_core::SkeletonResult, String)> {
+fn cuda_gauss(run: &mut Run, p: usize, n: f64, open: impl FnOnce(usize, f64) -> CoreResult<pc_cuda::CudaGauss>) -> CoreResult<(pc_core::SkeletonResult, String)> {
     if run.params.order != Order::Stable {
         return Err(PcError::Cuda("the GPU runs gaussCItest for skel.method = \"stable\" only".into()));
     }
     let t0 = Instant::now();
-    let mut b = pc_cuda::CudaGauss::new_scanned(c, p, n, scan.exact, scan.has_nan)?;
+    let mut b = open(p, n)?;
     run.setup_s = t0.elapsed().as_secs_f64();
     let out = run.go(&mut b)?;
     run.extra = cuda_details(b.timings());
@@ -207,14 +215,19 @@ fn gpupc_skeleton(
 }
 
 /// The `sepset` list of a result whose handle `gpupc_skeleton` returned (once: the parts are
-/// freed as the list is made).
+/// freed as the list is made): pcalg's p lists of p, or with `compact` p compact rows
+/// (`sepset_rows.rs`).
 #[extendr]
-fn gpupc_sepsets(handle: Robj) -> Robj {
+fn gpupc_sepsets(handle: Robj, compact: bool) -> Robj {
     let made = (|| -> CoreResult<Robj> {
         let mut h: ExternalPtr<Option<crate::convert::SepParts>> =
             handle.try_into().map_err(|_| PcError::Internal("not a sepset handle".into()))?;
         let parts = h.take().ok_or_else(|| PcError::Internal("the sepsets were taken already".into()))?;
-        crate::convert::sepsets_to_r(&parts)
+        if compact {
+            crate::sepset_rows::sepsets_to_rows(&parts)
+        } else {
+            crate::convert::sepsets_to_r(&parts)
+        }
     })();
     made.unwrap_or_else(|e| error_list(&e))
 }
@@ -265,8 +278,8 @@ fn gpupc_rfun_stop(handle: Robj) -> Robj {
 
 /// Peak host bytes of a run and the bytes available (see `params::memory_plan`).
 #[extendr]
-fn gpupc_memory_plan(p: f64, test_bytes: f64, start_edges: f64) -> Robj {
-    crate::params::memory_plan(p, test_bytes, start_edges)
+fn gpupc_memory_plan(p: f64, test_bytes: f64, start_edges: f64, dense_levels: bool, sepset_rows: bool) -> Robj {
+    crate::params::memory_plan(p, test_bytes, start_edges, dense_levels, sepset_rows)
 }
 
 extendr_module! {

@@ -7,6 +7,7 @@ mod entry;
 mod orient;
 mod params;
 mod rdriver;
+mod sepset_rows;
 mod jtree;
 mod watch;
 

@@ -59,10 +59,13 @@ fn sepset_entry(list: SEXP, p: usize, x: u32, z: u32, buf: &mut Vec<u32>) -> Cor
     };
     unsafe {
         let row = VECTOR_ELT(list, x as isize);
-        if TYPEOF(row) != SEXPTYPE::VECSXP || Rf_xlength(row) as usize != p {
-            return Err(bad(format!("sepset[[{}]] must be a list of {p} entries", x + 1)));
-        }
-        let s = VECTOR_ELT(row, z as isize);
+        let s = match crate::sepset_rows::compact_entry_nonempty(row, z) {
+            Some(s) => s,
+            None if TYPEOF(row) != SEXPTYPE::VECSXP || Rf_xlength(row) as usize != p => {
+                return Err(bad(format!("sepset[[{}]] must be a list of {p} entries", x + 1)));
+            }
+            None => VECTOR_ELT(row, z as isize),
+        };
         let n = Rf_xlength(s) as usize;
         match TYPEOF(s) {
             SEXPTYPE::NILSXP => return Ok(false),
@@ -176,7 +179,7 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
         // pc.cons.intern calls the R indepTest: for gaussCItest that is R's arithmetic
         // (GaussFlavour::R) whichever order built the skeleton
         let (u, pr, st) = match test {
-            "gauss" => native(&gauss_test(&data, p, Order::Stable)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
+            "gauss" => native(&gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
             "dis" => native(&gsquare_test(&data, p, GSquareKind::Dis)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
             "bin" => native(&gsquare_test(&data, p, GSquareKind::Bin)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
             other => return Err(invalid("indepTest", format!("unknown native test \"{other}\""))),

@@ -42,13 +42,15 @@ pub fn skeleton_params(p: i32, alpha: f64, start: &Robj, fixed_edges: &Robj, na_
 /// The peak host bytes of a run of `p` variables whose test holds `test_bytes` and which starts
 /// with `start_edges` edges, and the bytes available (NA when unknown): R stops a run that cannot
 /// fit before it converts anything, naming the argument that makes it large.
-pub fn memory_plan(p: f64, test_bytes: f64, start_edges: f64) -> Robj {
+pub fn memory_plan(p: f64, test_bytes: f64, start_edges: f64, dense_levels: bool, sepset_rows: bool) -> Robj {
     let size = RunSize {
         p: p as usize,
         test_bytes: test_bytes as u64,
         start_edges: start_edges as u64,
         plan_bytes_per_edge: std::mem::size_of::<EdgeWork>() as u64,
         outcome_bytes_per_edge: std::mem::size_of::<EdgeOutcome>() as u64,
+        dense_levels,
+        sepset_rows,
     };
     let need = peak_bytes(&size) as f64;
     let avail = available_bytes().map_or(f64::NAN, |a| a as f64);

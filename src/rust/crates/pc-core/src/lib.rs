@@ -9,6 +9,7 @@
 pub mod backend;
 pub mod citest;
 pub mod combinations;
+pub mod corr;
 pub mod cpu;
 pub mod dense;
 pub mod error;

@@ -96,6 +96,11 @@ pub struct RunSize {
     /// Bytes per edge of one level's plan and of its outcomes (backend-specific).
     pub plan_bytes_per_edge: u64,
     pub outcome_bytes_per_edge: u64,
+    /// Levels 0 and 1 run on the device (`DenseLevels`): no per-edge host structure there, and
+    /// pMax is only R's matrix.
+    pub dense_levels: bool,
+    /// R's `sepset` is compact rows (p^2 / 8 bytes of bits) rather than p lists of p pointers.
+    pub sepset_rows: bool,
 }
 
 /// The peak host bytes of a run: the test's data, three bit matrices (start, fixed edges, the
@@ -105,19 +110,19 @@ pub fn peak_bytes(s: &RunSize) -> u64 {
     let p = s.p as u64;
     let pp = p.saturating_mul(p);
     let bits = p.saturating_mul(p.div_ceil(64)).saturating_mul(8);
-    let e = s.start_edges;
+    let e = if s.dense_levels { 0 } else { s.start_edges };
     let sepset = std::mem::size_of::<crate::skeleton::Sepset>() as u64;
     [
         s.test_bytes,
         bits.saturating_mul(3),
-        pp.saturating_mul(8),                    // pMax
+        if s.dense_levels { 0 } else { pp.saturating_mul(8) }, // pMax in Rust
         e.saturating_mul(2 * 4),                 // neighbour lists (both directions, u32)
         e.saturating_mul(s.plan_bytes_per_edge), // the level's plan
         e.saturating_mul(s.outcome_bytes_per_edge),
         e.saturating_mul(sepset),                // level 0 may remove every edge
         pp.saturating_mul(8),                    // R's pMax
-        pp.saturating_mul(8),                    // R's sepset: p lists of p pointers
-        e.saturating_mul(8),                     // R's edge matrix
+        if s.sepset_rows { bits } else { pp.saturating_mul(8) }, // R's sepset: bits or p lists of p pointers
+        e.saturating_mul(8), // R's edge matrix (dense levels: the edges left, unknown before the run)
     ]
     .iter()
     .fold(0u64, |a, &b| a.saturating_add(b))
@@ -144,7 +149,21 @@ mod tests {
 
     fn size(p: usize) -> RunSize {
         let e = (p as u64) * (p as u64 - 1) / 2;
-        RunSize { p, test_bytes: 0, start_edges: e, plan_bytes_per_edge: 56, outcome_bytes_per_edge: 32 }
+        RunSize { p, test_bytes: 0, start_edges: e, plan_bytes_per_edge: 56, outcome_bytes_per_edge: 32, dense_levels: false, sepset_rows: false }
+    }
+
+    #[test]
+    fn gpu_dense_levels_and_compact_sepsets_plan_what_they_hold() {
+        // p = 55,572 on the GPU with compact sepsets: R's pMax (24.7 GB) and bit matrices, not
+        // the 86 GB of level-0 host plans and 25 GB of sepset pointers
+        let p = 55_572u64;
+        let s = RunSize { dense_levels: true, sepset_rows: true, ..size(p as usize) };
+        let need = peak_bytes(&s);
+        assert!(need > 8 * p * p && need < 8 * p * p + 2_000_000_000, "{need}");
+        assert!(plan_run(&s, "labels", Some(48 << 30)).is_ok());
+        assert!(plan_run(&size(p as usize), "labels", Some(48 << 30)).is_err());
+        let list = RunSize { sepset_rows: false, ..s };
+        assert_eq!(peak_bytes(&list) - need, 8 * p * p - p * p.div_ceil(64) * 8);
     }
 
     #[test]

@@ -165,8 +165,27 @@ impl CudaGauss {
     /// `symmetric` is exact mirror equality, `has_nan` any NaN; the caller has refused infinite
     /// entries.
     pub fn new_scanned(c: &[f64], p: usize, n: f64, symmetric: bool, has_nan: bool) -> Result<Self> {
-        if p == 0 || c.len() != p * p {
+        if c.len() != p * p {
             return Err(PcError::invalid("C", format!("must be a {p} x {p} matrix ({} values given)", c.len())));
+        }
+        Self::open(p, n, symmetric, has_nan, 0, |gpu, dc| gpu.upload_staged(c, dc, "could not upload C"))
+    }
+
+    /// [`CudaGauss::new`] for C computed on the device from `z`, the n x p standardised data of
+    /// `pc_core::corr::standardize` (`suffStat = list(data = X)`): C is never on the host, and is
+    /// the same bit for bit as `pc_core::corr::correlation` (`corr.cu`).
+    pub fn from_standardized(z: &[f64], rows: usize, p: usize, n: f64) -> Result<Self> {
+        if rows == 0 || z.len() != rows * p {
+            return Err(PcError::invalid("suffStat$data", format!("must be an n x {p} matrix")));
+        }
+        Self::open(p, n, true, false, 8 * rows * p, |gpu, dc| crate::corr::correlation_into(gpu, z, rows, p, dc))
+    }
+
+    /// Opens the GPU, compiles the kernels, allocates C and has `fill` write it; `extra` device
+    /// bytes are needed besides C while `fill` runs.
+    fn open(p: usize, n: f64, symmetric: bool, has_nan: bool, extra: usize, fill: impl FnOnce(&Gpu, &mut CudaSlice<f64>) -> Result<()>) -> Result<Self> {
+        if p == 0 {
+            return Err(PcError::invalid("C", "must have at least one variable"));
         }
         if p > u32::MAX as usize / 2 {
             return Err(PcError::invalid("C", "too many variables for the GPU backend"));
@@ -180,10 +199,10 @@ impl CudaGauss {
             let free = gpu.free_bytes()?;
             // C plus room for a level's lists and the kernels' local memory
             let reserve = (512usize << 20).min(need / 4 + (64 << 20));
-            if need + reserve > free {
+            if need + reserve + extra > free {
                 return Err(PcError::Cuda(format!(
                     "the correlation matrix (p = {p}) needs {:.2} GB on the GPU, {:.2} GB free",
-                    gb(need + reserve),
+                    gb(need + reserve + extra),
                     gb(free)
                 )));
             }
@@ -205,9 +224,9 @@ impl CudaGauss {
             // p / 8 blocks), with the same reserve as C's
             let dense_fits = p / 8 < 65535 && need + reserve + crate::gauss_dense::dense_bytes(p, true) <= free;
             let t = Instant::now();
-            // SAFETY: every element is written by the upload below before any kernel reads it.
+            // SAFETY: every element is written by `fill` before any kernel reads it.
             let mut dc = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("could not allocate C"))?;
-            gpu.upload_staged(c, &mut dc, "could not upload C")?;
+            fill(&gpu, &mut dc)?;
             let upload_c_s = t.elapsed().as_secs_f64();
             let timings = CudaTimings {
                 compile_s: compiled.compile_seconds,

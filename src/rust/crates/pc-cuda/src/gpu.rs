@@ -144,6 +144,34 @@ pub(crate) fn append<T>(all: &mut Vec<T>, chunk: Vec<T>) {
 /// Bytes of each pinned staging buffer for large copies.
 const STAGE_BYTES: usize = 64 << 20;
 
+/// The two pinned staging buffers of a device, made on its first large copy and kept for the
+/// process: pinning 2 x 64 MB took tens of milliseconds per copy, most of a warm p = 5361 run's
+/// upload and result copies.
+pub(crate) struct Stage {
+    bufs: [cudarc::driver::PinnedHostSlice<u8>; 2],
+}
+
+impl Stage {
+    /// The buffers as `len` values of `T` each.
+    fn typed<T: Copy>(&mut self, len: usize, what: &str) -> Result<[&mut [T]; 2]> {
+        let [a, b] = &mut self.bufs;
+        let view = |s: &mut cudarc::driver::PinnedHostSlice<u8>| -> Result<&mut [T]> {
+            let bytes = s.len();
+            let ptr = s.as_mut_ptr().map_err(cuda_err(what))?;
+            assert!(len * std::mem::size_of::<T>() <= bytes && (ptr as usize) % std::mem::align_of::<T>() == 0);
+            // SAFETY: page-aligned pinned memory of at least len values, borrowed mutably with
+            // `self`; T is plain data (Copy, DeviceRepr), every bit pattern written before read.
+            Ok(unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, len) })
+        };
+        Ok([view(a)?, view(b)?])
+    }
+}
+
+fn stages() -> &'static std::sync::Mutex<std::collections::HashMap<usize, Arc<std::sync::Mutex<Stage>>>> {
+    static STAGES: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<usize, Arc<std::sync::Mutex<Stage>>>>> = std::sync::OnceLock::new();
+    STAGES.get_or_init(Default::default)
+}
+
 /// Copies `src` into `dst[k..]` of memory split over `threads` threads (a single memcpy of
 /// pageable memory runs at a few GB/s; pMax is 3.2 GB at p = 20000).
 fn par_copy<T: Copy + Send + Sync>(src: &[T], dst: &mut [T], threads: usize) {
@@ -161,6 +189,19 @@ fn copy_threads() -> usize {
 }
 
 impl Gpu {
+    /// This device's staging buffers (see [`Stage`]).
+    fn stage(&self, what: &str) -> Result<Arc<std::sync::Mutex<Stage>>> {
+        let mut all = stages().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = all.get(&self.ctx.ordinal()) {
+            return Ok(s.clone());
+        }
+        // SAFETY: the buffers are written before they are read (the copies above).
+        let alloc = || unsafe { self.ctx.alloc_pinned_with_flags::<u8>(STAGE_BYTES, 0) }.map_err(cuda_err(what));
+        let s = Arc::new(std::sync::Mutex::new(Stage { bufs: [alloc()?, alloc()?] }));
+        all.insert(self.ctx.ordinal(), s.clone());
+        Ok(s)
+    }
+
     /// An event per staging buffer: the backends disable cudarc's event tracking (one stream), and
     /// with it the events pinned buffers would otherwise record, so the waits are explicit here.
     fn stage_events(&self, what: &str) -> Result<[cudarc::driver::CudaEvent; 2]> {
@@ -176,8 +217,9 @@ impl Gpu {
             self.stream.memcpy_htod(src, &mut dst.slice_mut(0..src.len())).map_err(cuda_err(what))?;
             return self.stream.synchronize().map_err(cuda_err(what));
         }
-        // SAFETY: the buffers are written before they are read (by the DMA below).
-        let mut bufs = [unsafe { self.ctx.alloc_pinned::<T>(chunk) }.map_err(cuda_err(what))?, unsafe { self.ctx.alloc_pinned::<T>(chunk) }.map_err(cuda_err(what))?];
+        let stage = self.stage(what)?;
+        let mut stage = stage.lock().unwrap_or_else(|e| e.into_inner());
+        let bufs = stage.typed::<T>(chunk, what)?;
         let done = self.stage_events(what)?;
         let mut used = [false; 2];
         let threads = copy_threads();
@@ -192,9 +234,10 @@ impl Gpu {
             if used[b] {
                 done[b].synchronize().map_err(cuda_err(what))?; // the buffer's previous DMA
             }
-            let host = bufs[b].as_mut_slice().map_err(cuda_err(what))?;
+            let host = &mut *bufs[b];
             par_copy(part, host, threads);
-            self.stream.memcpy_htod(&bufs[b], &mut dst.slice_mut(start..start + chunk)).map_err(cuda_err(what))?;
+            // pinned memory: the DMA runs asynchronously, and the event below says when it is done
+            self.stream.memcpy_htod(&*host, &mut dst.slice_mut(start..start + chunk)).map_err(cuda_err(what))?;
             done[b].record(&self.stream).map_err(cuda_err(what))?;
             used[b] = true;
         }
@@ -210,15 +253,14 @@ impl Gpu {
             self.stream.memcpy_dtoh(&src.slice(0..n), dst).map_err(cuda_err(what))?;
             return self.stream.synchronize().map_err(cuda_err(what));
         }
-        // SAFETY: a buffer is only read after the DMA into it completed (its event, below).
-        let mut bufs = [
-            unsafe { self.ctx.alloc_pinned_with_flags::<T>(chunk, 0) }.map_err(cuda_err(what))?,
-            unsafe { self.ctx.alloc_pinned_with_flags::<T>(chunk, 0) }.map_err(cuda_err(what))?,
-        ];
+        // a buffer is only read after the DMA into it completed (its event, below)
+        let stage = self.stage(what)?;
+        let mut stage = stage.lock().unwrap_or_else(|e| e.into_inner());
+        let mut bufs = stage.typed::<T>(chunk, what)?;
         let done = self.stage_events(what)?;
         let threads = copy_threads();
         let full = n / chunk;
-        let issue = |k: usize, buf: &mut cudarc::driver::PinnedHostSlice<T>, ev: &cudarc::driver::CudaEvent| -> Result<()> {
+        let issue = |k: usize, buf: &mut [T], ev: &cudarc::driver::CudaEvent| -> Result<()> {
             self.stream.memcpy_dtoh(&src.slice(k * chunk..(k + 1) * chunk), buf).map_err(cuda_err(what))?;
             ev.record(&self.stream).map_err(cuda_err(what))
         };
@@ -229,8 +271,7 @@ impl Gpu {
                 issue(k + 1, &mut bufs[(k + 1) % 2], &done[(k + 1) % 2])?;
             }
             done[k % 2].synchronize().map_err(cuda_err(what))?;
-            let host = bufs[k % 2].as_slice().map_err(cuda_err(what))?;
-            par_copy(host, &mut dst[k * chunk..(k + 1) * chunk], threads);
+            par_copy(&*bufs[k % 2], &mut dst[k * chunk..(k + 1) * chunk], threads);
         }
         if full * chunk < n {
             self.stream.memcpy_dtoh(&src.slice(full * chunk..n), &mut dst[full * chunk..]).map_err(cuda_err(what))?;

@@ -8,6 +8,7 @@
 //! arithmetic the kernels rely on lives in [`host`], testable without a GPU.
 
 pub mod cmiknn;
+mod corr;
 pub mod device;
 pub mod discrete;
 pub mod gauss;

@@ -15,6 +15,8 @@ use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
 
 /// The Gaussian kernels' source, embedded in the library.
 pub const GAUSS_SRC: &str = include_str!("kernels/gauss.cu");
+/// The correlation kernel's source (C from the data).
+pub const CORR_SRC: &str = include_str!("kernels/corr.cu");
 /// The G^2 kernel's source.
 pub const GSQUARE_SRC: &str = include_str!("kernels/gsquare.cu");
 /// The CMI-kNN kernel's source.

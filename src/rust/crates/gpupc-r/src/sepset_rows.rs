@@ -1,0 +1,127 @@
+//! The `sepset` slot as compact rows (class `gpupc_sepset_row`, methods in R/sepset_rows.R), for
+//! large p: pcalg's p lists of p pointers are 8 p^2 bytes (25 GB at p = 55,572) and took R seconds
+//! to fill at p = 20000, while a skeleton's non-NULL, non-empty sets number about the edges.
+//!
+//! Row x is `list(p = p, bits = <raw, bit y set: sepset[[x]][[y]] is integer(0)>, idx = <y's with
+//! a set of their own>, sets = <those sets>)`; every other entry is NULL. `sepset[[x]][[y]]` reads
+//! the same through the row's `[[` method as through pcalg's list. Level 0's empty sets are
+//! level 0's bit matrix row for row (p^2 / 8 bytes in all), the later levels' sets are listed.
+
+use extendr_api::prelude::*;
+use extendr_ffi::{Rf_allocVector, Rf_setAttrib, R_ClassSymbol, R_NamesSymbol, INTEGER, MARK_NOT_MUTABLE, RAW, SET_STRING_ELT, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
+
+use crate::convert::{CoreResult, SepParts};
+
+/// The class of a compact row, as R/sepset_rows.R defines it.
+pub const ROW_CLASS: &str = "gpupc_sepset_row";
+const FIELDS: [&str; 4] = ["p", "bits", "idx", "sets"];
+
+/// A character vector made with R's C API, marked not mutable so that every row can share it.
+///
+/// # Safety
+/// On R's main thread; the result is unprotected: store it before the next R allocation.
+unsafe fn shared_strings(items: &[&str]) -> SEXP {
+    let v = Rf_allocVector(SEXPTYPE::STRSXP, items.len() as isize);
+    // protected by `keep` while the CHARSXPs are made
+    let keep = Robj::from_sexp(v);
+    for (i, s) in items.iter().enumerate() {
+        let c = extendr_ffi::Rf_mkCharLenCE(s.as_ptr() as *const std::ffi::c_char, s.len() as i32, extendr_ffi::cetype_t::CE_UTF8);
+        SET_STRING_ELT(v, i as isize, c);
+    }
+    MARK_NOT_MUTABLE(v);
+    let out = keep.get();
+    drop(keep);
+    out
+}
+
+/// The p compact rows of a result's sepsets (see the module docs).
+pub fn sepsets_to_rows(res: &SepParts) -> CoreResult<Robj> {
+    let p = res.sep0.p();
+    let p_i32 = i32::try_from(p).map_err(|_| pc_core::PcError::invalid("p", "is too large for R"))?;
+    let bytes = p.div_ceil(8);
+    // the later levels' sets by row, in list order (a later entry for the same pair wins, as
+    // the list's SET_VECTOR_ELT sequence does)
+    let mut by_row: Vec<u32> = (0..res.sepsets.len() as u32).collect();
+    by_row.sort_by_key(|&k| res.sepsets[k as usize].x);
+    let outer = List::new(p);
+    // SAFETY: all on R's main thread. `outer`, `names` and `class` are protected (Robj) for the
+    // whole loop; every vector made for a row is stored into the row, and the row into `outer`,
+    // before the next R allocation, so nothing is ever unprotected across an allocation.
+    unsafe {
+        let names = Robj::from_sexp(shared_strings(&FIELDS));
+        let class = Robj::from_sexp(shared_strings(&[ROW_CLASS]));
+        let o = outer.get();
+        let mut k = 0usize;
+        for x in 0..p {
+            let row = Rf_allocVector(SEXPTYPE::VECSXP, 4);
+            SET_VECTOR_ELT(o, x as isize, row);
+            Rf_setAttrib(row, R_NamesSymbol, names.get());
+            Rf_setAttrib(row, R_ClassSymbol, class.get());
+            let pv = Rf_allocVector(SEXPTYPE::INTSXP, 1);
+            SET_VECTOR_ELT(row, 0, pv);
+            *INTEGER(pv) = p_i32;
+            let bits = Rf_allocVector(SEXPTYPE::RAWSXP, bytes as isize);
+            SET_VECTOR_ELT(row, 1, bits);
+            let dst = std::slice::from_raw_parts_mut(RAW(bits), bytes);
+            for (d, w) in dst.chunks_mut(8).zip(res.sep0.row(x)) {
+                d.copy_from_slice(&w.to_le_bytes()[..d.len()]);
+            }
+            // this row's listed sets, the last one per y kept
+            let start = k;
+            while k < by_row.len() && res.sepsets[by_row[k] as usize].x as usize == x {
+                k += 1;
+            }
+            let mut mine: Vec<&pc_core::skeleton::Sepset> = by_row[start..k].iter().map(|&j| &res.sepsets[j as usize]).collect();
+            mine.reverse();
+            mine.sort_by_key(|s| s.y); // stable: the last written comes first per y
+            mine.dedup_by_key(|s| s.y);
+            let idx = Rf_allocVector(SEXPTYPE::INTSXP, mine.len() as isize);
+            SET_VECTOR_ELT(row, 2, idx);
+            let iv = std::slice::from_raw_parts_mut(INTEGER(idx), mine.len());
+            for (d, s) in iv.iter_mut().zip(&mine) {
+                *d = s.y as i32 + 1;
+            }
+            let sets = Rf_allocVector(SEXPTYPE::VECSXP, mine.len() as isize);
+            SET_VECTOR_ELT(row, 3, sets);
+            for (i, s) in mine.iter().enumerate() {
+                let v = Rf_allocVector(SEXPTYPE::INTSXP, s.set.len() as isize);
+                SET_VECTOR_ELT(sets, i as isize, v);
+                let dst = std::slice::from_raw_parts_mut(INTEGER(v), s.set.len());
+                for (d, &m) in dst.iter_mut().zip(&s.set) {
+                    *d = m as i32 + 1;
+                }
+            }
+        }
+    }
+    Ok(outer.into_robj())
+}
+
+/// For a compact row: `Some(entry)` with the listed set of `y` (0-based) or R's NULL (bit or
+/// nothing: orientation reads NULL and integer(0) alike); `None` when `row` is not a compact row.
+///
+/// # Safety
+/// `row` is a live R object; on R's main thread.
+pub unsafe fn compact_entry_nonempty(row: SEXP, y: u32) -> Option<SEXP> {
+    if TYPEOF(row) != SEXPTYPE::VECSXP || extendr_ffi::Rf_xlength(row) != 4 || !is_compact_row(row) {
+        return None;
+    }
+    let idx = VECTOR_ELT(row, 2);
+    let sets = VECTOR_ELT(row, 3);
+    if TYPEOF(idx) != SEXPTYPE::INTSXP || TYPEOF(sets) != SEXPTYPE::VECSXP {
+        return None;
+    }
+    let iv = std::slice::from_raw_parts(INTEGER(idx), extendr_ffi::Rf_xlength(idx) as usize);
+    let found = iv.iter().position(|&v| v == y as i32 + 1).filter(|&k| (k as isize) < extendr_ffi::Rf_xlength(sets));
+    Some(found.map_or(extendr_ffi::R_NilValue, |k| VECTOR_ELT(sets, k as isize)))
+}
+
+unsafe fn is_compact_row(row: SEXP) -> bool {
+    let cls = extendr_ffi::Rf_getAttrib(row, R_ClassSymbol);
+    if TYPEOF(cls) != SEXPTYPE::STRSXP {
+        return false;
+    }
+    (0..extendr_ffi::Rf_xlength(cls)).any(|i| {
+        let c = extendr_ffi::STRING_ELT(cls, i);
+        std::ffi::CStr::from_ptr(extendr_ffi::R_CHAR(c)).to_bytes() == ROW_CLASS.as_bytes()
+    })
+}

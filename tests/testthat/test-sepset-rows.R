@@ -1,0 +1,98 @@
+# The sepset slot as compact rows (R/sepset_rows.R), forced at small p with
+# options(gpupc.sepset_rows_p = 0): read, written and passed to pcalg's own functions, each must
+# act exactly as pcalg's list of lists.
+
+with_rows <- function(expr) {
+  old <- options(gpupc.sepset_rows_p = 0)
+  on.exit(options(old))
+  expr
+}
+
+gauss_case <- function(seed, p = 25, n = 300) {
+  set.seed(seed)
+  g <- pcalg::randomDAG(p, prob = 3 / p)
+  X <- pcalg::rmvDAG(n, g)
+  list(suffStat = list(C = cor(X), n = n), labels = paste0("V", seq_len(p)), X = X)
+}
+
+test_that("compact rows read as pcalg's sepset list, entry by entry, both methods", {
+  for (seed in 1:4) for (method in c("stable", "stable.fast")) {
+    cs <- gauss_case(seed)
+    want <- pcalg::skeleton(cs$suffStat, pcalg::gaussCItest, 0.01, labels = cs$labels, method = method)
+    got <- with_rows(gpu_skeleton(cs$suffStat, pcalg::gaussCItest, 0.01, labels = cs$labels,
+                                  method = method, backend = "cpu"))
+    expect_true(all(vapply(got@sepset, inherits, logical(1), "gpupc_sepset_row")))
+    p <- length(cs$labels)
+    rows <- lapply(seq_len(p), function(x) {
+      r <- got@sepset[[x]]
+      list(length(r), lapply(seq_len(p), function(y) r[[y]]), as.list(r), lapply(r, length))
+    })
+    lists <- lapply(seq_len(p), function(x) {
+      r <- want@sepset[[x]]
+      list(length(r), lapply(seq_len(p), function(y) r[[y]]), r, lapply(r, length))
+    })
+    expect_identical(rows, lists)
+    expect_identical(as_sepset_list(got), want@sepset)
+    expect_identical(as_sepset_list(want), want@sepset)
+    expect_error(got@sepset[[1]][[p + 1]], "subscript out of bounds")
+  }
+})
+
+test_that("writes into compact rows act as writes into pcalg's lists", {
+  cs <- gauss_case(5)
+  got <- with_rows(gpu_skeleton(cs$suffStat, pcalg::gaussCItest, 0.01, labels = cs$labels, backend = "cpu"))
+  rows <- got@sepset
+  lists <- as_sepset_list(got)
+  set.seed(1)
+  p <- length(rows)
+  values <- list(NULL, integer(0), c(3L, 7L), 2, list("a"), c(1.5, 2))
+  for (k in 1:200) {
+    x <- sample(p, 1); y <- sample(p, 1); v <- values[[sample(length(values), 1)]]
+    if (k %% 5 == 0) {
+      rows[[x]][y] <- list(v)
+      lists[[x]][y] <- list(v)
+    } else {
+      rows[[x]][[y]] <- v
+      if (is.null(v)) lists[[x]][y] <- list(NULL) else lists[[x]][[y]] <- v
+    }
+  }
+  expect_identical(as_sepset_list(rows), lists)
+  expect_identical(rows[[2]][1:3], lists[[2]][1:3])
+})
+
+test_that("pcalg's orientation and triple checks give the same answers on compact rows", {
+  for (seed in 6:8) {
+    cs <- gauss_case(seed, p = 30)
+    want <- pcalg::skeleton(cs$suffStat, pcalg::gaussCItest, 0.05, labels = cs$labels)
+    got <- with_rows(gpu_skeleton(cs$suffStat, pcalg::gaussCItest, 0.05, labels = cs$labels, backend = "cpu"))
+    expect_identical(as(pcalg::udag2pdagRelaxed(got)@graph, "matrix"),
+                     as(pcalg::udag2pdagRelaxed(want)@graph, "matrix"))
+    for (maj in c(FALSE, TRUE)) {
+      a <- pcalg::pc.cons.intern(got, cs$suffStat, pcalg::gaussCItest, 0.05, version.unf = c(2, 1), maj.rule = maj)
+      b <- pcalg::pc.cons.intern(want, cs$suffStat, pcalg::gaussCItest, 0.05, version.unf = c(2, 1), maj.rule = maj)
+      expect_identical(a$unfTripl, b$unfTripl)
+      expect_identical(as_sepset_list(a$sk), b$sk@sepset)
+    }
+  }
+})
+
+test_that("gpu_pc() with compact rows orients as pcalg::pc(), every rule", {
+  cs <- gauss_case(9, p = 30)
+  for (args in list(list(), list(conservative = TRUE), list(maj.rule = TRUE), list(solve.confl = TRUE))) {
+    want <- do.call(pcalg::pc, c(list(cs$suffStat, pcalg::gaussCItest, alpha = 0.05, labels = cs$labels), args))
+    got <- with_rows(do.call(gpu_pc, c(list(cs$suffStat, pcalg::gaussCItest, alpha = 0.05, labels = cs$labels,
+                                             backend = "cpu"), args)))
+    expect_identical(as(got@graph, "matrix"), as(want@graph, "matrix"))
+    expect_identical(as_sepset_list(got), want@sepset)
+  }
+})
+
+test_that("the threshold option is checked and pcalg's lists stay the default at small p", {
+  cs <- gauss_case(10)
+  sk <- gpu_skeleton(cs$suffStat, pcalg::gaussCItest, 0.01, labels = cs$labels, backend = "cpu")
+  expect_false(inherits(sk@sepset[[1]], "gpupc_sepset_row"))
+  old <- options(gpupc.sepset_rows_p = "x")
+  on.exit(options(old))
+  expect_error(gpu_skeleton(cs$suffStat, pcalg::gaussCItest, 0.01, labels = cs$labels, backend = "cpu"),
+               "gpupc.sepset_rows_p")
+})
