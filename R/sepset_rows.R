@@ -4,7 +4,8 @@
 # 25 GB at p = 55,572) that R takes seconds to fill. Above `getOption("gpupc.sepset_rows_p", 5000)`
 # variables each `sepset[[x]]` is instead a row of class "gpupc_sepset_row":
 # list(p, bits = <raw: bit y - 1 set when the entry is integer(0)>, idx = <y with a set of its
-# own>, sets = <those sets>), every other entry NULL. The methods below make `sepset[[x]][[y]]`,
+# own>, sets = <those sets>, idx1 = <y whose set is one variable>, k1 = <that variable>), every
+# other entry NULL (idx before idx1 before bits). The methods below make `sepset[[x]][[y]]`,
 # `sepset[[x]][[y]] <- S`, `sepset[[x]][y] <- list(NULL)`, `length()`, `lapply()` and `as.list()`
 # behave as on pcalg's list, which is all pcalg's own functions (udag2pdagRelaxed, pc.cons.intern,
 # fci's pdsep and udag2pag, fciPlus) do with it.
@@ -36,6 +37,8 @@ sepset_row_bit <- function(bits, i) {
   if (is.na(i)) return(as.list.gpupc_sepset_row(x)[[i]])
   k <- match(i, .subset2(x, "idx"))
   if (!is.na(k)) return(.subset2(.subset2(x, "sets"), k))
+  k <- match(i, .subset2(x, "idx1"))
+  if (!is.na(k)) return(.subset2(x, "k1")[k])
   if (sepset_row_bit(.subset2(x, "bits"), i)) integer(0) else NULL
 }
 
@@ -55,6 +58,11 @@ sepset_row_bit <- function(bits, i) {
   if (!is.na(k)) {
     u$idx <- u$idx[-k]
     u$sets <- u$sets[-k]
+  }
+  k <- match(j, u$idx1)
+  if (!is.na(k)) {
+    u$idx1 <- u$idx1[-k]
+    u$k1 <- u$k1[-k]
   }
   if (identical(value, integer(0))) {
     u$bits[byte] <- as.raw(bitwOr(b, mask))
@@ -97,6 +105,8 @@ as.list.gpupc_sepset_row <- function(x, ...) {
   out <- vector("list", p)
   zero <- which(as.logical(rawToBits(.subset2(x, "bits")))[seq_len(p)])
   out[zero] <- list(integer(0))
+  idx1 <- .subset2(x, "idx1")
+  if (length(idx1)) out[idx1] <- as.list(.subset2(x, "k1"))
   idx <- .subset2(x, "idx")
   if (length(idx)) out[idx] <- .subset2(x, "sets")
   out

@@ -50,18 +50,29 @@ cat(sprintf("GPU: %s\n", if (isTRUE(info$usable)) info$name else paste("none:", 
 
 if (check_p > 0) {
   Xs <- sem_data(check_p, 500, degree, seed = 2)
+  # compact rows at this p as well: the GPU's hold level 1's sets in idx1/k1, the CPU's in sets
+  old <- options(gpupc.sepset_rows_p = 0)
   a <- gpu_skeleton(list(data = Xs), gaussCItest, alpha, p = check_p, backend = backend, numCores = threads)
   b <- gpu_skeleton(list(data = Xs), gaussCItest, alpha, p = check_p, backend = "cpu", numCores = threads)
+  pc_gpu <- gpu_pc(list(data = Xs), gaussCItest, alpha, p = check_p, backend = backend, numCores = threads)
+  pc_cons <- gpu_pc(list(data = Xs), gaussCItest, alpha, p = check_p, backend = backend, numCores = threads, conservative = TRUE)
+  options(old)
   ref <- pcalg::skeleton(list(C = cor(Xs), n = nrow(Xs)), gaussCItest, alpha, p = check_p)
+  ref_pc <- pcalg::pc(list(C = cor(Xs), n = nrow(Xs)), gaussCItest, alpha, p = check_p)
+  ref_cons <- pcalg::pc(list(C = cor(Xs), n = nrow(Xs)), gaussCItest, alpha, p = check_p, conservative = TRUE)
+  cat(sprintf("check p = %d: gpu_pc (rows) vs pcalg::pc: graph %s; conservative: graph %s, sepset %s\n", check_p,
+              identical(as(pc_gpu@graph, "matrix"), as(ref_pc@graph, "matrix")),
+              identical(as(pc_cons@graph, "matrix"), as(ref_cons@graph, "matrix")),
+              identical(as_sepset_list(pc_cons), ref_cons@sepset)))
   pa <- a@pMax; pb <- b@pMax
   f <- is.finite(pa) & !(abs(pa) <= 1e-300 & abs(pb) <= 1e-300)
   cat(sprintf("check p = %d, n = 500: %s vs cpu: graph %s, sepset %s, n.edgetests %s, pMax max rel diff %.1e; vs pcalg on cor(X): graph %s, sepset %s\n",
-              check_p, backend, identical(a@graph, b@graph), identical(a@sepset, b@sepset),
+              check_p, backend, identical(a@graph, b@graph), identical(as_sepset_list(a), as_sepset_list(b)),
               identical(a@n.edgetests, b@n.edgetests),
               max(c(0, abs(pa[f] - pb[f]) / pmax(abs(pb[f]), 1e-300))),
               identical(as(a@graph, "matrix"), as(ref@graph, "matrix")),
               identical(as_sepset_list(a), ref@sepset)))
-  rm(a, b, ref, Xs); gc()
+  rm(a, b, ref, ref_pc, ref_cons, pc_gpu, pc_cons, Xs); gc()
 }
 
 t0 <- proc.time()[["elapsed"]]

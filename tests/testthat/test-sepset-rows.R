@@ -96,3 +96,46 @@ test_that("the threshold option is checked and pcalg's lists stay the default at
   expect_error(gpu_skeleton(cs$suffStat, pcalg::gaussCItest, 0.01, labels = cs$labels, backend = "cpu"),
                "gpupc.sepset_rows_p")
 })
+
+# A dense GPU run lists level 1's one-variable sets in idx1/k1 (no R object per set); the CPU
+# backend lists them in idx/sets. The same rows moved into that form must read, write and orient
+# alike.
+to_singles <- function(row) {
+  u <- unclass(row)
+  one <- lengths(u$sets) == 1L & vapply(u$sets, is.integer, logical(1))
+  u$idx1 <- u$idx[one]
+  u$k1 <- unlist(u$sets[one], use.names = FALSE)
+  if (is.null(u$k1)) u$k1 <- integer(0)
+  u$idx <- u$idx[!one]
+  u$sets <- u$sets[!one]
+  structure(u, class = class(row))
+}
+
+test_that("rows with level 1's sets as idx1/k1 read, write and orient as pcalg's lists", {
+  for (seed in 11:13) {
+    cs <- gauss_case(seed, p = 30)
+    want <- pcalg::skeleton(cs$suffStat, pcalg::gaussCItest, 0.05, labels = cs$labels)
+    got <- with_rows(gpu_skeleton(cs$suffStat, pcalg::gaussCItest, 0.05, labels = cs$labels, backend = "cpu"))
+    got@sepset <- lapply(got@sepset, to_singles)
+    expect_gt(sum(lengths(lapply(got@sepset, function(r) unclass(r)$idx1))), 0)
+    p <- length(cs$labels)
+    expect_identical(lapply(seq_len(p), function(x) lapply(seq_len(p), function(y) got@sepset[[x]][[y]])), want@sepset)
+    expect_identical(as_sepset_list(got), want@sepset)
+    o <- gpupc:::orient_pcalgo(got)$pcalgo
+    expect_identical(as(o@graph, "matrix"), as(pcalg::udag2pdagRelaxed(want)@graph, "matrix"))
+    a <- pcalg::pc.cons.intern(got, cs$suffStat, pcalg::gaussCItest, 0.05, version.unf = c(2, 1))
+    b <- pcalg::pc.cons.intern(want, cs$suffStat, pcalg::gaussCItest, 0.05, version.unf = c(2, 1))
+    expect_identical(a$unfTripl, b$unfTripl)
+    expect_identical(as_sepset_list(a$sk), b$sk@sepset)
+    o <- gpupc:::orient_pcalgo(got, cs$suffStat, pcalg::gaussCItest, 0.05, rule = "conservative")$pcalgo
+    w <- pcalg::pc(cs$suffStat, pcalg::gaussCItest, 0.05, labels = cs$labels, conservative = TRUE)
+    expect_identical(as(o@graph, "matrix"), as(w@graph, "matrix"))
+    expect_identical(as_sepset_list(o), w@sepset)
+    r <- got@sepset[[3]]
+    l <- as.list(r)
+    for (y in unclass(r)$idx1[seq_len(min(3, length(unclass(r)$idx1)))]) {
+      r[[y]] <- NULL; l[y] <- list(NULL)
+    }
+    expect_identical(as.list(r), l)
+  }
+})

@@ -175,6 +175,8 @@ pub fn gsquare_test(data: &List, p: usize, kind: GSquareKind) -> CoreResult<GSqu
 pub struct SepParts {
     pub sep0: pc_core::BitMatrix,
     pub sepsets: Vec<pc_core::skeleton::Sepset>,
+    /// Level 1's one-variable sets of a dense backend, (x, y, k).
+    pub sep1: Vec<[u32; 3]>,
     /// Threads that write the level-0 entries.
     pub threads: usize,
 }
@@ -231,6 +233,12 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     // allocation, before any other R allocation; all on R's main thread.
     unsafe {
         let o = outer.get();
+        for &[x, y, k] in &res.sep1 {
+            let row = extendr_ffi::VECTOR_ELT(o, x as isize);
+            let v = Rf_allocVector(SEXPTYPE::INTSXP, 1);
+            *INTEGER(v) = k as i32 + 1;
+            SET_VECTOR_ELT(row, y as isize, v);
+        }
         for s in &res.sepsets {
             let row = extendr_ffi::VECTOR_ELT(o, s.x as isize);
             let v = Rf_allocVector(SEXPTYPE::INTSXP, s.set.len() as isize);
@@ -300,7 +308,7 @@ pub fn result_to_r(res: SkeletonResult, pmax: Robj, order: Order, backend: &str,
         ],
     )
     .map_err(|e| PcError::Internal(e.to_string()))?;
-    let handle = ExternalPtr::new(Some(SepParts { sep0: res.sep0, sepsets: res.sepsets, threads }));
+    let handle = ExternalPtr::new(Some(SepParts { sep0: res.sep0, sepsets: res.sepsets, sep1: res.sep1, threads }));
     let out = List::from_names_and_values(
         ["edges", "sepset_handle", "pMax", "n.edgetests", "max.ord", "backend", "levels", "extra", "phases"],
         [

@@ -59,12 +59,18 @@ fn sepset_entry(list: SEXP, p: usize, x: u32, z: u32, buf: &mut Vec<u32>) -> Cor
     };
     unsafe {
         let row = VECTOR_ELT(list, x as isize);
-        let s = match crate::sepset_rows::compact_entry_nonempty(row, z) {
-            Some(s) => s,
-            None if TYPEOF(row) != SEXPTYPE::VECSXP || Rf_xlength(row) as usize != p => {
+        use crate::sepset_rows::{compact_entry, RowEntry};
+        let s = match compact_entry(row, z) {
+            RowEntry::Set(s) => s,
+            RowEntry::Single(k) => {
+                buf.push(member(k as f64)?);
+                return Ok(true);
+            }
+            RowEntry::Empty => return Ok(false),
+            RowEntry::NotCompact if TYPEOF(row) != SEXPTYPE::VECSXP || Rf_xlength(row) as usize != p => {
                 return Err(bad(format!("sepset[[{}]] must be a list of {p} entries", x + 1)));
             }
-            None => VECTOR_ELT(row, z as isize),
+            RowEntry::NotCompact => VECTOR_ELT(row, z as isize),
         };
         let n = Rf_xlength(s) as usize;
         match TYPEOF(s) {

@@ -3,9 +3,11 @@
 //! to fill at p = 20000, while a skeleton's non-NULL, non-empty sets number about the edges.
 //!
 //! Row x is `list(p = p, bits = <raw, bit y set: sepset[[x]][[y]] is integer(0)>, idx = <y's with
-//! a set of their own>, sets = <those sets>)`; every other entry is NULL. `sepset[[x]][[y]]` reads
-//! the same through the row's `[[` method as through pcalg's list. Level 0's empty sets are
-//! level 0's bit matrix row for row (p^2 / 8 bytes in all), the later levels' sets are listed.
+//! a set of their own>, sets = <those sets>, idx1 = <y's whose set is one variable>, k1 = <that
+//! variable>)`; every other entry is NULL. `sepset[[x]][[y]]` reads the same through the row's
+//! `[[` method as through pcalg's list. Level 0's empty sets are level 0's bit matrix row for row
+//! (p^2 / 8 bytes in all), level 1's sets of a dense backend two integer vectors (no R object per
+//! set: 2e8 of them at p = 55,572, n = 3189), the later levels' sets are listed.
 
 use extendr_api::prelude::*;
 use extendr_ffi::{Rf_allocVector, Rf_setAttrib, R_ClassSymbol, R_NamesSymbol, INTEGER, MARK_NOT_MUTABLE, RAW, SET_STRING_ELT, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
@@ -14,7 +16,7 @@ use crate::convert::{CoreResult, SepParts};
 
 /// The class of a compact row, as R/sepset_rows.R defines it.
 pub const ROW_CLASS: &str = "gpupc_sepset_row";
-const FIELDS: [&str; 4] = ["p", "bits", "idx", "sets"];
+const FIELDS: [&str; 6] = ["p", "bits", "idx", "sets", "idx1", "k1"];
 
 /// A character vector made with R's C API, marked not mutable so that every row can share it.
 ///
@@ -43,6 +45,21 @@ pub fn sepsets_to_rows(res: &SepParts) -> CoreResult<Robj> {
     // the list's SET_VECTOR_ELT sequence does)
     let mut by_row: Vec<u32> = (0..res.sepsets.len() as u32).collect();
     by_row.sort_by_key(|&k| res.sepsets[k as usize].x);
+    // level 1's triples by row (a counting sort: 2e8 of them at p = 55,572)
+    let mut start1 = vec![0usize; p + 1];
+    for t in &res.sep1 {
+        start1[t[0] as usize + 1] += 1;
+    }
+    for x in 0..p {
+        start1[x + 1] += start1[x];
+    }
+    let mut fill = start1.clone();
+    let mut single = vec![[0i32; 2]; res.sep1.len()];
+    for t in &res.sep1 {
+        let at = &mut fill[t[0] as usize];
+        single[*at] = [t[1] as i32 + 1, t[2] as i32 + 1];
+        *at += 1;
+    }
     let outer = List::new(p);
     // SAFETY: all on R's main thread. `outer`, `names` and `class` are protected (Robj) for the
     // whole loop; every vector made for a row is stored into the row, and the row into `outer`,
@@ -53,7 +70,7 @@ pub fn sepsets_to_rows(res: &SepParts) -> CoreResult<Robj> {
         let o = outer.get();
         let mut k = 0usize;
         for x in 0..p {
-            let row = Rf_allocVector(SEXPTYPE::VECSXP, 4);
+            let row = Rf_allocVector(SEXPTYPE::VECSXP, FIELDS.len() as isize);
             SET_VECTOR_ELT(o, x as isize, row);
             Rf_setAttrib(row, R_NamesSymbol, names.get());
             Rf_setAttrib(row, R_ClassSymbol, class.get());
@@ -91,28 +108,61 @@ pub fn sepsets_to_rows(res: &SepParts) -> CoreResult<Robj> {
                     *d = m as i32 + 1;
                 }
             }
+            let mine1 = &single[start1[x]..start1[x + 1]];
+            let idx1 = Rf_allocVector(SEXPTYPE::INTSXP, mine1.len() as isize);
+            SET_VECTOR_ELT(row, 4, idx1);
+            let k1 = Rf_allocVector(SEXPTYPE::INTSXP, mine1.len() as isize);
+            SET_VECTOR_ELT(row, 5, k1);
+            let (iv, kv) = (std::slice::from_raw_parts_mut(INTEGER(idx1), mine1.len()), std::slice::from_raw_parts_mut(INTEGER(k1), mine1.len()));
+            for ((i, k), s) in iv.iter_mut().zip(kv.iter_mut()).zip(mine1) {
+                *i = s[0];
+                *k = s[1];
+            }
         }
     }
     Ok(outer.into_robj())
 }
 
-/// For a compact row: `Some(entry)` with the listed set of `y` (0-based) or R's NULL (bit or
-/// nothing: orientation reads NULL and integer(0) alike); `None` when `row` is not a compact row.
+/// What a compact row holds for one y (orientation reads NULL and integer(0) alike).
+pub enum RowEntry {
+    /// `row` is not a compact row.
+    NotCompact,
+    /// NULL or integer(0).
+    Empty,
+    /// A listed set (an R vector).
+    Set(SEXP),
+    /// A one-variable set of `idx1`/`k1` (1-based).
+    Single(i32),
+}
+
+/// Entry `y` (0-based) of `row`, if it is a compact row.
 ///
 /// # Safety
 /// `row` is a live R object; on R's main thread.
-pub unsafe fn compact_entry_nonempty(row: SEXP, y: u32) -> Option<SEXP> {
-    if TYPEOF(row) != SEXPTYPE::VECSXP || extendr_ffi::Rf_xlength(row) != 4 || !is_compact_row(row) {
-        return None;
+pub unsafe fn compact_entry(row: SEXP, y: u32) -> RowEntry {
+    if TYPEOF(row) != SEXPTYPE::VECSXP || extendr_ffi::Rf_xlength(row) != FIELDS.len() as isize || !is_compact_row(row) {
+        return RowEntry::NotCompact;
     }
-    let idx = VECTOR_ELT(row, 2);
+    let want = y as i32 + 1;
+    let ints = |k: isize| {
+        let v = VECTOR_ELT(row, k);
+        if TYPEOF(v) == SEXPTYPE::INTSXP {
+            std::slice::from_raw_parts(INTEGER(v), extendr_ffi::Rf_xlength(v) as usize)
+        } else {
+            &[]
+        }
+    };
     let sets = VECTOR_ELT(row, 3);
-    if TYPEOF(idx) != SEXPTYPE::INTSXP || TYPEOF(sets) != SEXPTYPE::VECSXP {
-        return None;
+    if let Some(k) = ints(2).iter().position(|&v| v == want) {
+        if TYPEOF(sets) == SEXPTYPE::VECSXP && (k as isize) < extendr_ffi::Rf_xlength(sets) {
+            return RowEntry::Set(VECTOR_ELT(sets, k as isize));
+        }
     }
-    let iv = std::slice::from_raw_parts(INTEGER(idx), extendr_ffi::Rf_xlength(idx) as usize);
-    let found = iv.iter().position(|&v| v == y as i32 + 1).filter(|&k| (k as isize) < extendr_ffi::Rf_xlength(sets));
-    Some(found.map_or(extendr_ffi::R_NilValue, |k| VECTOR_ELT(sets, k as isize)))
+    let (idx1, k1) = (ints(4), ints(5));
+    match idx1.iter().position(|&v| v == want) {
+        Some(k) if k < k1.len() => RowEntry::Single(k1[k]),
+        _ => RowEntry::Empty,
+    }
 }
 
 unsafe fn is_compact_row(row: SEXP) -> bool {

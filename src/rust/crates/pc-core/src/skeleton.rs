@@ -52,8 +52,11 @@ pub struct LevelStat {
 #[derive(Clone, Debug)]
 pub struct SkeletonResult {
     pub graph: Adjacency,
-    /// The separating sets of levels >= 1.
+    /// The separating sets of levels >= 1 (but those in `sep1`).
     pub sepsets: Vec<Sepset>,
+    /// Level 1's sets from a dense backend as flat (x, y, k) triples, `sepset[[x]][[y]] = k`,
+    /// sorted by pair (see [`crate::dense::DenseLevelReport::singles`]).
+    pub sep1: Vec<[u32; 3]>,
     /// Level 0's: bit (x, y) set means `sepset[[x]][[y]]` is the empty set.
     pub sep0: BitMatrix,
     /// p x p, column-major ([`run_skeleton`]; empty from [`run_skeleton_into`], which writes
@@ -71,6 +74,7 @@ impl SkeletonResult {
         let mut out: Vec<Sepset> = (0..p)
             .flat_map(|x| (0..p).filter(move |&y| self.sep0.has(x, y)).map(move |y| Sepset { x: x as u32, y: y as u32, set: Vec::new() }))
             .collect();
+        out.extend(self.sep1.iter().map(|&[x, y, k]| Sepset { x, y, set: vec![k] }));
         out.extend(self.sepsets.iter().cloned());
         out
     }
@@ -83,6 +87,7 @@ struct State<'a> {
     /// Per level and block, in plan order; flattened once in `finish`.
     sepsets: Vec<Vec<Sepset>>,
     sep0: BitMatrix,
+    sep1: Vec<[u32; 3]>,
     pmax: &'a mut [f64],
     n_edgetests: Vec<f64>,
     levels: Vec<LevelStat>,
@@ -159,7 +164,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
             graph.add_edge(i as usize, j as usize);
         }
     }
-    let mut st = State { pool, graph, sepsets: Vec::new(), sep0: BitMatrix::empty(p), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
+    let mut st = State { pool, graph, sepsets: Vec::new(), sep0: BitMatrix::empty(p), sep1: Vec::new(), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
     let within_m_max = |l: usize| params.m_max.is_none_or(|m| l <= m);
 
     match params.order {
@@ -239,10 +244,14 @@ fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usi
     watch.level_start(level, edges_at_start, 0);
     let mut rep = d.dense_level(level, st.pmax, &mut st.sep0, watch)?;
     // a GPU appends a level's sets in whatever order its threads finish: the plan's order instead
-    rep.sepsets.sort_unstable_by_key(|s| (s.x.min(s.y), s.x.max(s.y)));
+    {
+        use rayon::slice::ParallelSliceMut;
+        let singles = &mut rep.singles;
+        st.pool.install(|| singles.par_sort_unstable_by_key(|s| (s[0].min(s[1]), s[0].max(s[1]))));
+    }
     let seconds = t0.elapsed().as_secs_f64();
     st.n_edgetests.push(rep.tests as f64);
-    st.sepsets.push(std::mem::take(&mut rep.sepsets));
+    st.sep1.append(&mut rep.singles);
     watch.level_end(level, rep.tests, rep.removed, seconds);
     st.levels.push(LevelStat { level, edges_at_start, tests: rep.tests, removed: rep.removed, seconds, plan_seconds: 0.0, backend_seconds: seconds });
     Ok(rep)
@@ -399,5 +408,5 @@ fn finish(st: State<'_>, max_ord: i32) -> SkeletonResult {
     for part in st.sepsets {
         sepsets.extend(part);
     }
-    SkeletonResult { graph: st.graph, sepsets, sep0: st.sep0, pmax: Vec::new(), n_edgetests: st.n_edgetests, max_ord, levels: st.levels }
+    SkeletonResult { graph: st.graph, sepsets, sep0: st.sep0, sep1: st.sep1, pmax: Vec::new(), n_edgetests: st.n_edgetests, max_ord, levels: st.levels }
 }

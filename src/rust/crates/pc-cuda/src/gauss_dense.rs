@@ -12,7 +12,6 @@ use std::time::Instant;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use pc_core::backend::{run_watched, Control, Watch};
 use pc_core::dense::{DenseLevelReport, DenseLevels};
-use pc_core::skeleton::Sepset;
 use pc_core::{Adjacency, BitMatrix, PcError};
 
 use crate::gauss::{CudaGauss, LevelTimings};
@@ -146,10 +145,10 @@ impl CudaGauss {
                 return Err(PcError::Internal(format!("level 1 reported {n} sepsets for {m} edges")));
             }
             let raw = gpu.down(clock, &sep_out, 3 * n, "sepsets")?;
-            sepsets.extend(raw.chunks_exact(3).map(|s| Sepset { x: s[0], y: s[1], set: vec![s[2]] }));
+            sepsets.extend(raw.chunks_exact(3).map(|s| [s[0], s[1], s[2]]));
         }
         let cnt = gpu.down(clock, &counters, 3, "level 1 counters")?;
-        Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, not_done: cnt[2] != 0, sepsets })
+        Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, not_done: cnt[2] != 0, singles: sepsets })
     }
 }
 
@@ -209,7 +208,7 @@ impl DenseLevels for CudaGauss {
                 gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
                 if level == 0 {
                     let (tests, removed, not_done) = Self::dense_level0(gpu, f, c, st, zfac, both, clk)?;
-                    Ok(DenseLevelReport { tests, removed, not_done, sepsets: Vec::new() })
+                    Ok(DenseLevelReport { tests, removed, not_done, singles: Vec::new() })
                 } else {
                     Self::dense_level1(gpu, f, c, st, zfac, ctl, clk)
                 }
