@@ -156,6 +156,11 @@ fn cuda_gauss(run: &mut Run, p: usize, n: f64, open: impl FnOnce(usize, f64) -> 
     }
     let t0 = Instant::now();
     let mut b = open(p, n)?;
+    if !b.dense_available() {
+        // R planned host memory for the dense levels; levels 0 and 1 planned edge by edge hold
+        // tens of bytes per pair instead (86 GB at p = 55,572): stop here if that cannot fit
+        crate::params::check_planned_levels(&run.params, p)?;
+    }
     run.setup_s = t0.elapsed().as_secs_f64();
     let out = run.go(&mut b)?;
     run.extra = cuda_details(b.timings());

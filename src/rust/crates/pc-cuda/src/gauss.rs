@@ -195,6 +195,7 @@ impl CudaGauss {
         }
         guard("opening the GPU", || {
             let gpu = Gpu::open()?;
+            gpu.release_freed()?;
             let need = 8 * p * p;
             let free = gpu.free_bytes()?;
             // C plus room for a level's lists and the kernels' local memory
@@ -253,6 +254,12 @@ impl CudaGauss {
                 has_nan,
             })
         })
+    }
+
+    /// Levels 0 and 1 will run on the device (C, pMax and the graph fit there together); else
+    /// they are planned on the host, edge by edge.
+    pub fn dense_available(&self) -> bool {
+        self.dense_fits && !self.planned_only
     }
 
     pub fn info(&self) -> &DeviceInfo {
