@@ -13,10 +13,11 @@ gpu_info <- function() {
 }
 
 # Below this many variables the CPU backend is as fast as the GPU one or faster, counting the
-# first CUDA call of a process (0.4 s and more: context, NVRTC). Measured on an H100 host with 16
-# cores (BENCHMARKS.md, "Gaussian levels 0 and 1 on the device", session 5), levels 0 and 1 on the
-# device: p = 1643 took 0.066 s on a warm GPU and 0.16 s on the CPU; p = 5361 0.46-0.80 s and
-# 1.46 s; p = 10000 1.5-2.1 s and 6.7 s. From about p = 3000 the GPU wins even with its start.
+# first CUDA call of a process (7.5 s on a fresh machine: context and NVRTC; 0.4 s when NVRTC's
+# cache is warm). Measured on an H100 host with 16 cores (BENCHMARKS.md, "Lean results", session
+# 6): warm GPU against the CPU backend, p = 1643 0.054 s and 0.164 s; p = 5361 0.15-0.20 s and
+# 1.19-1.47 s; p = 10000 0.65-0.88 s and 5.8-6.2 s. A warm GPU wins from p = 1643 on, a cold
+# one from about p = 3000; gpupc cannot know which it will be, so the cold start decides.
 .gpu_min_p <- 3000L
 
 check_backend <- function(backend) {
