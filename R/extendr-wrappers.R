@@ -35,6 +35,7 @@ rs_jt_query <- function(ptr, hard, soft_col, soft, rows, what, backend, threads,
   .Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb)
 }
 
-rs_orient <- function(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf) {
-  .Call(wrap__gpupc_orient, p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf)
+rs_orient <- function(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend) {
+  .Call(wrap__gpupc_orient, p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend)
 }
+rs_sepset_handle <- function(sepset) .Call(wrap__gpupc_sepset_handle, sepset)

@@ -90,25 +90,37 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
   }
   if (conservative && maj.rule) abort_arg("conservative", "and {.arg maj.rule} cannot both be TRUE: choose one.")
 
-  skel <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, skel.method, m.max,
-                        fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg)
+  # relaxed: the skeleton's sepsets stay in Rust; orientation reads (and the triple checks
+  # rewrite) them there, and the p x p list is made once, at the end
+  native <- u2pd == "relaxed"
+  sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, skel.method, m.max,
+                      fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg,
+                      defer_sepsets = native)
+  skel <- if (native) sk$pcalgo else sk
   skel@call <- cl
   t0 <- proc.time()[["elapsed"]]
   info <- NULL
-  out <- if (!conservative && !maj.rule && u2pd != "relaxed") {
+  sepsets <- NULL
+  out <- if (!native) {
     switch(u2pd,
            rand = pcalg::udag2pdag(skel),
            retry = pcalg::udag2pdagSpecial(skel)$pcObj)
   } else {
     rule <- if (conservative) "conservative" else if (maj.rule) "majority" else "none"
+    # the triple checks' tests run where the skeleton's ran
     o <- orient_pcalgo(skel, suffStat, indepTest, alpha, solve.confl = solve.confl, rule = rule,
-                       numCores = numCores, verbose = verbose)
+                       numCores = numCores, verbose = verbose, sepsets = sk$sepsets,
+                       backend = if (startsWith(sk$backend, "cuda")) "cuda" else "cpu",
+                       fallback = identical(backend, "auto"))
     info <- o$info
+    sepsets <- o$sepsets
     o$pcalgo
   }
+  t1 <- proc.time()[["elapsed"]]
+  if (!is.null(sepsets)) out <- attach_sepsets(out, sepsets)
   last <- .gpupc_state$last
   if (!is.null(last)) {
-    last$phases <- c(last$phases, orient_s = proc.time()[["elapsed"]] - t0)
+    last$phases <- c(last$phases, orient_s = t1 - t0, sepset_s = proc.time()[["elapsed"]] - t1)
     last$orient <- info
     .gpupc_state$last <- last
   }

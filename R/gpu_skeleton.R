@@ -98,8 +98,12 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
                 fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg)
 }
 
+# defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend) with the pcAlgo's sepset slot left empty and
+# `sepsets` the Rust-side handle (NULL when the slot is already set), so that gpu_pc() orients from
+# the handle and makes the list once, at the end (attach_sepsets()).
 skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.max, fixedGaps,
-                          fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels") {
+                          fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels",
+                          defer_sepsets = FALSE) {
   alpha <- check_alpha(alpha)
   m.max <- check_m_max(m.max, method)
   NAdelete <- check_flag(NAdelete, "NAdelete")
@@ -113,7 +117,7 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                           m.max = m.max, fixedGaps = fixedGaps, fixedEdges = fixedEdges,
                           NAdelete = NAdelete, numCores = 1, verbose = verbose)
     sk@call <- cl
-    return(sk)
+    return(if (defer_sepsets) list(pcalgo = sk, sepsets = NULL, backend = "pcalg") else sk)
   }
   t0 <- proc.time()[["elapsed"]]
   test <- prepare_test(indepTest, suffStat, p)
@@ -146,20 +150,29 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   if (!is.null(res$extra$small_n_tests)) warn_small_n_discrete(res$extra)
   out <- as_pcalgo(res, labels, cl)
   t3 <- proc.time()[["elapsed"]]
-  # the sepset list last (its p^2 cells would make R's collector work during the graph's
-  # allocations), through a box: `@<-` walks a value that is referenced elsewhere for cycles,
-  # all p^2 cells (a second at p = 10000), and a value taken out of the box is referenced nowhere
-  box <- new.env(parent = emptyenv())
-  box$sepset <- if (is.null(res$sepset_handle)) res$sepset else rs_sepsets(res$sepset_handle, use_sepset_rows(p))
-  if (is.list(box$sepset) && !is.null(box$sepset$error)) raise_core_error(box$sepset)
-  out@sepset <- take_from(box, "sepset")
   ph <- unlist(res$phases)
   .gpupc_state$last <- list(backend = res$backend, why = choice$why, levels = as.data.frame(res$levels),
                             details = res$extra,
                             phases = c(r_checks_s = t1 - t0, ph,
                                        r_output_s = max(0, t2 - t1 - sum(ph)),
-                                       graph_object_s = t3 - t2,
-                                       sepset_s = proc.time()[["elapsed"]] - t3))
+                                       graph_object_s = t3 - t2))
+  sepsets <- if (is.null(res$sepset_handle)) res$sepset else res$sepset_handle
+  if (defer_sepsets) return(list(pcalgo = out, sepsets = sepsets, backend = res$backend))
+  out <- attach_sepsets(out, sepsets)
+  .gpupc_state$last$phases["sepset_s"] <- proc.time()[["elapsed"]] - t3
+  out
+}
+
+# `out` with its sepset slot set from `sepsets` (R's list, or the Rust-side handle, made into the
+# list here). The list goes in last (its p^2 cells would make R's collector work during the
+# graph's allocations), through a box: `@<-` walks a value that is referenced elsewhere for
+# cycles, all p^2 cells (a second at p = 10000), and a value taken out of the box is referenced
+# nowhere.
+attach_sepsets <- function(out, sepsets) {
+  box <- new.env(parent = emptyenv())
+  box$sepset <- if (inherits(sepsets, "externalptr")) rs_sepsets(sepsets, use_sepset_rows(length(out@graph@nodes))) else sepsets
+  if (is.list(box$sepset) && !is.null(box$sepset$error)) raise_core_error(box$sepset)
+  out@sepset <- take_from(box, "sepset")
   out
 }
 

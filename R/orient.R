@@ -37,22 +37,32 @@ pdag_graphnel <- function(from, to, weight, labels, directed) {
 # The pcAlgo that pc() returns after its skeleton `skel`: udag2pdagRelaxed(skel, solve.confl)
 # when rule = "none", else pc.cons.intern(version.unf = c(2, 1)) followed by
 # udag2pdagRelaxed(unfVect = ...). `unfTriples` (k x 3, 1-based) adds triples to treat as
-# unfaithful, as pcalg's `unfVect` does (for tests). Returns list(pcalgo, info).
+# unfaithful, as pcalg's `unfVect` does (for tests). `sepsets`: NULL (read skel@sepset) or the
+# skeleton's Rust-side handle (skeleton_impl(defer_sepsets = TRUE)), which the orientation reads
+# and the triple checks rewrite in place. Returns list(pcalgo, info, sepsets): `sepsets` is the
+# handle still to be made into the pcalgo's sepset slot (attach_sepsets()), or NULL when the slot
+# is final. `backend`: "cuda" runs the triple checks' gaussCItest tests on the GPU (where the
+# skeleton ran); a GPU failure then reruns them on the CPU with a message when `fallback`.
 orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_real_,
                           solve.confl = FALSE, rule = c("none", "conservative", "majority"),
-                          numCores = NULL, unfTriples = NULL, verbose = FALSE) {
+                          numCores = NULL, unfTriples = NULL, verbose = FALSE, sepsets = NULL,
+                          backend = "cpu", fallback = TRUE) {
   rule <- match.arg(rule)
   labels <- skel@graph@nodes
   p <- length(labels)
   edges <- skeleton_edges(skel@graph)
   if (nrow(edges) == 0)  # pcalg returns its input when there is no edge
-    return(list(pcalgo = skel, info = NULL))
+    return(list(pcalgo = skel, info = NULL, sepsets = sepsets))
   test <- list(kind = "gauss", data = list())
   if (rule != "none") {
     test <- prepare_test(indepTest, suffStat, p)
     if (!test$kind %in% c("gauss", "dis", "bin")) {
       # any other test is called by R, never from Rust (R/rfun.R says why): pcalg's own
       # checks call it, in pcalg's order, and the orientation takes their unfaithful triples
+      if (!is.null(sepsets)) {
+        skel <- attach_sepsets(skel, sepsets)
+        sepsets <- NULL
+      }
       pc. <- pcalg::pc.cons.intern(skel, suffStat, indepTest, alpha, version.unf = c(2, 1),
                                    maj.rule = rule == "majority", verbose = verbose)
       skel <- pc.$sk
@@ -62,8 +72,15 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
     }
   }
   if (!is.null(unfTriples)) storage.mode(unfTriples) <- "integer"
-  res <- rs_orient(p, edges, skel@sepset, solve.confl, rule, test$kind, test$data,
-                   if (rule == "none") 0 else as.double(alpha), check_threads(numCores), unfTriples)
+  run <- function(b) {
+    rs_orient(p, edges, if (is.null(sepsets)) skel@sepset else sepsets, solve.confl, rule, test$kind, test$data,
+              if (rule == "none") 0 else as.double(alpha), check_threads(numCores), unfTriples, b)
+  }
+  res <- run(backend)
+  if (!is.null(res$error) && res$kind == "cuda" && backend != "cpu" && fallback) {
+    message("gpupc: the GPU failed in the triple checks (", res$error, "); running them on the CPU instead")
+    res <- run("cpu")
+  }
   if (!is.null(res$error)) raise_core_error(res)
   if (nrow(res$pairs) > 0) {
     sepset <- skel@sepset
@@ -83,7 +100,7 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
     cat(sprintf("gpupc: orientation: %.0f edges in v-structures, %.0f rounds of rules 1-3\n",
                 st$colliders, st$rounds))
   }
-  list(pcalgo = skel, info = list(stats = st, phases = unlist(res$phases)))
+  list(pcalgo = skel, info = list(stats = st, phases = unlist(res$phases)), sepsets = sepsets)
 }
 
 # pcalg's triple2numb() codes (k + p (j + p i), 1-based) back to rows (i, j, k).

@@ -11,6 +11,16 @@ suppressPackageStartupMessages(library(pcalg))
 
 orient <- function(...) gpupc:::orient_pcalgo(..., numCores = 2)$pcalgo
 
+## The same orientation from the sepsets as gpu_pc() passes them: a Rust-side handle (read, and
+## rewritten by the triple checks, there), made into the list afterwards.
+orient_handle <- function(sk, ...) {
+  h <- gpupc:::rs_sepset_handle(sk@sepset)
+  sk@sepset <- list()
+  o <- gpupc:::orient_pcalgo(sk, ..., numCores = 2, sepsets = h)
+  # NULL: the slot is final (an R-function test made the list for pcalg's own checks)
+  if (is.null(o$sepsets)) o$pcalgo else gpupc:::attach_sepsets(o$pcalgo, o$sepsets)
+}
+
 expect_same_pcalgo <- function(got, want, what, learned = FALSE) {
   same <- if (learned) identical(got@graph, want@graph) && !length(pcalgo_diff(got, want))
           else identical(got, want)
@@ -44,8 +54,10 @@ test_that("relaxed orientation equals udag2pdagRelaxed() on 500 random skeletons
   for (i in 1:500) {
     sk <- fake_skeleton(orient_case_p(i), deg = sample(1:6, 1))
     for (sc in c(FALSE, TRUE)) {
-      expect_same_pcalgo(orient(sk, solve.confl = sc), udag2pdagRelaxed(sk, solve.confl = sc),
-                         sprintf("case %d, solve.confl = %s", i, sc))
+      want <- udag2pdagRelaxed(sk, solve.confl = sc)
+      expect_same_pcalgo(orient(sk, solve.confl = sc), want, sprintf("case %d, solve.confl = %s", i, sc))
+      expect_same_pcalgo(orient_handle(sk, solve.confl = sc), want,
+                         sprintf("case %d, solve.confl = %s, sepset handle", i, sc))
     }
   }
 })
@@ -81,9 +93,12 @@ for (maj in c(FALSE, TRUE)) {
       ss <- random_suffstat(p)
       alpha <- sample(c(0.01, 0.05, 0.2, 0.5), 1)
       sc <- i %% 3 == 0
-      expect_same_pcalgo(orient(sk, ss, gaussCItest, alpha, solve.confl = sc, rule = rule),
-                         cons_reference(sk, ss, gaussCItest, alpha, maj, sc),
+      want <- cons_reference(sk, ss, gaussCItest, alpha, maj, sc)
+      expect_same_pcalgo(orient(sk, ss, gaussCItest, alpha, solve.confl = sc, rule = rule), want,
                          sprintf("case %d (p = %d, alpha = %g, solve.confl = %s)", i, p, alpha, sc))
+      # the handle path: the rewritten sepsets go into the skeleton's parts, not back to R
+      expect_same_pcalgo(orient_handle(sk, ss, gaussCItest, alpha, solve.confl = sc, rule = rule), want,
+                         sprintf("case %d (p = %d, alpha = %g, solve.confl = %s), sepset handle", i, p, alpha, sc))
     }
   })
 }
@@ -106,6 +121,10 @@ test_that("an R-function indepTest is called exactly as pc.cons.intern() calls i
     got <- orient(sk, ss, logged, 0.05, rule = if (maj) "majority" else "conservative")
     expect_identical(calls, want_calls)
     expect_same_pcalgo(got, want, sprintf("R-function case %d", i))
+    calls <- character(0)
+    got <- orient_handle(sk, ss, logged, 0.05, rule = if (maj) "majority" else "conservative")
+    expect_identical(calls, want_calls)
+    expect_same_pcalgo(got, want, sprintf("R-function case %d, sepset handle", i))
   }
 })
 

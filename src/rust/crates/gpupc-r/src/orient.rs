@@ -1,6 +1,7 @@
 //! The orientation entry point: the skeleton's edges and sepsets in, pcalg's pdag out (and, for
 //! conservative / majority-rule PC, the rewritten sepsets). Only the sepsets of non-adjacent
-//! pairs with a common neighbour are read from R's p x p list, and only those written back.
+//! pairs with a common neighbour are read, and only those written back: from and to the skeleton's
+//! `SepParts` (the handle `gpupc_skeleton` returned) when R passes that, else R's p x p list.
 
 use std::time::Instant;
 
@@ -10,7 +11,7 @@ use pc_core::citest::GSquareKind;
 use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, BatchEvaluator, PairSepsets, ParallelBatch, Pdag, TripleRule, Unfaithful, PARALLEL_COLLIDER_EDGES};
 use pc_core::{CiTest, Order, PcError};
 
-use crate::convert::{gauss_test, gsquare_test, CoreResult};
+use crate::convert::{gauss_test, gsquare_test, CoreResult, SepParts};
 use crate::watch::RWatch;
 
 fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
@@ -111,6 +112,53 @@ fn read_sepsets(sepset: &Robj, g: &Pdag) -> CoreResult<PairSepsets> {
     Ok(out)
 }
 
+/// The sepsets orientation reads, from the skeleton's parts kept in Rust (no p x p list): level
+/// 0's sets are all empty, which orientation reads like NULL, so only the later levels' sets of
+/// unshielded pairs are taken.
+fn parts_sepsets(parts: &SepParts, g: &Pdag) -> CoreResult<PairSepsets> {
+    let p = g.p();
+    if parts.sep0.p() != p {
+        return Err(invalid("sepset", format!("the skeleton's sepsets are for {} variables, not {p}", parts.sep0.p())));
+    }
+    let pairs = unshielded_pairs(g);
+    let mut out = PairSepsets::with_capacity(pairs.len())?;
+    let unshielded = |x: u32, y: u32| pairs.binary_search(&(x.min(y), x.max(y))).is_ok();
+    // level 1's one-variable sets of a dense backend, then the rest (each cell is in one of them)
+    for &[x, y, k] in &parts.sep1 {
+        if unshielded(x, y) {
+            out.insert(x, y, &[k]);
+        }
+    }
+    for s in &parts.sepsets {
+        if !s.set.is_empty() && unshielded(s.x, s.y) {
+            out.insert(s.x, s.y, &s.set);
+        }
+    }
+    Ok(out)
+}
+
+/// Puts the sepsets that the triple checks rewrote (both orders of each pair, as pcalg writes
+/// them) into the skeleton's parts, so that the list R makes from them afterwards holds them: an
+/// empty set as a level-0 bit (`integer(0)`), any other as a `Sepset`, never both for one cell.
+fn write_back(parts: &mut SepParts, pairs: &[(u32, u32)], sep: &PairSepsets) -> CoreResult<()> {
+    let mut cells: Vec<(u32, u32)> = pairs.iter().flat_map(|&(a, c)| [(a, c), (c, a)]).collect();
+    cells.sort_unstable();
+    cells.dedup();
+    parts.sepsets.retain(|s| cells.binary_search(&(s.x, s.y)).is_err());
+    parts.sep1.retain(|&[x, y, _]| cells.binary_search(&(x, y)).is_err());
+    parts.sepsets.try_reserve(cells.len()).map_err(|_| PcError::Internal(format!("out of memory for {} rewritten sepsets", cells.len())))?;
+    for (x, y) in cells {
+        let set = sep.get(x, y);
+        if set.is_empty() {
+            parts.sep0.set(x as usize, y as usize);
+        } else {
+            parts.sep0.clear(x as usize, y as usize);
+            parts.sepsets.push(pc_core::skeleton::Sepset { x, y, set: set.to_vec() });
+        }
+    }
+    Ok(())
+}
+
 /// A list of integer vectors (1-based), made with R's C API (one per triple pair: tens of
 /// thousands in a large graph).
 fn int_vectors(sets: impl ExactSizeIterator<Item = Vec<u32>>) -> Robj {
@@ -152,7 +200,7 @@ fn native<T: CiTest + Sync>(t: &T, pool: &rayon::ThreadPool, g: &Pdag, sep: &mut
 }
 
 #[allow(clippy::too_many_arguments)]
-fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj) -> CoreResult<Robj> {
+fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj, backend: &str) -> CoreResult<Robj> {
     let t0 = Instant::now();
     if p < 1 {
         return Err(invalid("p", "must be at least 1"));
@@ -160,7 +208,17 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
     let p = p as usize;
     let edge_list: Vec<(u32, u32)> = int_rows(&edges, 2, p, "edges")?.into_iter().map(|r| (r[0], r[1])).collect();
     let mut g = Pdag::from_edges(p, &edge_list)?;
-    let mut sep = read_sepsets(&sepset, &g)?;
+    // the skeleton's own parts when R passes their handle (gpu_pc()), else R's list
+    let mut handle: Option<ExternalPtr<Option<SepParts>>> = if sepset.rtype() == Rtype::ExternalPtr {
+        Some(sepset.clone().try_into().map_err(|_| invalid("sepset", "must be a sepset list or a gpupc sepset handle"))?)
+    } else {
+        None
+    };
+    let taken = || PcError::Internal("the sepsets were taken already".into());
+    let mut sep = match &handle {
+        Some(h) => parts_sepsets(h.as_ref().as_ref().ok_or_else(taken)?, &g)?,
+        None => read_sepsets(&sepset, &g)?,
+    };
     let mut unfaithful = Unfaithful::new();
     for r in int_rows(&unf, 3, p, "unfTriples")? {
         unfaithful.insert(r[0], r[1], r[2]);
@@ -185,7 +243,15 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
         // pc.cons.intern calls the R indepTest: for gaussCItest that is R's arithmetic
         // (GaussFlavour::R) whichever order built the skeleton
         let (u, pr, st) = match test {
-            "gauss" => native(&gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
+            "gauss" => {
+                let t = gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?;
+                if backend == "cuda" {
+                    // the skeleton ran on the GPU: so do the triple checks' tests
+                    run_checks(&g, &mut sep, alpha, rule, &mut pc_cuda::CudaGaussBatch::new(&t, pool()?)?, &mut watch)?
+                } else {
+                    native(&t, pool()?, &g, &mut sep, alpha, rule, &mut watch)?
+                }
+            }
             "dis" => native(&gsquare_test(&data, p, GSquareKind::Dis)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
             "bin" => native(&gsquare_test(&data, p, GSquareKind::Bin)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
             other => return Err(invalid("indepTest", format!("unknown native test \"{other}\""))),
@@ -203,6 +269,11 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
     let orient_s = t2.elapsed().as_secs_f64();
 
     let t3 = Instant::now();
+    if let Some(h) = handle.as_mut() {
+        write_back(h.as_mut().as_mut().ok_or_else(taken)?, &pairs, &sep)?;
+        // R has nothing to write back
+        pairs.clear();
+    }
     let n = g.entries().count();
     let (mut from, mut to, mut weight) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     for (i, j, m) in g.entries() {
@@ -248,16 +319,49 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
 /// when `rule` is "conservative" or "majority" (`test` "gauss", "dis" or "bin" and its `data`
 /// as for `gpupc_skeleton`; R runs pcalg's own checks for any other test, so that R calls it). `edges`: m x 2 integer matrix of the skeleton's edges (1-based);
 /// `unf`: NULL or a k x 3 integer matrix of triples to treat as unfaithful (pcalg's `unfVect`).
+/// `sepset`: R's list, or the skeleton's sepset handle, which the rewrites then go into (and
+/// the result's `pairs` is empty). `backend`: "cuda" runs the triple checks' Gaussian tests on the
+/// GPU (`pc_cuda::CudaGaussBatch`), anything else on the CPU.
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn gpupc_orient(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj) -> Robj {
-    match orient_impl(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf) {
+fn gpupc_orient(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj, backend: &str) -> Robj {
+    match orient_impl(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend) {
         Ok(r) => r,
         Err(e) => crate::entry::error_list(&e),
     }
 }
 
+/// A sepset handle like `gpupc_skeleton`'s, made from R's p x p list (every cell read: for tests
+/// of the handle path on lists made in R): `integer(0)` becomes a level-0 bit, any other set a
+/// `Sepset`, NULL nothing.
+#[extendr]
+fn gpupc_sepset_handle(sepset: Robj) -> Robj {
+    let made = (|| -> CoreResult<Robj> {
+        let p = sepset.len();
+        if sepset.rtype() != Rtype::List {
+            return Err(invalid("sepset", "must be a list of lists"));
+        }
+        let list = unsafe { sepset.get() };
+        let mut parts = SepParts { sep0: pc_core::BitMatrix::empty(p), sepsets: Vec::new(), sep1: Vec::new(), threads: 1 };
+        let mut buf = Vec::new();
+        for x in 0..p as u32 {
+            for y in 0..p as u32 {
+                if sepset_entry(list, p, x, y, &mut buf)? {
+                    if buf.is_empty() {
+                        parts.sep0.set(x as usize, y as usize);
+                    } else {
+                        parts.sepsets.push(pc_core::skeleton::Sepset { x, y, set: buf.clone() });
+                    }
+                }
+            }
+        }
+        Ok(ExternalPtr::new(Some(parts)).into())
+    })();
+    made.unwrap_or_else(|e| crate::entry::error_list(&e))
+}
+
 extendr_module! {
     mod orient;
     fn gpupc_orient;
+    fn gpupc_sepset_handle;
 }

@@ -207,6 +207,11 @@ impl BitMatrix {
         self.bits[x * self.words + y / 64] |= 1u64 << (y % 64);
     }
 
+    #[inline]
+    pub fn clear(&mut self, x: usize, y: usize) {
+        self.bits[x * self.words + y / 64] &= !(1u64 << (y % 64));
+    }
+
     pub fn row(&self, x: usize) -> &[u64] {
         &self.bits[x * self.words..(x + 1) * self.words]
     }

@@ -128,6 +128,16 @@ impl GaussTest {
         })
     }
 
+    /// C is exactly symmetric (mirror entries equal bit for bit).
+    pub fn is_symmetric(&self) -> bool {
+        self.symmetric
+    }
+
+    /// C holds a NaN somewhere.
+    pub fn has_nan(&self) -> bool {
+        self.any_nan
+    }
+
     #[inline]
     fn at(&self, i: usize, j: usize) -> f64 {
         self.c[i + j * self.p]

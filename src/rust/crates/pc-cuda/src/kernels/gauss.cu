@@ -826,3 +826,48 @@ extern "C" __global__ void gauss_dense_level1(const double* __restrict__ C, u64 
     }
     block_counts(lane == 0 ? tests : 0, lane == 0 ? removed : 0, lane == 0 ? not_done : 0, counters);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Listed tests, one thread each: test t is x[t] _||_ y[t] | S = s[s_start[t] .. s_start[t + 1]],
+// |S| <= MAXL, its raw p-value to p_out[t] (R's gaussCItest, as on the CPU: the closed forms for
+// |S| <= 1, else the factorisation of (S, x, y) with S in the listed order). The conservative /
+// majority-rule triple checks (pc.cons.intern) list their tests this way. zfac[l] is
+// sqrt(n - l - 3) * 0.5 for each |S| = l of the launch.
+template <int MAXL>
+__device__ __forceinline__ void batch_body(const double* __restrict__ C, u64 p, const u32* __restrict__ tx,
+                                           const u32* __restrict__ ty, const u64* __restrict__ s_start,
+                                           const u32* __restrict__ s, u64 n_tests, const double* __restrict__ zfac,
+                                           double pd_margin, int symmetric, double* __restrict__ p_out) {
+    u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n_tests) return;
+    u32 x = tx[t], y = ty[t];
+    u64 a = s_start[t];
+    int l = (int)(s_start[t + 1] - a);
+    double z = zfac[l];
+    if (l == 0) {
+        p_out[t] = fisher_p(C[cidx(x, y, p)], z);
+        return;
+    }
+    if (l == 1) {
+        p_out[t] = level1_p(C, p, x, y, s[a], z);
+        return;
+    }
+    SetFactor<MAXL> f;
+    for (int c = 0; c < l; ++c) f.S[c] = s[a + c];
+    factor_set<MAXL>(f, C, p, x, l, symmetric != 0);
+    bool fb;
+    p_out[t] = test_y<MAXL>(f, C, p, x, y, l, pd_margin, z, &fb);
+}
+
+#define GAUSS_BATCH_KERNEL(M)                                                                                    \
+    extern "C" __global__ void __launch_bounds__(256) gauss_batch_l##M(                                          \
+        const double* __restrict__ C, u64 p, const u32* __restrict__ tx, const u32* __restrict__ ty,             \
+        const u64* __restrict__ s_start, const u32* __restrict__ s, u64 n_tests, const double* __restrict__ zfac, \
+        double pd_margin, int symmetric, double* __restrict__ p_out) {                                           \
+        batch_body<M>(C, p, tx, ty, s_start, s, n_tests, zfac, pd_margin, symmetric, p_out);                     \
+    }
+
+GAUSS_BATCH_KERNEL(4)
+GAUSS_BATCH_KERNEL(8)
+GAUSS_BATCH_KERNEL(16)
+GAUSS_BATCH_KERNEL(32)

@@ -1,0 +1,219 @@
+//! Listed Gaussian tests on the GPU: the conservative / majority-rule triple checks
+//! (`pc_core::orient::check_triples`) hand over batches of (x, y, S) and get one p-value each.
+//! [`CudaGaussBatch`] is their `BatchEvaluator` when the skeleton ran on the GPU: C uploaded once
+//! per call, one thread per test (`gauss_batch_l*`, the same arithmetic as pc-core's R-flavoured
+//! `GaussTest`, so the p-values are the CPU twin's, `pc_core::orient::ParallelBatch`).
+//! Tests the kernels do not take (|S| above the largest variant, or any test when C holds NaN,
+//! where pcalg's pseudo-inverse stops with an error that the CPU test reproduces) run on the
+//! CPU twin.
+
+use std::time::Instant;
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use pc_core::backend::Watch;
+use pc_core::citest::{GaussFlavour, GaussTest};
+use pc_core::orient::{BatchEvaluator, ParallelBatch, TestBatch};
+use pc_core::PcError;
+
+use crate::gauss::PD_MARGIN;
+use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::host::{self, SET_KERNEL_VARIANTS};
+use crate::module;
+
+const BLOCK: u32 = 256;
+/// Tests per launch (about 100 MB of lists at |S| = 16).
+const CHUNK: usize = 1 << 21;
+
+/// Where the tests of a batch run: `gpu[v]` the tests for kernel variant
+/// `SET_KERNEL_VARIANTS[v]` (the smallest that holds |S|), `cpu` the rest; each in batch order.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Split {
+    pub gpu: Vec<Vec<usize>>,
+    pub cpu: Vec<usize>,
+}
+
+/// Splits `batch` by kernel variant; with `gpu_ok` false every test goes to the CPU.
+pub fn split_tests(batch: &TestBatch, gpu_ok: bool) -> Split {
+    let mut out = Split { gpu: vec![Vec::new(); SET_KERNEL_VARIANTS.len()], cpu: Vec::new() };
+    for t in 0..batch.len() {
+        let l = batch.set(t).len();
+        match SET_KERNEL_VARIANTS.iter().position(|&m| l <= m) {
+            Some(v) if gpu_ok => out.gpu[v].push(t),
+            _ => out.cpu.push(t),
+        }
+    }
+    out
+}
+
+/// The kernel's inputs for tests `idx` of `batch`: x, y, S offsets (u64, one more than tests)
+/// and the S members.
+pub fn gather(batch: &TestBatch, idx: &[usize]) -> (Vec<u32>, Vec<u32>, Vec<u64>, Vec<u32>) {
+    let (mut x, mut y, mut start, mut s) = (Vec::with_capacity(idx.len()), Vec::with_capacity(idx.len()), Vec::with_capacity(idx.len() + 1), Vec::new());
+    start.push(0u64);
+    for &t in idx {
+        x.push(batch.x[t]);
+        y.push(batch.y[t]);
+        s.extend_from_slice(batch.set(t));
+        start.push(s.len() as u64);
+    }
+    (x, y, start, s)
+}
+
+/// Seconds and counts of the GPU evaluator.
+#[derive(Clone, Debug, Default)]
+pub struct BatchTimings {
+    pub setup_s: f64,
+    pub kernel_s: f64,
+    pub transfer_s: f64,
+    pub launches: u64,
+    pub gpu_tests: u64,
+    pub cpu_tests: u64,
+}
+
+/// R's `gaussCItest` on listed tests, on the GPU; see the module docs.
+pub struct CudaGaussBatch<'a> {
+    gpu: Gpu,
+    c: CudaSlice<f64>,
+    fns: Vec<CudaFunction>,
+    zfac: CudaSlice<f64>,
+    cpu: ParallelBatch<'a, GaussTest>,
+    test: &'a GaussTest,
+    timings: BatchTimings,
+}
+
+impl<'a> CudaGaussBatch<'a> {
+    /// Opens the GPU, gets the kernels (compiled once per process) and uploads `test`'s C;
+    /// `pool` runs the tests the kernels do not take.
+    pub fn new(test: &'a GaussTest, pool: &'a rayon::ThreadPool) -> Result<Self> {
+        if test.flavour != GaussFlavour::R {
+            return Err(PcError::Internal("the triple checks use R's gaussCItest arithmetic".into()));
+        }
+        let t0 = Instant::now();
+        let p = test.p;
+        guard("opening the GPU", || {
+            let gpu = Gpu::open()?;
+            gpu.ensure_free(8 * p * p, "the correlation matrix")?;
+            let compiled = module::module_for(&gpu.ctx, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
+            let fns = SET_KERNEL_VARIANTS
+                .iter()
+                .map(|m| compiled.function(&format!("gauss_batch_l{m}")).map_err(PcError::Cuda))
+                .collect::<Result<Vec<_>>>()?;
+            // SAFETY: every element is written by the upload below before any kernel reads it.
+            let mut c = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("could not allocate C"))?;
+            gpu.upload_staged(&test.c, &mut c, "could not upload C")?;
+            let lmax = *SET_KERNEL_VARIANTS.last().unwrap_or(&0);
+            let z: Vec<f64> = (0..=lmax).map(|l| host::z_factor(test.n, l)).collect();
+            let zfac = gpu.stream.clone_htod(&z).map_err(cuda_err("could not upload z factors"))?;
+            let timings = BatchTimings { setup_s: t0.elapsed().as_secs_f64(), ..Default::default() };
+            Ok(CudaGaussBatch { gpu, c, fns, zfac, cpu: ParallelBatch::new(test, pool), test, timings })
+        })
+    }
+
+    pub fn timings(&self) -> &BatchTimings {
+        &self.timings
+    }
+
+    fn launch(&mut self, v: usize, batch: &TestBatch, idx: &[usize], out: &mut [f64]) -> Result<()> {
+        let mut clock = Clock::default();
+        let (x, y, start, s) = gather(batch, idx);
+        let n = idx.len();
+        self.gpu.ensure_free(n * 24 + s.len() * 4, "the triple checks' tests")?;
+        let xd = self.gpu.up(&mut clock, &x, "the tests")?;
+        let yd = self.gpu.up(&mut clock, &y, "the tests")?;
+        let sd0 = self.gpu.up(&mut clock, &start, "the tests")?;
+        let sd = self.gpu.up(&mut clock, &s, "the tests")?;
+        let mut pd = self.gpu.alloc::<f64>(n, "the p-values")?;
+        let (pu, nu, margin, sym) = (self.test.p as u64, n as u64, PD_MARGIN, self.test.is_symmetric() as i32);
+        let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let t = Instant::now();
+        let mut b = self.gpu.stream.launch_builder(&self.fns[v]);
+        b.arg(&self.c).arg(&pu).arg(&xd).arg(&yd).arg(&sd0).arg(&sd).arg(&nu).arg(&self.zfac).arg(&margin).arg(&sym).arg(&mut pd);
+        // SAFETY: argument types and order follow gauss_batch_l*; tests 0..n have x, y < p, S
+        // offsets in s (start has n + 1 entries), |S| <= the variant's maximum (split_tests) and
+        // zfac covers 0..=that; p_out holds n entries.
+        unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_batch"))?;
+        self.gpu.finish_launch(&mut clock, t, "gauss_batch")?;
+        let pv = self.gpu.down(&mut clock, &pd, n, "the p-values")?;
+        for (k, &t) in idx.iter().enumerate() {
+            out[t] = pv[k];
+        }
+        self.timings.kernel_s += clock.kernel;
+        self.timings.transfer_s += clock.transfer;
+        self.timings.launches += clock.launches;
+        self.timings.gpu_tests += n as u64;
+        Ok(())
+    }
+}
+
+impl BatchEvaluator for CudaGaussBatch<'_> {
+    fn name(&self) -> String {
+        format!("cuda ({})", self.gpu.info.name)
+    }
+
+    fn shares_results(&self) -> bool {
+        true
+    }
+
+    fn p_values(&mut self, batch: &TestBatch, out: &mut Vec<f64>, watch: &mut dyn Watch) -> pc_core::error::Result<()> {
+        let n = batch.len();
+        out.clear();
+        out.try_reserve_exact(n).map_err(|_| PcError::Internal(format!("out of memory for {n} p-values")))?;
+        out.resize(n, f64::NAN);
+        let split = split_tests(batch, !self.test.has_nan());
+        for (v, idx) in split.gpu.iter().enumerate() {
+            for part in idx.chunks(CHUNK) {
+                if !watch.keep_going() {
+                    return Err(PcError::Interrupted);
+                }
+                guard("running the triple checks on the GPU", || self.launch(v, batch, part, out))?;
+            }
+        }
+        if !split.cpu.is_empty() {
+            let mut sub = TestBatch::default();
+            for &t in &split.cpu {
+                sub.push(batch.x[t], batch.y[t], batch.set(t).iter().copied());
+            }
+            let mut pv = Vec::new();
+            self.cpu.p_values(&sub, &mut pv, watch)?;
+            for (k, &t) in split.cpu.iter().enumerate() {
+                out[t] = pv[k];
+            }
+            self.timings.cpu_tests += split.cpu.len() as u64;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(sizes: &[usize]) -> TestBatch {
+        let mut b = TestBatch::default();
+        for (t, &l) in sizes.iter().enumerate() {
+            b.push(t as u32, t as u32 + 1, (0..l as u32).map(|k| 100 + k));
+        }
+        b
+    }
+
+    #[test]
+    fn tests_go_to_the_smallest_variant_that_holds_them_and_the_rest_to_the_cpu() {
+        let b = batch(&[0, 1, 2, 4, 5, 8, 9, 16, 17, 32, 33, 3]);
+        let s = split_tests(&b, true);
+        assert_eq!(s.gpu, vec![vec![0, 1, 2, 3, 11], vec![4, 5], vec![6, 7], vec![8, 9]]);
+        assert_eq!(s.cpu, vec![10]);
+        let s = split_tests(&b, false);
+        assert!(s.gpu.iter().all(|v| v.is_empty()));
+        assert_eq!(s.cpu, (0..12).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn gather_lists_the_chosen_tests_in_order() {
+        let b = batch(&[2, 0, 3]);
+        let (x, y, start, s) = gather(&b, &[2, 1, 0]);
+        assert_eq!(x, vec![2, 1, 0]);
+        assert_eq!(y, vec![3, 2, 1]);
+        assert_eq!(start, vec![0, 3, 3, 5]);
+        assert_eq!(s, vec![100, 101, 102, 100, 101]);
+    }
+}
