@@ -293,3 +293,29 @@ same_as <- function(a, b) {
 skeleton_accuracy <- function(fit, truth) keys_accuracy(skel_keys(fit), truth_keys(truth))
 
 fmt_secs <- function(s, cap) ifelse(is.na(s), sprintf("> %d s", as.integer(cap)), sprintf("%.3f", s))
+
+# A script's `--name value` options: opt <- option_reader(); opt("cap", "600").
+option_reader <- function(args = commandArgs(trailingOnly = TRUE)) {
+  function(name, default) {
+    i <- match(paste0("--", name), args)
+    if (is.na(i)) default else args[i + 1]
+  }
+}
+
+# record <- csv_recorder(out, mi); record(part = ..., p = ...): prints one measurement as
+# name=value pairs and, with `out`, rewrites the CSV of every row so far (so a killed run keeps
+# what it measured), with the machine's GPU and cores; recorded_rows(record) gives the rows.
+csv_recorder <- function(out, mi) {
+  rows <- list()
+  function(...) {
+    r <- data.frame(..., stringsAsFactors = FALSE)
+    rows[[length(rows) + 1]] <<- r
+    cat(paste(sprintf("%s=%s", names(r), vapply(r, function(v) format(v, digits = 4), "")), collapse = "  "), "\n")
+    if (!is.na(out)) {
+      cols <- unique(unlist(lapply(rows, names)))
+      all <- do.call(rbind, lapply(rows, function(x) { x[setdiff(cols, names(x))] <- NA; x[cols] }))
+      utils::write.csv(cbind(all, machine = mi$gpu, cores = mi$cores), out, row.names = FALSE)
+    }
+  }
+}
+recorded_rows <- function(record) environment(record)$rows

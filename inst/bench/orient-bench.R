@@ -32,10 +32,7 @@ here <- local({
 source(file.path(here, "lib.R"))
 
 args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  i <- match(paste0("--", name), args)
-  if (is.na(i)) default else args[i + 1]
-}
+opt <- option_reader(args)
 nums <- function(x) as.numeric(strsplit(x, ",")[[1]])
 quick <- "--quick" %in% args
 out <- opt("out", NA)
@@ -53,17 +50,7 @@ stopifnot(backend %in% c("cuda", "cpu", "auto"), input %in% c("synthetic", "lear
 
 mi <- machine_info()
 cat(sprintf("machine: %s | %s | %d cores | gpupc %s | pcalg %s\n", mi$gpu, mi$cpu, mi$cores, mi$gpupc, mi$pcalg))
-rows <- list()
-record <- function(...) {
-  r <- data.frame(..., stringsAsFactors = FALSE)
-  rows[[length(rows) + 1]] <<- r
-  cat(paste(sprintf("%s=%s", names(r), vapply(r, function(v) format(v, digits = 4), "")), collapse = "  "), "\n")
-  if (!is.na(out)) {
-    cols <- unique(unlist(lapply(rows, names)))
-    all <- do.call(rbind, lapply(rows, function(x) { x[setdiff(cols, names(x))] <- NA; x[cols] }))
-    utils::write.csv(cbind(all, machine = mi$gpu, cores = mi$cores), out, row.names = FALSE)
-  }
-}
+record <- csv_recorder(out, mi)
 fmt <- function(s) if (is.na(s)) sprintf("> %g", cap) else sprintf("%.4f", s)
 
 # The true skeleton of `dag` (randomDAG: edges go from lower to higher index) with d-separating
@@ -163,7 +150,7 @@ if ("cons" %in% parts) for (p in cons_p) {
 }
 
 cat("\nsummary (seconds; pcalg capped at", cap, "s):\n")
-for (r in rows) {
+for (r in recorded_rows(record)) {
   cat(sprintf("  %-6s p=%-6d %-13s gpupc %s  pcalg %s  speedup %s\n", r$part, as.integer(r$p),
               if (!is.null(r$variant)) r$variant else r$input, fmt(r$gpupc_s), fmt(r$pcalg_s),
               if (is.na(r$speedup)) "-" else sprintf("%.0fx", r$speedup)))

@@ -27,10 +27,7 @@ here <- local({
 source(file.path(here, "lib.R"))
 
 args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  i <- match(paste0("--", name), args)
-  if (is.na(i)) default else args[i + 1]
-}
+opt <- option_reader(args)
 nums <- function(x) if (identical(x, "")) numeric(0) else as.numeric(strsplit(x, ",")[[1]])
 quick <- "--quick" %in% args
 out <- opt("out", NA)
@@ -46,17 +43,7 @@ helpers <- opt("helpers", file.path(here, "..", "..", "tests", "testthat", "help
 
 mi <- machine_info()
 cat(sprintf("machine: %s | %s | %d cores | gpupc %s | pcalg %s\n", mi$gpu, mi$cpu, mi$cores, mi$gpupc, mi$pcalg))
-rows <- list()
-record <- function(...) {
-  r <- data.frame(..., stringsAsFactors = FALSE)
-  rows[[length(rows) + 1]] <<- r
-  cat(paste(sprintf("%s=%s", names(r), vapply(r, function(v) format(v, digits = 4), "")), collapse = "  "), "\n")
-  if (!is.na(out)) {
-    cols <- unique(unlist(lapply(rows, names)))
-    all <- do.call(rbind, lapply(rows, function(x) { x[setdiff(cols, names(x))] <- NA; x[cols] }))
-    utils::write.csv(cbind(all, machine = mi$gpu, cores = mi$cores), out, row.names = FALSE)
-  }
-}
+record <- csv_recorder(out, mi)
 
 cases <- c(lapply(e2e_p, function(p) list(p = p, variant = "relaxed", cons = FALSE, maj = FALSE)),
            unlist(lapply(cons_p, function(p) list(list(p = p, variant = "conservative", cons = TRUE, maj = FALSE),
