@@ -98,9 +98,10 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
                 fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg)
 }
 
-# defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend) with the pcAlgo's sepset slot left empty and
-# `sepsets` the Rust-side handle (NULL when the slot is already set), so that gpu_pc() orients from
-# the handle and makes the list once, at the end (attach_sepsets()).
+# defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend); when the run left its sepsets in
+# Rust, the pcAlgo's sepset slot is left empty and `sepsets` is their handle, so that gpu_pc()
+# orients from the handle and makes the list once, at the end (attach_sepsets()); otherwise the
+# slot is set and `sepsets` is NULL.
 skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.max, fixedGaps,
                           fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels",
                           defer_sepsets = FALSE) {
@@ -156,11 +157,12 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                             phases = c(r_checks_s = t1 - t0, ph,
                                        r_output_s = max(0, t2 - t1 - sum(ph)),
                                        graph_object_s = t3 - t2))
-  sepsets <- if (is.null(res$sepset_handle)) res$sepset else res$sepset_handle
-  if (defer_sepsets) return(list(pcalgo = out, sepsets = sepsets, backend = res$backend))
-  out <- attach_sepsets(out, sepsets)
+  if (defer_sepsets && !is.null(res$sepset_handle))
+    return(list(pcalgo = out, sepsets = res$sepset_handle, backend = res$backend))
+  out <- attach_sepsets(out, if (is.null(res$sepset_handle)) res$sepset else res$sepset_handle)
   .gpupc_state$last$phases["sepset_s"] <- proc.time()[["elapsed"]] - t3
-  out
+  # a list (no levels run, an R-function test) is set at once: only a handle is deferred
+  if (defer_sepsets) list(pcalgo = out, sepsets = NULL, backend = res$backend) else out
 }
 
 # `out` with its sepset slot set from `sepsets` (R's list, or the Rust-side handle, made into the

@@ -185,6 +185,21 @@ test_that("gpu_pc() equals pc() with conservative / majority rule on discrete da
   expect_gt(compared, 2)
 })
 
+test_that("gpu_pc() with m.max < 0 (sepsets made in R, not deferred) equals pc() with the triple checks", {
+  set.seed(19)
+  data(gmG, package = "pcalg")
+  ss <- list(C = cor(gmG8$x), n = nrow(gmG8$x))
+  for (i in 1:4) {
+    gaps <- random_fixed(8, 0.4)
+    args <- list(suffStat = ss, indepTest = gaussCItest, alpha = 0.01, labels = colnames(gmG8$x),
+                 m.max = -1, fixedGaps = gaps, conservative = i %% 2 == 0, maj.rule = i %% 2 == 1)
+    want <- do.call(pc, args)
+    got <- do.call(gpu_pc, c(args, backend = "cpu", numCores = 2))
+    got@call <- want@call
+    expect_same_pcalgo(got, want, sprintf("m.max = -1 case %d", i), learned = TRUE)
+  }
+})
+
 test_that("gpupc_last_run() has the orientation phase and counts", {
   data(gmG, package = "pcalg")
   ss <- list(C = cor(gmG8$x), n = nrow(gmG8$x))
