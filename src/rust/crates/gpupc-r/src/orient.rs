@@ -332,7 +332,8 @@ fn gpupc_orient(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str
 }
 
 /// A sepset handle like `gpupc_skeleton`'s, made from R's p x p list (every cell read: for tests
-/// of the handle path on lists made in R): `integer(0)` becomes a level-0 bit, any other set a
+/// of the handle path on lists made in R): `integer(0)` becomes a level-0 bit, a one-variable set
+/// at an odd x + y a level-1 triple (as the GPU's dense levels keep them), any other set a
 /// `Sepset`, NULL nothing.
 #[extendr]
 fn gpupc_sepset_handle(sepset: Robj) -> Robj {
@@ -349,6 +350,9 @@ fn gpupc_sepset_handle(sepset: Robj) -> Robj {
                 if sepset_entry(list, p, x, y, &mut buf)? {
                     if buf.is_empty() {
                         parts.sep0.set(x as usize, y as usize);
+                    } else if buf.len() == 1 && (x + y) % 2 == 1 {
+                        // some one-variable sets as a dense backend's level 1 keeps them
+                        parts.sep1.push([x, y, buf[0]]);
                     } else {
                         parts.sepsets.push(pc_core::skeleton::Sepset { x, y, set: buf.clone() });
                     }
