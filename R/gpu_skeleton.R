@@ -260,6 +260,7 @@ check_data_no_levels <- function(test) {
     if (any(abs(C) > 1 + 1e-12, na.rm = TRUE)) abort_arg("suffStat$C", "must hold correlations in [-1, 1].")
   } else if (test$kind %in% c("dis", "bin")) {
     dm <- d$dm
+    if (anyNA(dm)) abort_arg("suffStat$dm", "must not contain NA.")
     if (any(dm < 0 | dm > 254)) abort_arg("suffStat$dm", "codes must be whole numbers in 0..254.")
     if (!any(dm == 0)) abort_arg("suffStat$dm", "must have values in {{0,1,..}} with at least one 0 value.")
     if (test$kind == "bin" && any(dm > 1)) abort_arg("suffStat$dm", "must be binary, i.e. with values in {{0,1}}.")

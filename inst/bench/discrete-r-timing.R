@@ -30,7 +30,7 @@ same_result <- function(a, b, tol = 0) {
     identical(is.na(a@pMax), is.na(b@pMax)) && isTRUE(all.equal(a@pMax, b@pMax, tolerance = tol))
   identical(a@graph, b@graph) && identical(a@sepset, b@sepset) && pm && identical(a@n.edgetests, b@n.edgetests)
 }
-cat(sprintf("gpupc %s, R %s\n", packageVersion("gpupc"), getRversion()))
+cat(sprintf("gpupc %s from %s, R %s\n", packageVersion("gpupc"), find.package("gpupc"), getRversion()))
 print(gpu_info()[c("usable", "name")])
 for (path in args) {
   name <- sub("\\.bin$", "", basename(path))

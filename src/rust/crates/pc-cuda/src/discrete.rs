@@ -3,7 +3,8 @@
 //! The codes go to the device once (n x p bytes, column-major, each column padded to a multiple of
 //! 16 bytes so that a thread reads 16 samples at once; at most 255 levels per variable, as
 //! `DiscreteData` enforces). Each level runs in rounds of per-edge windows ([`windows`]): the
-//! host writes out the round's tests (x, y, S), `gsquare_tests` computes their G^2 and degrees of
+//! host writes out the round's tests (x, y, S; level 0 by chunks of edges without windows,
+//! [`crate::level0`]), `gsquare_tests` computes their G^2 and degrees of
 //! freedom (one block per test; the table in shared memory when it fits, else in the block's slot
 //! of global scratch, with fewer blocks when device memory would run short), `pchisq_points` their
 //! p-values (one thread per test), and the host takes each edge's first success in canonical
@@ -28,6 +29,7 @@ use pc_core::PcError;
 use crate::device::{gb, DeviceInfo};
 use crate::gauss::{CudaTimings, LevelTimings};
 use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
+use crate::level0::run_level0;
 use crate::module;
 use crate::windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
 
@@ -203,10 +205,12 @@ impl<'a> CudaGSquare<'a> {
         let words = |x: u32, y: u32, s: &[u32]| self.global_words(x, y, s);
         let opts = RoundOpts { budget: self.budget, growth: self.growth, pool: self.pool.as_ref(), words: Some(&words) };
         let mut rounds = Rounds::new(self, plan.level)?;
-        let r = run_pipelined(plan, &opts, &mut rounds, |decided| {
+        let progress = |decided: usize| {
             ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
             !ctl.cancelled()
-        });
+        };
+        // level 0 (one or two tests per edge) in chunks without windows
+        let r = if plan.level == 0 { run_level0(plan, &opts, &mut rounds, progress) } else { run_pipelined(plan, &opts, &mut rounds, progress) };
         let clock = &rounds.clock;
         // what is not kernel waits or copies is writing out the tests and taking the outcomes,
         // most of it while the other group's round runs on the device

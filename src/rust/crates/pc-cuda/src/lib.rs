@@ -17,6 +17,7 @@ mod gauss_dense;
 mod gpu;
 pub mod host;
 pub mod jtree;
+pub mod level0;
 pub mod module;
 pub mod windows;
 

@@ -434,16 +434,16 @@ pub fn run_pipelined(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use pc_core::citest::{CiTest, DiscreteData, GSquareKind, GSquareScratch, GSquareTest};
     use pc_core::cpu::{eval_edge, EdgeScratch};
     use pc_core::graph::Adjacency;
     use pc_core::plan::{plan_level, Order};
 
-    struct Lcg(u64);
+    pub(crate) struct Lcg(pub(crate) u64);
     impl Lcg {
-        fn next(&mut self, m: u64) -> u64 {
+        pub(crate) fn next(&mut self, m: u64) -> u64 {
             self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (self.0 >> 33) % m
         }
@@ -451,7 +451,7 @@ mod tests {
 
     /// Data where variable j copies a random earlier one with some noise, so that every level
     /// mixes successes and failures.
-    fn chain_data(n: usize, p: usize, seed: u64) -> DiscreteData {
+    pub(crate) fn chain_data(n: usize, p: usize, seed: u64) -> DiscreteData {
         let mut r = Lcg(seed);
         let nlev: Vec<u32> = (0..p).map(|_| 2 + r.next(3) as u32).collect();
         let mut codes = vec![0u8; n * p];
@@ -468,7 +468,7 @@ mod tests {
         DiscreteData::new(n, p, codes, nlev).unwrap()
     }
 
-    fn random_graph(p: usize, prob: u64, r: &mut Lcg) -> Adjacency {
+    pub(crate) fn random_graph(p: usize, prob: u64, r: &mut Lcg) -> Adjacency {
         let mut a = Adjacency::empty(p);
         for i in 0..p {
             for j in i + 1..p {
@@ -480,19 +480,19 @@ mod tests {
         a
     }
 
-    fn same(a: &EdgeOutcome, b: &EdgeOutcome) -> bool {
+    pub(crate) fn same(a: &EdgeOutcome, b: &EdgeOutcome) -> bool {
         a.best == b.best && a.p_best.to_bits() == b.p_best.to_bits() && a.max_fail.to_bits() == b.max_fail.to_bits()
     }
 
     /// A RoundEval from a function of a batch: computed at launch, handed back at finish.
-    struct Eager<F: FnMut(&Batch) -> Vec<f64>> {
+    pub(crate) struct Eager<F: FnMut(&Batch) -> Vec<f64>> {
         f: F,
         held: Option<Vec<f64>>,
         rounds: usize,
     }
 
     impl<F: FnMut(&Batch) -> Vec<f64>> Eager<F> {
-        fn new(f: F) -> Self {
+        pub(crate) fn new(f: F) -> Self {
             Eager { f, held: None, rounds: 0 }
         }
     }

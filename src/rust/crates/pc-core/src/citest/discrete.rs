@@ -77,7 +77,9 @@ impl DiscreteData {
                 ));
             }
             let col = &codes[j * n..(j + 1) * n];
-            if let Some(&bad) = col.iter().find(|&&c| c as u32 >= l) {
+            // the column's largest code first (a vectorised pass), the offending one only then
+            let top = col.iter().fold(0u8, |m, &c| m.max(c));
+            if let Some(&bad) = (top as u32 >= l).then(|| col.iter().find(|&&c| c as u32 >= l)).flatten() {
                 return Err(PcError::invalid(
                     "suffStat$dm",
                     format!(
