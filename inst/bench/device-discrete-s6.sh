@@ -14,7 +14,11 @@ B=$D/pcbench
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 for nm in link munin; do xz -dc "$D/$nm.bin.xz" > "/tmp/$nm.bin"; done
-mkdir -p /tmp/r /tmp/base && tar -xJf "$D/r.tar.xz" -C /tmp/r && tar -xJf "$D/gpupc-base.tar.xz" -C /tmp/base &
+# folders of this script's own: a warm machine may hold another bundle's /tmp/r, whose hostlib (made
+# by its first R call) the portable R would then reuse
+R_DIR=/tmp/r-discrete-s6; BASE=/tmp/gpupc-base-s6
+rm -rf "$R_DIR" "$BASE"
+mkdir -p "$R_DIR" "$BASE" && tar -xJf "$D/r.tar.xz" -C "$R_DIR" && tar -xJf "$D/gpupc-base.tar.xz" -C "$BASE" &
 timeout 120 "$B" discrete --cases 60 --repeat 2 --threads 16 > "$OUT/pcbench-discrete-parity-s6.txt" 2>&1
 tail -1 "$OUT/pcbench-discrete-parity-s6.txt"
 timeout 60 "$B" discrete --codes /tmp/link.bin --backend both --repeat 2 --threads 16 > "$OUT/gsquare-link-parity-s6.txt" 2>&1
@@ -27,7 +31,7 @@ for nm in link munin; do
 done > "$OUT/gsquare-s6.txt"
 grep -E "^==|gpu run|gpu: +[0-9]" "$OUT/gsquare-s6.txt"
 wait
-RS=/tmp/r/R/bin/Rscript
+RS=$R_DIR/R/bin/Rscript
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
          $(dirname "$(find / -name 'libnvrtc.so.1[23]*' -not -path '/proc/*' 2>/dev/null | head -1)" 2>/dev/null); do
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
@@ -37,7 +41,7 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 for k in 1 2; do
   for which in base new; do
     echo "== $which (round $k)"
-    if [ "$which" = base ]; then lib=/tmp/base; else lib=; fi
+    if [ "$which" = base ]; then lib=$BASE; else lib=; fi
     R_LIBS=$lib timeout 100 "$RS" "$D/discrete-r-timing.R" --repeat 3 /tmp/link.bin /tmp/munin.bin 2>&1
   done
 done > "$OUT/gpu-skeleton-r-s6.txt"
