@@ -96,7 +96,9 @@ check_discrete_stat <- function(suffStat, p, binary) {
   } else {
     nlev <- suffStat$nlev
     if (is.null(nlev)) {
-      # pcalg counts the observed levels of each column when nlev is not given
+      # pcalg counts the observed levels of each column when nlev is not given (an NA would count
+      # as a level: found here, before the count)
+      if (anyNA(dm)) abort_arg("suffStat$dm", "must not contain NA.")
       nlev <- vapply(seq_len(p), function(j) length(unique(dm[, j])), 1L)
     } else if (!is.numeric(nlev) || length(nlev) != p || anyNA(nlev) || any(nlev != round(nlev))) {
       abort_arg("suffStat$nlev", "must be a whole-number vector of length {p} (levels per variable).")
