@@ -2,9 +2,11 @@
 # What runs on the GPU machine for junction-tree inference (one call): pcbench jtree (GPU against
 # the CPU engine, timings) on the networks in $DEV, then pyAgrum's LazyPropagation on the same.
 #   DEV=.dev-jtree PART=parity|bench|split bash inst/bench/jtree-bench.sh   (writes under $OUT)
+#   DEV=.dev-jtree PART=s6 bash .dev-jtree/jtree-bench.sh: everything of session 6 in one call (below)
 set -uo pipefail
 DEV=${DEV:-.dev-jtree}; OUT=${OUT:-/tmp/jtree-out}; PART=${PART:-parity}
 mkdir -p "$OUT"
+if [ "$PART" = s6 ]; then exec bash "$DEV/jtree-s6.sh"; fi
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 nproc | tee -a "$OUT/gpu.txt"
 B="$DEV/pcbench jtree --csv $OUT/jtree-$PART.csv"
