@@ -6,7 +6,7 @@
 set -uo pipefail
 DEV=${DEV:-.dev-jtree}; OUT=${OUT:-/tmp/jtree-out}; PART=${PART:-parity}
 mkdir -p "$OUT"
-if [ "$PART" = s6 ]; then exec bash "$DEV/jtree-s6.sh"; fi
+if [ "$PART" = s6 ] || [ "$PART" = s6r ]; then exec bash "$DEV/jtree-$PART.sh"; fi
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 nproc | tee -a "$OUT/gpu.txt"
 B="$DEV/pcbench jtree --csv $OUT/jtree-$PART.csv"
