@@ -13,27 +13,9 @@
 #     threads);
 #  4. with the machine to itself: pyAgrum's one query on the other networks and its batch on 16
 #     processes (and one after another on 16 threads).
-set -uo pipefail
-DEV=${DEV:-.dev-jtree}; OUT=${OUT:-/tmp/jtree-out}; W=/tmp/s6; NETS=/tmp/jnets
-mkdir -p "$OUT" "$W" "$NETS"
-cp "$DEV"/*.bif.gz "$NETS"/
-export GPUPC_NETWORKS=$NETS LC_ALL=C  # C locale: the R bundle carries a stub of ICU's data library
-T0=$(date +%s)
-el() { echo "[$(( $(date +%s) - T0 )) s] $*" | tee -a "$OUT/s6-log.txt"; }
-pack() { tar czf "$OUT/s6.tar.gz.tmp" -C /tmp s6 && mv "$OUT/s6.tar.gz.tmp" "$OUT/s6.tar.gz"; }
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$OUT/s6-log.txt"
-nproc | tee -a "$OUT/s6-log.txt"
-mkdir -p /tmp/r && tar -xJf "$DEV/r.tar.xz" -C /tmp/r || el "R bundle failed"
-python3 -m pip install --quiet --no-deps --target /tmp/pyag "$DEV"/pyagrum-*.whl >/dev/null 2>&1
-RS=/tmp/r/R/bin/Rscript
-PY="env PYTHONPATH=/tmp/pyag PYTHONUNBUFFERED=1 python3 $DEV/jtree-pyagrum.py"
-el "set up"
+TAG=s6; . "${DEV:-.dev-jtree}/jtree-device-setup.sh"
 # 1 + gRain
-(JOB_S=${JOB_S:-175} taskset -c 8-15 timeout ${GRAIN_S:-235} $RS "$DEV/jtree-grain.R" "$W/s6" 8 ${GRAIN_CAP:-45} 10 \
-   link:100:100 barley:1 diabetes:2 mildew:2 munin:100 andes:0 pigs:0 > "$W/s6-grain.txt" 2>&1; el "gRain done rc $?") &
-GR=$!
-for i in $(seq 1 150); do [ -f "$W/s6-gpu-done" ] && break; kill -0 $GR 2>/dev/null || break; sleep 1; done
-el "ours for gRain done"
+start_grain 8-15 8
 # 2
 B="taskset -c 0-7 $DEV/pcbench jtree --threads 8 --csv $W/s6-jtree.csv --mpe-out $W/s6-mpe.tsv"
 {
