@@ -10,9 +10,9 @@
 #'   extended to a DAG with `pcalg::pdag2dag()` and the parameters are estimated by
 #'   `bnlearn::bn.fit(method = method, iss = iss)`, Bayesian by default so that no CPT cell is 0
 #'   or undefined.
-#' @param data For a `pcAlgo`: the data, a data.frame of factors or a matrix/data.frame of codes
-#'   (each column becomes a factor of its sorted distinct values), columns named as the graph's
-#'   nodes.
+#' @param data For a `pcAlgo`: the data, a data.frame of factors (their levels are the states,
+#'   seen in the data or not) or a matrix/data.frame of codes (each column becomes a factor of its
+#'   sorted distinct values, so it must take at least two), columns named as the graph's nodes.
 #' @param triangulation `"minfill"` (fewest fill-in edges) or `"minweight"` (smallest clique table).
 #' @param method,iss Passed to `bnlearn::bn.fit()` for a `pcAlgo`.
 #' @param backend `"auto"` (the GPU when [gpu_info()] finds one), `"cpu"` or `"cuda"`: where
@@ -228,8 +228,14 @@ as_discrete_fit <- function(x, data, method, iss) {
     if (is.null(colnames(data)) || !all(nodes %in% colnames(data)))
       abort_arg("data", "must have a column for each node of the graph ({.val {nodes[seq_len(min(5, length(nodes)))]}}...).")
     data <- data[nodes]
-    data[] <- lapply(data, function(col) if (is.factor(col)) droplevels(col) else factor(col, levels = sort(unique(col))))
+    # a factor keeps its levels (states never seen in a sample stay states, estimated from the
+    # prior); codes become the values they take, so a constant column of codes has one state,
+    # which bn.fit refuses: say which
+    data[] <- lapply(data, function(col) if (is.factor(col)) col else factor(col, levels = sort(unique(col))))
     if (anyNA(data)) abort_arg("data", "must not contain NA.")
+    one <- names(data)[vapply(data, nlevels, 1L) < 2]
+    if (length(one))
+      abort_arg("data", "has a single state in column{?s} {.val {one}}: pass factors with all their states (bnlearn needs at least two).")
     ext <- pcalg::pdag2dag(x@graph)
     if (!isTRUE(ext$success))
       abort_arg("x", "has a CPDAG that pcalg::pdag2dag() cannot extend to a DAG (conflicting orientations).")

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # What runs on the GPU machine for junction-tree inference (one call): pcbench jtree (GPU against
 # the CPU engine, timings) on the networks in $DEV, then pyAgrum's LazyPropagation on the same.
-#   DEV=.dev-jtree PART=parity|bench bash inst/bench/jtree-bench.sh   (writes under $OUT)
+#   DEV=.dev-jtree PART=parity|bench|split bash inst/bench/jtree-bench.sh   (writes under $OUT)
+#   DEV=.dev-jtree PART=s6 bash .dev-jtree/jtree-bench.sh: everything of session 6 in one call (below)
 set -uo pipefail
 DEV=${DEV:-.dev-jtree}; OUT=${OUT:-/tmp/jtree-out}; PART=${PART:-parity}
 mkdir -p "$OUT"
+if [ "$PART" = s6 ] || [ "$PART" = s6r ]; then exec bash "$DEV/jtree-$PART.sh"; fi
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 nproc | tee -a "$OUT/gpu.txt"
 B="$DEV/pcbench jtree --csv $OUT/jtree-$PART.csv"
 if [ "$PART" = parity ]; then
   for n in asia alarm hepar2; do $B "$DEV/$n.bif.gz" --rows 2000 --cpu-rows 2000 --mpe-rows 500; done 2>&1 | tee "$OUT/jtree-$PART.txt"
   for n in andes pigs; do timeout 60 $B "$DEV/$n.bif.gz" --rows 10000 --cpu-rows 500 --mpe-rows 100; done 2>&1 | tee -a "$OUT/jtree-$PART.txt"
+elif [ "$PART" = split ]; then  # after long marginalisations were split in parts (third call)
+  for n in asia alarm hepar2; do $B "$DEV/$n.bif.gz" --rows 2000 --cpu-rows 2000 --mpe-rows 500; done 2>&1 | tee "$OUT/jtree-$PART.txt"
+  for n in andes pigs; do timeout 40 $B "$DEV/$n.bif.gz" --rows 10000 --cpu-rows 200 --mpe-rows 50; done 2>&1 | tee -a "$OUT/jtree-$PART.txt"
+  timeout 70 $B "$DEV/barley.bif.gz" --rows 10000 --cpu-rows 4 --mpe-rows 4 2>&1 | tee -a "$OUT/jtree-$PART.txt"
+  timeout 45 $B "$DEV/munin.bif.gz" --rows 10000 --cpu-rows 8 --mpe-rows 8 2>&1 | tee -a "$OUT/jtree-$PART.txt"
+  timeout 45 $B "$DEV/link.bif.gz" --rows 1000 --cpu-rows 1 --mpe-rows 1 2>&1 | tee -a "$OUT/jtree-$PART.txt"
 else
   for n in diabetes mildew barley munin; do timeout 80 $B "$DEV/$n.bif.gz" --rows 10000 --cpu-rows 16 --mpe-rows 16; done 2>&1 | tee "$OUT/jtree-$PART.txt"
   timeout 60 $B "$DEV/link.bif.gz" --rows 4 --cpu-rows 1 --mpe-rows 1 2>&1 | tee -a "$OUT/jtree-$PART.txt"

@@ -138,4 +138,10 @@ test_that("bad input stops with an error naming the argument", {
   expect_error(gpu_jtree(gfit), "not discrete", class = "gpupc_invalid_argument")
   pc <- gpu_pc(list(C = diag(3), n = 100), pcalg::gaussCItest, 0.01, labels = c("a", "b", "c"), backend = "cpu")
   expect_error(gpu_jtree(pc), "data", class = "gpupc_invalid_argument")
+  # a constant column: codes give it one state (refused, named); a factor keeps all its states
+  dd <- data.frame(a = c(0, 1, 0, 1), b = c(1, 1, 1, 1), c = c(0, 0, 1, 1))
+  expect_error(gpu_jtree(pc, data = dd), "single state.*b", class = "gpupc_invalid_argument")
+  df <- data.frame(a = factor(dd$a), b = factor(c("x", "x", "x", "x"), levels = c("x", "y")), c = factor(dd$c))
+  q <- gpu_query(gpu_jtree(pc, data = df, backend = "cpu"), nodes = "b")
+  expect_equal(names(q$b), c("x", "y"))
 })

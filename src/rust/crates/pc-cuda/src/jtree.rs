@@ -4,7 +4,8 @@
 //!
 //! The plan's flat arrays and the potentials go up once; each chunk of rows (sized from free
 //! device memory) runs: one `jt_init`, then per tree depth from the deepest one `jt_reduce`
-//! (cliques onto their separators) and one `jt_absorb` (parents multiply in their children's
+//! (cliques onto their separators; runs longer than `REDUCE_SPLIT` in parts, then `jt_combine`
+//! adds the parts in order, as the CPU engine does) and one `jt_absorb` (parents multiply in their children's
 //! messages); for marginals per depth from the root one `jt_reduce` (parents onto separators) and
 //! one `jt_scatter`, then one `jt_reduce` for every variable's marginal; for the MPE one
 //! `jt_decode` (a thread per row). The host normalises with pc-jtree's own code.
@@ -14,7 +15,7 @@ use std::time::Instant;
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use pc_core::PcError;
 use pc_jtree::engine::{finish_marginals, finish_mpe, Marginals, Mpe};
-use pc_jtree::plan::Projection;
+use pc_jtree::plan::{Projection, REDUCE_SPLIT};
 use pc_jtree::{Evidence, Plan};
 
 use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
@@ -57,6 +58,8 @@ pub struct JtTimings {
 struct Flat {
     pj: Vec<Proj>,
     outs: Vec<u64>,
+    /// Per projection its first (part) item, all projections in order (one more at the end).
+    istart: Vec<u64>,
     bpool: Vec<u32>,
     opool: Vec<u32>,
     dig: Vec<u32>,
@@ -72,6 +75,7 @@ fn flatten(plan: &Plan) -> Result<Flat> {
     let mut f = Flat {
         pj: Vec::new(),
         outs: Vec::new(),
+        istart: vec![0],
         bpool: Vec::new(),
         opool: Vec::new(),
         dig: Vec::new(),
@@ -96,6 +100,7 @@ fn flatten(plan: &Plan) -> Result<Flat> {
             ndig: p.digits.len() as u32,
         });
         f.outs.push(p.out);
+        f.istart.push(f.istart.last().unwrap() + p.base.len() as u64 * p.parts());
         for (pool, v) in [(&mut f.bpool, &p.base), (&mut f.opool, &p.off)] {
             pool.try_reserve(v.len()).map_err(|_| PcError::Cuda("out of host memory for the projections".into()))?;
             pool.extend_from_slice(v);
@@ -127,6 +132,7 @@ fn flatten(plan: &Plan) -> Result<Flat> {
 struct Dev {
     pj: CudaSlice<Proj>,
     outs: CudaSlice<u64>,
+    istart: CudaSlice<u64>,
     bpool: CudaSlice<u32>,
     opool: CudaSlice<u32>,
     dig: CudaSlice<u32>,
@@ -143,8 +149,9 @@ struct Dev {
 pub struct CudaJtree<'a> {
     plan: &'a Plan,
     gpu: Gpu,
-    f: [CudaFunction; 5],
+    f: [CudaFunction; 6],
     d: Dev,
+    istart: Vec<u64>,
     static_bytes: usize,
     pub timings: JtTimings,
 }
@@ -156,7 +163,7 @@ impl<'a> CudaJtree<'a> {
             let gpu = Gpu::open()?;
             let m = module::module_for(&gpu.ctx, "jtree.cu", JTREE_SRC).map_err(PcError::Cuda)?;
             let get = |n: &str| m.function(n).map_err(PcError::Cuda);
-            let f = [get("jt_reduce")?, get("jt_init")?, get("jt_absorb")?, get("jt_scatter")?, get("jt_decode")?];
+            let f = [get("jt_reduce")?, get("jt_init")?, get("jt_absorb")?, get("jt_scatter")?, get("jt_decode")?, get("jt_combine")?];
             let mut timings = JtTimings { compile_s: m.compile_seconds, target: m.target.clone(), ..Default::default() };
             let fl = flatten(plan)?;
             let static_bytes = 8 * plan.base.len() + 4 * (fl.bpool.len() + fl.opool.len()) + std::mem::size_of::<Proj>() * fl.pj.len();
@@ -165,6 +172,7 @@ impl<'a> CudaJtree<'a> {
             let d = Dev {
                 pj: gpu.up(&mut clock, &fl.pj, "uploading projections")?,
                 outs: gpu.up(&mut clock, &fl.outs, "uploading projections")?,
+                istart: gpu.up(&mut clock, &fl.istart, "uploading projections")?,
                 bpool: gpu.up(&mut clock, &fl.bpool, "uploading projections")?,
                 opool: gpu.up(&mut clock, &fl.opool, "uploading projections")?,
                 dig: gpu.up(&mut clock, &fl.dig, "uploading projections")?,
@@ -178,7 +186,7 @@ impl<'a> CudaJtree<'a> {
             };
             gpu.stream.synchronize().map_err(cuda_err("uploading the tree"))?;
             timings.upload_s = clock.transfer;
-            Ok(CudaJtree { plan, gpu, f, d, static_bytes, timings })
+            Ok(CudaJtree { plan, gpu, f, d, static_bytes, timings, istart: fl.istart })
         })
     }
 
@@ -200,18 +208,29 @@ impl<'a> CudaJtree<'a> {
         LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
     }
 
-    fn reduce(&self, p0: usize, np: usize, b: u64, max: bool, tables: &CudaSlice<f64>, out: &mut CudaSlice<f64>, launches: &mut u64) -> Result<()> {
+    fn reduce(&self, p0: usize, np: usize, b: u64, max: bool, tables: &CudaSlice<f64>, out: &mut CudaSlice<f64>, scratch: &mut CudaSlice<f64>, launches: &mut u64) -> Result<()> {
         if np == 0 {
             return Ok(());
         }
-        let items: u64 = (p0..p0 + np).map(|i| self.proj(i).base.len() as u64).sum();
-        let (p0u, npu, mode) = (p0 as u32, np as u32, max as i32);
+        let items = self.istart[p0 + np] - self.istart[p0];
+        let cells: u64 = (p0..p0 + np).map(|i| self.proj(i).base.len() as u64).sum();
+        let split_any = items != cells;
+        let (p0u, npu, mode, split) = (p0 as u32, np as u32, max as i32, REDUCE_SPLIT);
         let mut lb = self.gpu.stream.launch_builder(&self.f[0]);
-        lb.arg(&self.d.pj).arg(&self.d.outs).arg(&p0u).arg(&npu).arg(&items).arg(&b).arg(&mode);
-        lb.arg(&self.d.bpool).arg(&self.d.opool).arg(tables).arg(out);
-        // SAFETY: argument list as jt_reduce declares it; every index stays inside the plan's arrays.
+        lb.arg(&self.d.pj).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&items).arg(&b).arg(&mode).arg(&split);
+        lb.arg(&self.d.bpool).arg(&self.d.opool).arg(tables).arg(&mut *out).arg(&mut *scratch);
+        // SAFETY: argument list as jt_reduce declares it; every index stays inside the plan's
+        // arrays; scratch holds the plan's scratch_cells x b values.
         unsafe { lb.launch(self.cfg(items * b)) }.map_err(cuda_err("launching jt_reduce"))?;
         *launches += 1;
+        if split_any {
+            let mut lb = self.gpu.stream.launch_builder(&self.f[5]);
+            lb.arg(&self.d.pj).arg(&self.d.outs).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&cells).arg(&b).arg(&mode).arg(&split);
+            lb.arg(&*scratch).arg(out);
+            // SAFETY: as jt_combine declares.
+            unsafe { lb.launch(self.cfg(cells * b)) }.map_err(cuda_err("launching jt_combine"))?;
+            *launches += 1;
+        }
         Ok(())
     }
 
@@ -253,7 +272,7 @@ impl<'a> CudaJtree<'a> {
         }
         let ds = &plan.depth_start;
         for d in (0..=plan.max_depth()).rev() {
-            self.reduce(ds[d], ds[d + 1] - ds[d], bb, max, &bufs.tables, &mut bufs.msg, launches)?;
+            self.reduce(ds[d], ds[d + 1] - ds[d], bb, max, &bufs.tables, &mut bufs.msg, &mut bufs.scratch, launches)?;
             if d > 0 {
                 let (c0, nc) = (ds[d - 1] as u32, (ds[d] - ds[d - 1]) as u32);
                 let cells = self.cells(ds[d - 1], ds[d]);
@@ -275,7 +294,7 @@ impl<'a> CudaJtree<'a> {
             return Ok(());
         }
         for d in 0..plan.max_depth() {
-            self.reduce(k + ds[d + 1], ds[d + 2] - ds[d + 1], bb, false, &bufs.tables, &mut bufs.dmsg, launches)?;
+            self.reduce(k + ds[d + 1], ds[d + 2] - ds[d + 1], bb, false, &bufs.tables, &mut bufs.dmsg, &mut bufs.scratch, launches)?;
             let (c0, nc) = (ds[d + 1] as u32, (ds[d + 2] - ds[d + 1]) as u32);
             let cells = self.cells(ds[d + 1], ds[d + 2]);
             let mut lb = self.gpu.stream.launch_builder(&self.f[3]);
@@ -285,7 +304,7 @@ impl<'a> CudaJtree<'a> {
             unsafe { lb.launch(self.cfg(cells * bb)) }.map_err(cuda_err("launching jt_scatter"))?;
             *launches += 1;
         }
-        self.reduce(2 * k, n, bb, false, &bufs.tables, &mut bufs.marg, launches)
+        self.reduce(2 * k, n, bb, false, &bufs.tables, &mut bufs.marg, &mut bufs.scratch, launches)
     }
 
     fn bufs(&self, chunk: usize, max: bool) -> Result<Bufs> {
@@ -297,6 +316,7 @@ impl<'a> CudaJtree<'a> {
             dmsg: self.gpu.alloc(if max { 1 } else { p.sep_cells as usize * b }, "allocating messages")?,
             marg: self.gpu.alloc(if max { 1 } else { p.marg_cells as usize * b }, "allocating marginals")?,
             states: self.gpu.alloc(if max { p.n_vars() * b } else { 1 }, "allocating states")?,
+            scratch: self.gpu.alloc(p.stats.scratch_cells as usize * b, "allocating partial sums")?,
         })
     }
 
@@ -364,6 +384,7 @@ struct Bufs {
     dmsg: CudaSlice<f64>,
     marg: CudaSlice<f64>,
     states: CudaSlice<i32>,
+    scratch: CudaSlice<f64>,
 }
 
 #[cfg(test)]
@@ -372,7 +393,7 @@ mod tests {
 
     #[test]
     fn kernel_source_declares_every_kernel_and_the_projection_layout() {
-        for k in ["jt_reduce", "jt_init", "jt_absorb", "jt_scatter", "jt_decode"] {
+        for k in ["jt_reduce", "jt_init", "jt_absorb", "jt_scatter", "jt_decode", "jt_combine"] {
             assert!(JTREE_SRC.contains(&format!("__global__ void {k}(")), "{k}");
         }
         assert!(JTREE_SRC.contains("u64 table, out, base, off, len;\n    u32 nbase, off_ident, dig, ndig;"));

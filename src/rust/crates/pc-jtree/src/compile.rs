@@ -306,6 +306,8 @@ pub struct TreeStats {
     pub total_clique_cells: u64,
     pub total_separator_cells: u64,
     /// Bytes of the tables one evidence set needs during propagation (cliques, two sets of
-    /// separator messages, marginals).
+    /// separator messages, marginals, partial sums).
     pub bytes_per_evidence_set: u64,
+    /// Cells of partial sums (split marginalisations) one launch needs per evidence set.
+    pub scratch_cells: u64,
 }

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::error::{try_filled, JtError, Result};
 use crate::evidence::Evidence;
-use crate::plan::{Plan, Projection};
+use crate::plan::{Plan, Projection, REDUCE_SPLIT};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -83,7 +83,22 @@ pub fn find(starts: &[u64], g: u64) -> usize {
     starts.partition_point(|&s| s <= g) - 1
 }
 
-/// Marginalises the clique tables onto `ps` (outputs contiguous from ps[0].out).
+/// `acc` (B rows) combined with `x`: a sum, or a maximum (values are non-negative).
+#[inline]
+fn fold(acc: &mut [f64], x: &[f64], mode: Mode) {
+    match mode {
+        Mode::Sum => acc.iter_mut().zip(x).for_each(|(a, x)| *a += *x),
+        Mode::Max => acc.iter_mut().zip(x).for_each(|(a, x)| {
+            if *x > *a {
+                *a = *x
+            }
+        }),
+    }
+}
+
+/// Marginalises the clique tables onto `ps` (outputs contiguous from ps[0].out). A run longer
+/// than `REDUCE_SPLIT` is summed in parts of that length, then the parts in order (as the GPU
+/// gives each part its own thread).
 fn reduce(ps: &[Projection], tables: &[f64], out: &mut [f64], b: usize, mode: Mode) {
     if ps.is_empty() {
         return;
@@ -94,18 +109,23 @@ fn reduce(ps: &[Projection], tables: &[f64], out: &mut [f64], b: usize, mode: Mo
     out[lo as usize * b..end as usize * b].par_chunks_mut(b).with_min_len(64.max(1024 / b)).enumerate().for_each(|(g, acc)| {
         let p = &ps[find(&starts, g as u64)];
         let j = g - (p.out - lo) as usize;
-        acc.iter_mut().for_each(|a| *a = 0.0);
         let base = p.table + p.base[j] as u64;
-        for t in 0..p.len as usize {
-            let row = &tables[(base + p.off_at(t)) as usize * b..][..b];
-            match mode {
-                Mode::Sum => acc.iter_mut().zip(row).for_each(|(a, x)| *a += *x),
-                Mode::Max => acc.iter_mut().zip(row).for_each(|(a, x)| {
-                    if *x > *a {
-                        *a = *x
-                    }
-                }),
+        let run = |t0: u64, t1: u64, acc: &mut [f64]| {
+            acc.iter_mut().for_each(|a| *a = 0.0);
+            for t in t0..t1 {
+                fold(acc, &tables[(base + p.off_at(t as usize)) as usize * b..][..b], mode);
             }
+        };
+        let parts = p.parts();
+        if parts == 1 {
+            run(0, p.len, acc);
+            return;
+        }
+        acc.iter_mut().for_each(|a| *a = 0.0);
+        let mut part = vec![0.0; b];
+        for k in 0..parts {
+            run(k * REDUCE_SPLIT, ((k + 1) * REDUCE_SPLIT).min(p.len), &mut part);
+            fold(acc, &part, mode);
         }
     });
 }
@@ -133,7 +153,7 @@ fn init(plan: &Plan, ev: &Evidence, r0: usize, tables: &mut [f64], b: usize) {
             let row = r0 + k;
             let mut y = x0;
             for &(var, st, cd) in &plan.cliques[c].homed {
-                let s = ((r / st as u64) % cd as u64) as i32;
+                let s = ((r as u32 / st) % cd) as i32;
                 let h = ev.hard[row * n + var as usize];
                 if h >= 0 && h != s {
                     y = 0.0;

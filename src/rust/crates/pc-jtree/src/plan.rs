@@ -11,6 +11,10 @@ use crate::compile::{clique_forest, eliminate, maximal_cliques, moral_graph, tab
 use crate::error::{JtError, Result};
 use crate::network::Network;
 
+/// Longest run of a marginalisation summed by one thread: longer runs are summed in parts of
+/// this length and the parts then summed in order (on the CPU the same way, so both agree).
+pub const REDUCE_SPLIT: u64 = 1024;
+
 /// A clique onto a subset of its variables.
 #[derive(Clone, Debug, Default)]
 pub struct Projection {
@@ -59,6 +63,11 @@ impl Projection {
         Projection { table, out, base: enumerate(subset), off, len, digits }
     }
 
+    /// Parts of `REDUCE_SPLIT` configurations its marginalisation is summed in.
+    pub fn parts(&self) -> u64 {
+        self.len.div_ceil(REDUCE_SPLIT).max(1)
+    }
+
     /// Offset of configuration `t` of the other variables.
     #[inline]
     pub fn off_at(&self, t: usize) -> u64 {
@@ -72,9 +81,11 @@ impl Projection {
     /// The subset cell of clique cell `r`.
     #[inline]
     pub fn subset_cell(&self, r: u64) -> u64 {
+        // a clique has fewer than 2^32 cells: 32-bit division (much cheaper, on the GPU too)
+        let r = r as u32;
         let mut j = 0u64;
         for &(_, cs, c, ss) in &self.digits {
-            j += (r / cs as u64) % c as u64 * ss as u64;
+            j += ((r / cs) % c) as u64 * ss as u64;
         }
         j
     }
@@ -224,6 +235,20 @@ impl Plan {
             marg.push(Projection::new(&cliques[h].vars, &cliques[h].strides, &card, &[v], cliques[h].offset, marg_cells));
             marg_cells += card[v] as u64;
         }
+        // partial sums of split marginalisations: the most one launch (a depth's separators, or
+        // the variables) needs
+        let split_cells = |ps: &[Projection]| -> u64 {
+            if ps.iter().any(|p| p.parts() > 1) {
+                ps.iter().map(|p| p.base.len() as u64 * p.parts()).sum()
+            } else {
+                0
+            }
+        };
+        let mut scratch = split_cells(&marg);
+        for d in 0..depth_start.len() - 1 {
+            scratch = scratch.max(split_cells(&up[depth_start[d]..depth_start[d + 1]]));
+            scratch = scratch.max(split_cells(&down[depth_start[d]..depth_start[d + 1]]));
+        }
         let stats = TreeStats {
             cliques: k,
             trees: roots.len(),
@@ -232,7 +257,8 @@ impl Plan {
             max_clique_cells: cliques.iter().map(|c| c.cells).max().unwrap_or(0),
             total_clique_cells: total_cells,
             total_separator_cells: sep_cells,
-            bytes_per_evidence_set: 8 * (total_cells + 2 * sep_cells + marg_cells),
+            bytes_per_evidence_set: 8 * (total_cells + 2 * sep_cells + marg_cells + scratch),
+            scratch_cells: scratch,
         };
         let mut plan = Plan { names: net.names.clone(), card, cliques, depth_start, roots, up, down, sep_cells, marg, marg_cells, total_cells, base: Vec::new(), stats };
         plan.base = crate::engine::pool(threads)?.install(|| plan.potentials(net))?;

@@ -45,6 +45,14 @@ pub struct JtreeArgs {
     /// Append one CSV row per network here.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Rows of the batch run a second time on the GPU to check run-to-run identity (0: all).
+    #[arg(long, default_value_t = 0)]
+    pub repeat_rows: usize,
+    /// Append the GPU's (with --cpu-only the CPU's) MPE of the first `mpe_rows` evidence sets here (tab-separated: network,
+    /// row, evidence as var=state;..., the MPE as var=state;..., ln P(mpe, evidence)), for
+    /// jtree-pyagrum.py to compare with pyAgrum's.
+    #[arg(long)]
+    pub mpe_out: Option<PathBuf>,
 }
 
 fn read_bif(p: &PathBuf) -> Res<Network> {
@@ -103,6 +111,21 @@ fn max_abs(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| if x.is_nan() && y.is_nan() { 0.0 } else { (x - y).abs() }).fold(0.0, f64::max)
 }
 
+fn assignment(net: &Network, states: &[i32]) -> String {
+    let parts: Vec<String> = (0..net.len()).filter(|&v| states[v] >= 0).map(|v| format!("{}={}", net.names[v], net.states[v][states[v] as usize])).collect();
+    parts.join(";")
+}
+
+fn write_mpe(p: &PathBuf, name: &str, net: &Network, ev: &Evidence, mpe: &pc_jtree::engine::Mpe) -> Res<()> {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| e.to_string())?;
+    let n = net.len();
+    for r in 0..ev.rows {
+        let (e, x) = (assignment(net, &ev.hard[r * n..(r + 1) * n]), assignment(net, &mpe.states[r * n..(r + 1) * n]));
+        writeln!(f, "{name}\t{r}\t{e}\t{x}\t{:.17e}", mpe.prob[r].ln()).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
     let h = Heuristic::parse(&a.triangulation).map_err(|e| e.to_string())?;
     let opts = Options { threads: a.threads, memory_bytes: 16 << 30 };
@@ -159,8 +182,11 @@ pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
             let mg = g.marginals(&ev, None).map_err(|e| e.to_string())?;
             batch_gpu = t.elapsed().as_secs_f64();
             chunk = g.timings.rows_per_chunk;
-            let mg2 = g.marginals(&ev, None).map_err(|e| e.to_string())?;
-            ident = mg.values.iter().zip(&mg2.values).all(|(x, y)| x.to_bits() == y.to_bits()) && mg.pe == mg2.pe;
+            let rep = if a.repeat_rows == 0 { ev.rows } else { a.repeat_rows.min(ev.rows) };
+            let mg2 = g.marginals(&rows_of(&ev, rep), None).map_err(|e| e.to_string())?;
+            let w2 = mg2.width;
+            ident = mg.values[..rep * w2].iter().zip(&mg2.values).all(|(x, y)| x.to_bits() == y.to_bits())
+                && mg.pe[..rep].iter().zip(&mg2.pe).all(|(x, y)| x.to_bits() == y.to_bits());
             let w = mg.width;
             dmarg = max_abs(&mg.values[..sub.rows * w], &m_cpu.values).max(d1);
             dpe = max_rel(&mg.pe[..sub.rows], &m_cpu.pe);
@@ -168,6 +194,11 @@ pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
             let n = net.len();
             same = (0..mev.rows).filter(|&r| mpe_g.states[r * n..(r + 1) * n] == mpe_c.states[r * n..(r + 1) * n]).count();
             dprob = max_rel(&mpe_g.prob, &mpe_c.prob);
+            if let Some(p) = &a.mpe_out {
+                write_mpe(p, &name, &net, &mev, &mpe_g)?;
+            }
+        } else if let Some(p) = &a.mpe_out {
+            write_mpe(p, &name, &net, &mev, &mpe_c)?;
             if dmarg > 1e-12 || dpe > 1e-12 || !ident || same != mev.rows || dprob > 1e-12 {
                 ok = false;
             }
