@@ -5,8 +5,10 @@
 # every variable standardised. The learned skeleton is compared with the true one: SHD (extra +
 # missing edges) and F1 of the edges.
 #
-#   Rscript inst/bench/cmiknn-dag.R [LIB] [OUT.csv] [p] [n] [reps] [sig_samples]
+#   Rscript inst/bench/cmiknn-dag.R [LIB] [OUT.csv] [p] [n] [reps] [sig_samples] [kinds] [first]
 #
+# kinds: a comma-separated subset of quadratic,tanh,sine (default: all three); first: the first
+# replicate (default 1; replicate r of a kind always has the same data).
 # LIB: the library gpupc is installed in (default: the normal library path).
 args <- commandArgs(trailingOnly = TRUE)
 arg <- function(i, default) if (length(args) >= i && nzchar(args[i])) args[i] else default
@@ -16,6 +18,8 @@ p <- as.integer(arg(3, 10))
 n <- as.integer(arg(4, 500))
 reps <- as.integer(arg(5, 3))
 B <- as.integer(arg(6, 100))
+kinds <- strsplit(arg(7, "quadratic,tanh,sine"), ",")[[1]]
+first <- as.integer(arg(8, 1))
 if (is.na(lib)) library(gpupc) else library(gpupc, lib.loc = lib)
 suppressMessages(library(pcalg))
 
@@ -54,8 +58,9 @@ score <- function(amat, truth) {
 }
 
 rows <- list()
-for (kind in names(edge_fun)) {
-  for (r in seq_len(reps)) {
+options(cli.progress_show_after = Inf)
+for (kind in kinds) {
+  for (r in seq(first, reps)) {
     d <- sim_dag(kind, p, n, degree = 2, seed = 1000 * match(kind, names(edge_fun)) + r)
     t0 <- proc.time()[["elapsed"]]
     cm <- gpu_skeleton(list(data = d$X, knn = 0.2, shuffle_neighbors = 5, sig_samples = B, seed = r),
