@@ -36,9 +36,10 @@ import os
 import subprocess
 import sys
 import time
-import types
 
 import numpy as np
+
+from tigramite_env import import_cmiknn
 
 NS = (200, 1000, 5000)
 LS = (0, 1, 3)
@@ -80,21 +81,9 @@ def build_cells():
                 CELLS[cell_key(n, l, hyp)] = simulate(n, l, hyp, OURS_REPS[n], 1000 + 100 * i + 10 * j + k)
 
 
-def import_tigramite():
-    sys.path.insert(0, os.environ.get("TIGRAMITE_PATH", "/tmp/tig"))
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        stub = types.ModuleType("numba")
-        stub.jit = lambda *a, **k: (lambda f: f)
-        sys.modules["numba"] = stub
-    from tigramite.independence_tests.cmiknn import CMIknn
-    return CMIknn
-
-
 def tig_task(task):
     key, r = task
-    CMIknn = import_tigramite()
+    CMIknn = import_cmiknn()
     d = CELLS[key][r]
     n, l = d.shape[0], d.shape[1] - 2
     t = CMIknn(knn=KNN, shuffle_neighbors=SHUF, sig_samples=B, workers=1, seed=r + 1,

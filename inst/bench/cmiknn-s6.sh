@@ -4,14 +4,14 @@
 # (cmiknn-dist.py: tigramite on 12 processes while the GPU runs ours, then skeleton recovery on
 # quadratic / tanh / sine DAGs beside the Gaussian test, then a PC run at p = 200, n = 2000);
 # last, one tigramite test of the p = 50 PC run's shape with |S| = 0. Run from a folder holding
-# pcbench (release build), this script, cmiknn-dist.py, cmiknn-tigramite.py and the tigramite
-# wheel; results go to $OUT (or ./out).
+# pcbench (release build), this script, cmiknn-dist.py, cmiknn-tigramite.py, tigramite_env.py and
+# the tigramite wheel; results go to $OUT (or ./out).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
 mkdir -p "$out"
 pcb=$here/pcbench
-export TIGRAMITE_PATH=${TMPDIR:-/tmp}/tig-site OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+export TIGRAMITE_PATH=${TMPDIR:-/tmp}/tig-site PYTHONPATH=$here OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 # a wheel is a zip: unpacking it is a --no-deps install
 python3 -c "import zipfile, sys; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$(ls "$here"/tigramite-*.whl | head -1)" "$TIGRAMITE_PATH"
 {
@@ -19,14 +19,10 @@ python3 -c "import zipfile, sys; zipfile.ZipFile(sys.argv[1]).extractall(sys.arg
   "$pcb" probe
   echo "## tigramite CMIknn with |S| = 0 under this numpy: default sig_blocklength, then sig_blocklength = 1"
   timeout 60 python3 - <<'EOF'
-import inspect, os, sys, types
-sys.path.insert(0, os.environ["TIGRAMITE_PATH"])
-try:
-    import numba  # noqa: F401
-except ImportError:
-    stub = types.ModuleType("numba"); stub.jit = lambda *a, **k: (lambda f: f); sys.modules["numba"] = stub
+import inspect
 import numpy as np, scipy
-from tigramite.independence_tests.cmiknn import CMIknn
+from tigramite_env import import_cmiknn
+CMIknn = import_cmiknn()
 print("numpy", np.__version__, "scipy", scipy.__version__, "np.corrcoef", inspect.signature(np.corrcoef))
 rng = np.random.default_rng(1)
 x, y = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))

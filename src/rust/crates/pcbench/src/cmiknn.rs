@@ -290,11 +290,9 @@ impl Watch for LevelLog {
     }
 }
 
-fn pc(a: &CmiArgs) -> Result<ExitCode, String> {
-    let (v, truth) = nonlinear_dag(a.p, a.n, a.degree, a.seed);
-    let params = CmiKnnParams { knn: knn_of(a.knn), shuffle_neighbors: a.shuffle, sig_samples: a.sig_samples, permute: Permute::Y, seed: a.seed };
-    let t = CmiKnn::new(RankData::from_columns(&v, a.n, a.p).map_err(|e| e.to_string())?, params).map_err(|e| e.to_string())?;
-    let sp = SkeletonParams {
+/// pcalg's stable skeleton from the complete graph, with the command's alpha, m.max and threads.
+fn skeleton_params(a: &CmiArgs) -> SkeletonParams {
+    SkeletonParams {
         alpha: a.alpha,
         order: Order::Stable,
         m_max: a.m_max,
@@ -302,7 +300,14 @@ fn pc(a: &CmiArgs) -> Result<ExitCode, String> {
         start: Adjacency::complete(a.p),
         fixed_edges: Adjacency::empty(a.p),
         threads: a.threads,
-    };
+    }
+}
+
+fn pc(a: &CmiArgs) -> Result<ExitCode, String> {
+    let (v, truth) = nonlinear_dag(a.p, a.n, a.degree, a.seed);
+    let params = CmiKnnParams { knn: knn_of(a.knn), shuffle_neighbors: a.shuffle, sig_samples: a.sig_samples, permute: Permute::Y, seed: a.seed };
+    let t = CmiKnn::new(RankData::from_columns(&v, a.n, a.p).map_err(|e| e.to_string())?, params).map_err(|e| e.to_string())?;
+    let sp = skeleton_params(a);
     let n_true = (0..a.p).flat_map(|i| (i + 1..a.p).map(move |j| (i, j))).filter(|&(i, j)| truth.has(i, j)).count();
     println!("what,backend,p,n,k,B,seconds,edges,true_edges,tests_per_level,identical_to_cpu,edges_in_truth");
     let mut results = Vec::new();
@@ -385,15 +390,7 @@ fn dag(a: &CmiArgs) -> Result<ExitCode, String> {
         for rep in 0..a.cases {
             let seed = a.seed * 1000 + 100 * kind as u64 + rep as u64;
             let (mut v, truth) = nonlinear_dag_of(a.p, a.n, a.degree, seed, &[kind]);
-            let sp = SkeletonParams {
-                alpha: a.alpha,
-                order: Order::Stable,
-                m_max: a.m_max,
-                na_delete: true,
-                start: Adjacency::complete(a.p),
-                fixed_edges: Adjacency::empty(a.p),
-                threads: a.threads,
-            };
+            let sp = skeleton_params(a);
             let params = CmiKnnParams { knn: knn_of(a.knn), shuffle_neighbors: a.shuffle, sig_samples: a.sig_samples, permute: Permute::Y, seed };
             let t = CmiKnn::new(RankData::from_columns(&v, a.n, a.p).map_err(|e| e.to_string())?, params).map_err(|e| e.to_string())?;
             let t0 = Instant::now();
