@@ -15,7 +15,7 @@ export TIGRAMITE_PATH=${TMPDIR:-/tmp}/tig-site PYTHONPATH=$here OMP_NUM_THREADS=
 # a wheel is a zip: unpacking it is a --no-deps install
 python3 -c "import zipfile, sys; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$(ls "$here"/tigramite-*.whl | head -1)" "$TIGRAMITE_PATH"
 {
-  echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) $(nproc) cores"
+  echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) $(nproc --all) cores"
   "$pcb" probe
   echo "## tigramite CMIknn with |S| = 0 under this numpy: default sig_blocklength, then sig_blocklength = 1"
   timeout 60 python3 - <<'EOF'
