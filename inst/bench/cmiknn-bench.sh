@@ -2,7 +2,7 @@
 # CMI-kNN on the GPU machine: GPU/CPU parity (pcbench cmiknn parity), one-test timings of ours
 # (GPU, CPU on all cores) and tigramite (run_test_raw, workers = -1: all cores), and a PC skeleton
 # search on the GPU. Run from a folder holding pcbench (`cargo build --release -p pcbench`), this
-# script, cmiknn-tigramite.py and the tigramite wheel; results go to $OUT (or ./out).
+# script, cmiknn-tigramite.py, tigramite_env.py and the tigramite wheel; results go to $OUT (or ./out).
 #
 #   bash cmiknn-bench.sh check     probe, parity (150 tests), one test at n = 1000
 #   bash cmiknn-bench.sh bench     the timings of issue 14 (n = 1000 and n = 10000, tigramite, PC)

@@ -4,24 +4,17 @@
     python3 cmiknn-tigramite.py N KNN SIG_SAMPLES L REPEAT
 
 KNN below 1 is a fraction of n (tigramite's rule). workers=-1: scipy's cKDTree queries use every
-core. tigramite is imported from $TIGRAMITE_PATH (a --no-deps install of the wheel); numba, which
-it imports only for @jit(forceobj=True) (object mode, nothing compiled), is replaced by a
-stand-in when absent. Prints one CSV row: tool,n,k,B,l,workers,median_s,statistic,p_value.
+core. tigramite is imported by tigramite_env.py (beside this script). Prints one CSV row: tool,n,k,B,l,workers,median_s,statistic,p_value.
 """
 import os
 import sys
 import time
-import types
 
-sys.path.insert(0, os.environ.get("TIGRAMITE_PATH", "/tmp/tig"))
-try:
-    import numba  # noqa: F401
-except ImportError:
-    stub = types.ModuleType("numba")
-    stub.jit = lambda *a, **k: (lambda f: f)
-    sys.modules["numba"] = stub
 import numpy as np
-from tigramite.independence_tests.cmiknn import CMIknn
+
+from tigramite_env import import_cmiknn
+
+CMIknn = import_cmiknn()
 
 n, knn, B, l, rep = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 if knn >= 1:
@@ -30,7 +23,10 @@ rng = np.random.default_rng(1)
 z = rng.normal(size=(n, max(l, 1)))
 x = np.tanh(z[:, 0]) + 0.5 * rng.normal(size=n)
 y = np.sin(2 * z[:, 0]) + 0.5 * rng.normal(size=n)
-t = CMIknn(knn=knn, shuffle_neighbors=5, sig_samples=B, workers=-1, seed=1)
+# |S| = 0: tigramite's block shuffle with sig_blocklength=None estimates the block length through
+# np.corrcoef(..., ddof=0), which numpy 2.x no longer accepts; blocks of 1 (a full permutation,
+# what i.i.d. data call for) skip that estimate without touching tigramite's code.
+t = CMIknn(knn=knn, shuffle_neighbors=5, sig_samples=B, workers=-1, seed=1, sig_blocklength=1 if l == 0 else None)
 times = []
 for _ in range(rep):
     t0 = time.perf_counter()

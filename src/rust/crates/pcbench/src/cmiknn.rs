@@ -5,13 +5,21 @@
 //!   pcbench cmiknn parity --cases 120
 //!   pcbench cmiknn single --n 1000 --knn 7 --sig-samples 100 --level 1 --backend both
 //!   pcbench cmiknn pc --p 50 --n 1000 --knn 0.2 --sig-samples 500 --backend cuda
+//!   pcbench cmiknn dag --p 20 --n 500 --cases 3 --sig-samples 100 --backend cuda
+//!   pcbench cmiknn pvalues --input sets.f64 --n 1000 --level 1 --knn 10 --sig-samples 99
+//!
+//! `pvalues` reads replicate data sets written by inst/bench/cmiknn-dist.py: little-endian f64,
+//! column-major n x (R (2 + level)), replicate r in columns r (2 + level) + [x, y, z_1..z_level];
+//! it tests x _||_ y | z of every replicate in one batch (ranks are per column, so stacking the
+//! replicates as variables is the same as testing each data set alone) and prints one CSV row
+//! per replicate.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use pc_cmiknn::{CmiKnn, CmiKnnParams, Knn, Outcome, Permute, RankData};
-use pc_core::backend::NullWatch;
+use pc_core::backend::{NullWatch, Watch};
 use pc_core::cpu::ParallelCpu;
 use pc_core::graph::Adjacency;
 use pc_core::plan::Order;
@@ -26,6 +34,8 @@ pub enum Mode {
     Parity,
     Single,
     Pc,
+    Pvalues,
+    Dag,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -69,11 +79,22 @@ pub struct CmiArgs {
     threads: usize,
     #[arg(long, value_enum, default_value_t = On::Both)]
     backend: On,
+    /// `pc`: stop after this many seconds (the levels done so far are printed as they end).
+    #[arg(long)]
+    limit_s: Option<f64>,
+    /// `pvalues`: the replicate data sets (see the module comment).
+    #[arg(long)]
+    input: Option<std::path::PathBuf>,
 }
 
 /// Samples of a random non-linear DAG in topological order 0..p: each edge j -> i adds
 /// f(x_j) with f linear, quadratic, tanh or sine; noise N(0, 1). Column-major n x p.
 pub fn nonlinear_dag(p: usize, n: usize, degree: f64, seed: u64) -> (Vec<f64>, Adjacency) {
+    nonlinear_dag_of(p, n, degree, seed, &[0, 1, 2, 3])
+}
+
+/// As `nonlinear_dag`, each edge's f drawn from `kinds` (0 linear, 1 quadratic, 2 tanh, 3 sine).
+pub fn nonlinear_dag_of(p: usize, n: usize, degree: f64, seed: u64, kinds: &[u8]) -> (Vec<f64>, Adjacency) {
     let mut rng = Rng::new(seed);
     let prob = if p > 1 { (degree / (p - 1) as f64).min(1.0) } else { 0.0 };
     let mut truth = Adjacency::empty(p);
@@ -82,7 +103,7 @@ pub fn nonlinear_dag(p: usize, n: usize, degree: f64, seed: u64) -> (Vec<f64>, A
         let mut parents: Vec<(usize, u8, f64)> = Vec::new();
         for j in 0..i {
             if rng.uniform() < prob {
-                parents.push((j, (rng.next_u64() % 4) as u8, 0.5 + rng.uniform()));
+                parents.push((j, kinds[(rng.next_u64() % kinds.len() as u64) as usize], 0.5 + rng.uniform()));
             }
         }
         for &(j, _, _) in &parents {
@@ -134,6 +155,8 @@ pub fn cmd_cmiknn(a: &CmiArgs) -> Result<ExitCode, String> {
         Mode::Parity => parity(a),
         Mode::Single => single(a),
         Mode::Pc => pc(a),
+        Mode::Pvalues => pvalues(a),
+        Mode::Dag => dag(a),
     }
 }
 
@@ -246,11 +269,30 @@ fn single(a: &CmiArgs) -> Result<ExitCode, String> {
     Ok(if equal == "NO" { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-fn pc(a: &CmiArgs) -> Result<ExitCode, String> {
-    let (v, truth) = nonlinear_dag(a.p, a.n, a.degree, a.seed);
-    let params = CmiKnnParams { knn: knn_of(a.knn), shuffle_neighbors: a.shuffle, sig_samples: a.sig_samples, permute: Permute::Y, seed: a.seed };
-    let t = CmiKnn::new(RankData::from_columns(&v, a.n, a.p).map_err(|e| e.to_string())?, params).map_err(|e| e.to_string())?;
-    let sp = SkeletonParams {
+/// Prints each level as it ends (so a run stopped by --limit-s still tells how far it got).
+struct LevelLog {
+    t0: Instant,
+    deadline: Option<Instant>,
+}
+
+impl Watch for LevelLog {
+    fn level_start(&mut self, level: usize, edges: usize, planned: u64) {
+        eprintln!("level {level} starts at {:.1} s: {edges} edges, up to {planned} tests", self.t0.elapsed().as_secs_f64());
+    }
+    fn level_end(&mut self, level: usize, tests: u64, removed: usize, seconds: f64) {
+        eprintln!("level {level}: {tests} tests, {removed} edges removed, {seconds:.2} s (at {:.1} s)", self.t0.elapsed().as_secs_f64());
+    }
+    fn tick(&mut self, _: u64, _: u64) -> bool {
+        self.deadline.map_or(true, |d| Instant::now() < d)
+    }
+    fn keep_going(&mut self) -> bool {
+        self.tick(0, 0)
+    }
+}
+
+/// pcalg's stable skeleton from the complete graph, with the command's alpha, m.max and threads.
+fn skeleton_params(a: &CmiArgs) -> SkeletonParams {
+    SkeletonParams {
         alpha: a.alpha,
         order: Order::Stable,
         m_max: a.m_max,
@@ -258,20 +300,29 @@ fn pc(a: &CmiArgs) -> Result<ExitCode, String> {
         start: Adjacency::complete(a.p),
         fixed_edges: Adjacency::empty(a.p),
         threads: a.threads,
-    };
-    println!("what,backend,p,n,k,B,seconds,edges,true_edges,tests_per_level,identical_to_cpu");
+    }
+}
+
+fn pc(a: &CmiArgs) -> Result<ExitCode, String> {
+    let (v, truth) = nonlinear_dag(a.p, a.n, a.degree, a.seed);
+    let params = CmiKnnParams { knn: knn_of(a.knn), shuffle_neighbors: a.shuffle, sig_samples: a.sig_samples, permute: Permute::Y, seed: a.seed };
+    let t = CmiKnn::new(RankData::from_columns(&v, a.n, a.p).map_err(|e| e.to_string())?, params).map_err(|e| e.to_string())?;
+    let sp = skeleton_params(a);
+    let n_true = (0..a.p).flat_map(|i| (i + 1..a.p).map(move |j| (i, j))).filter(|&(i, j)| truth.has(i, j)).count();
+    println!("what,backend,p,n,k,B,seconds,edges,true_edges,tests_per_level,identical_to_cpu,edges_in_truth");
     let mut results = Vec::new();
     for on in [On::Cpu, On::Cuda] {
         if a.backend != On::Both && a.backend != on {
             continue;
         }
         let t0 = Instant::now();
+        let mut log = LevelLog { t0, deadline: a.limit_s.map(|l| t0 + std::time::Duration::from_secs_f64(l)) };
         let res = if on == On::Cpu {
             let mut b = ParallelCpu::new(&t, a.threads).map_err(|e| e.to_string())?;
-            run_skeleton(&sp, &mut b, &mut NullWatch)
+            run_skeleton(&sp, &mut b, &mut log)
         } else {
             let mut b = CudaCmiKnn::new(&t, a.threads).map_err(|e| e.to_string())?;
-            run_skeleton(&sp, &mut b, &mut NullWatch)
+            run_skeleton(&sp, &mut b, &mut log)
         }
         .map_err(|e| e.to_string())?;
         let secs = t0.elapsed().as_secs_f64();
@@ -280,10 +331,93 @@ fn pc(a: &CmiArgs) -> Result<ExitCode, String> {
         let per_level: Vec<String> = res.n_edgetests.iter().map(|c| c.to_string()).collect();
         let ident = results.first().map(|r0| if crate::compare::identical(r0, &res) { "yes" } else { "NO" }).unwrap_or("-");
         println!(
-            "pc,{},{},{},{},{},{secs:.3},{edges},{true_edges},{},{ident}",
+            "pc,{},{},{},{},{},{secs:.3},{edges},{true_edges},{},{ident},{n_true}",
             if on == On::Cpu { "cpu" } else { "cuda" }, a.p, a.n, t.k(), a.sig_samples, per_level.join(" ")
         );
         results.push(res);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn pvalues(a: &CmiArgs) -> Result<ExitCode, String> {
+    let path = a.input.as_ref().ok_or("pvalues needs --input")?;
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let width = a.level + 2;
+    if bytes.len() % (8 * a.n * width) != 0 {
+        return Err(format!("{}: {} bytes is not a whole number of n x {width} data sets", path.display(), bytes.len()));
+    }
+    let v: Vec<f64> = bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
+    let p = v.len() / a.n;
+    let reps = p / width;
+    let params = CmiKnnParams { knn: knn_of(a.knn), shuffle_neighbors: a.shuffle, sig_samples: a.sig_samples, permute: Permute::Y, seed: a.seed };
+    let t = CmiKnn::new(RankData::from_columns(&v, a.n, p).map_err(|e| e.to_string())?, params).map_err(|e| e.to_string())?;
+    let cases: Vec<CmiCase> = (0..reps)
+        .map(|r| {
+            let x = (r * width) as u32;
+            CmiCase { x, y: x + 1, s: (x + 2..x + width as u32).collect() }
+        })
+        .collect();
+    let t0 = Instant::now();
+    let out = if a.backend == On::Cpu {
+        pool(a.threads)?.install(|| cases.iter().map(|c| t.run(c.x, c.y, &c.s)).collect::<Result<Vec<_>, _>>()).map_err(|e| e.to_string())?
+    } else {
+        CudaCmiKnn::new(&t, a.threads).map_err(|e| e.to_string())?.run_tests(&cases).map_err(|e| e.to_string())?
+    };
+    eprintln!("pvalues: {reps} tests, n = {}, k = {}, B = {}, |S| = {} in {:.3} s", a.n, t.k(), a.sig_samples, a.level, t0.elapsed().as_secs_f64());
+    println!("rep,statistic,p_value");
+    for (r, o) in out.iter().enumerate() {
+        println!("{r},{:.17},{}", o.statistic, o.p_value);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// (found, true positives, edges of the truth) of a skeleton.
+fn edge_counts(g: &Adjacency, truth: &Adjacency, p: usize) -> (usize, usize, usize) {
+    let pairs = || (0..p).flat_map(|i| (i + 1..p).map(move |j| (i, j)));
+    (
+        pairs().filter(|&(i, j)| g.has(i, j)).count(),
+        pairs().filter(|&(i, j)| g.has(i, j) && truth.has(i, j)).count(),
+        pairs().filter(|&(i, j)| truth.has(i, j)).count(),
+    )
+}
+
+/// Skeleton recovery on DAGs whose edges are all quadratic, all tanh or all sine: CMI-kNN (GPU
+/// or CPU backend) beside the Gaussian partial-correlation test (pcalg's gaussCItest, CPU) on
+/// the same data; SHD = extra + missing edges, F1 of the edges.
+fn dag(a: &CmiArgs) -> Result<ExitCode, String> {
+    println!("what,kind,rep,p,n,k,B,test,seconds,true_edges,found,tp,fp,fn,shd,f1,tests");
+    for (kind, name) in [(1u8, "quadratic"), (2, "tanh"), (3, "sine")] {
+        for rep in 0..a.cases {
+            let seed = a.seed * 1000 + 100 * kind as u64 + rep as u64;
+            let (mut v, truth) = nonlinear_dag_of(a.p, a.n, a.degree, seed, &[kind]);
+            let sp = skeleton_params(a);
+            let params = CmiKnnParams { knn: knn_of(a.knn), shuffle_neighbors: a.shuffle, sig_samples: a.sig_samples, permute: Permute::Y, seed };
+            let t = CmiKnn::new(RankData::from_columns(&v, a.n, a.p).map_err(|e| e.to_string())?, params).map_err(|e| e.to_string())?;
+            let t0 = Instant::now();
+            let cm = if a.backend == On::Cpu {
+                run_skeleton(&sp, &mut ParallelCpu::new(&t, a.threads).map_err(|e| e.to_string())?, &mut NullWatch)
+            } else {
+                run_skeleton(&sp, &mut CudaCmiKnn::new(&t, a.threads).map_err(|e| e.to_string())?, &mut NullWatch)
+            }
+            .map_err(|e| e.to_string())?;
+            let cm_s = t0.elapsed().as_secs_f64();
+            let c = crate::data::correlation(&mut v, a.n, a.p, a.threads);
+            let gt = pc_core::citest::GaussTest::new(c, a.p, a.n as f64, pc_core::citest::GaussFlavour::R).map_err(|e| e.to_string())?;
+            let t0 = Instant::now();
+            let ga = run_skeleton(&sp, &mut ParallelCpu::new(&gt, a.threads).map_err(|e| e.to_string())?, &mut NullWatch).map_err(|e| e.to_string())?;
+            let ga_s = t0.elapsed().as_secs_f64();
+            for (test, res, secs) in [("cmiknn", &cm, cm_s), ("gauss", &ga, ga_s)] {
+                let (found, tp, n_true) = edge_counts(&res.graph, &truth, a.p);
+                let (fp, fneg) = (found - tp, n_true - tp);
+                let f1 = if tp == 0 { 0.0 } else { 2.0 * tp as f64 / (2 * tp + fp + fneg) as f64 };
+                let tests: u64 = res.n_edgetests.iter().map(|&x| x as u64).sum();
+                println!(
+                    "dag,{name},{rep},{},{},{},{},{test},{secs:.3},{n_true},{found},{tp},{fp},{fneg},{},{f1:.4},{tests}",
+                    a.p, a.n, if test == "cmiknn" { t.k().to_string() } else { "NA".into() },
+                    if test == "cmiknn" { a.sig_samples.to_string() } else { "NA".into() }, fp + fneg
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
