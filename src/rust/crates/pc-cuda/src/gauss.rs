@@ -135,8 +135,8 @@ pub struct CudaGauss {
     pub(crate) n: f64,
     pub(crate) timings: CudaTimings,
     /// Levels 0 and 1 run dense (pMax and the graph fit beside C on the device).
-    dense_fits: bool,
-    planned_only: bool,
+    pub(crate) dense_fits: bool,
+    pub(crate) planned_only: bool,
     pub(crate) dense: Option<crate::gauss_dense::DenseState>,
     round_budget: Option<u64>,
     nvrtc_log: String,
@@ -144,7 +144,7 @@ pub struct CudaGauss {
     /// C is exactly symmetric (else levels >= 2 always take the pseudo-inverse, as on the CPU).
     pub(crate) symmetric: bool,
     /// C holds a NaN: levels >= 2 then run on the CPU, which reproduces pcalg's error there.
-    has_nan: bool,
+    pub(crate) has_nan: bool,
 }
 
 impl CudaGauss {
@@ -165,6 +165,11 @@ impl CudaGauss {
     /// `symmetric` is exact mirror equality, `has_nan` any NaN; the caller has refused infinite
     /// entries.
     pub fn new_scanned(c: &[f64], p: usize, n: f64, symmetric: bool, has_nan: bool) -> Result<Self> {
+        Self::new_scanned_on(crate::device::device_ordinal(), c, p, n, symmetric, has_nan)
+    }
+
+    /// [`CudaGauss::new_scanned`] on device `ordinal`.
+    pub fn new_scanned_on(ordinal: usize, c: &[f64], p: usize, n: f64, symmetric: bool, has_nan: bool) -> Result<Self> {
         if p == 0 || c.len() != p * p {
             return Err(PcError::invalid("C", format!("must be a {p} x {p} matrix ({} values given)", c.len())));
         }
@@ -175,7 +180,7 @@ impl CudaGauss {
             return Err(PcError::invalid("suffStat$n", format!("must be a finite number >= 0, got {n}")));
         }
         guard("opening the GPU", || {
-            let gpu = Gpu::open()?;
+            let gpu = Gpu::open_on(ordinal)?;
             let need = 8 * p * p;
             let free = gpu.free_bytes()?;
             // C plus room for a level's lists and the kernels' local memory

@@ -70,7 +70,13 @@ pub(crate) struct Gpu {
 impl Gpu {
     /// Probes and opens the device (call inside [`guard`]).
     pub fn open() -> Result<Gpu> {
-        let info = device::probe().map_err(PcError::Cuda)?;
+        Self::open_on(device::device_ordinal())
+    }
+
+    /// Probes and opens device `ordinal` (call inside [`guard`]). Opening the same ordinal twice
+    /// gives two handles on its primary context: how one card stands in for several devices.
+    pub fn open_on(ordinal: usize) -> Result<Gpu> {
+        let info = device::probe_device(ordinal).map_err(PcError::Cuda)?;
         let ctx = CudaContext::new(info.ordinal).map_err(cuda_err("could not open the GPU"))?;
         // One stream, used in order: cudarc's cross-stream event tracking is not needed.
         // SAFETY: every launch and copy of a backend goes to `stream`, so ordering holds.

@@ -12,6 +12,7 @@ pub mod device;
 pub mod discrete;
 pub mod gauss;
 mod gauss_dense;
+pub mod gauss_multi;
 mod gpu;
 pub mod host;
 pub mod jtree;
@@ -19,6 +20,7 @@ pub mod module;
 pub mod windows;
 
 pub use cmiknn::CudaCmiKnn;
-pub use device::{probe, DeviceInfo};
+pub use device::{probe, probe_all, DeviceInfo};
 pub use discrete::CudaGSquare;
 pub use gauss::{CudaGauss, CudaTimings, LevelTimings};
+pub use gauss_multi::MultiGauss;
