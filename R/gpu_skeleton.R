@@ -59,6 +59,10 @@
 #'   threads, at least 1 and at most the machine's cores. Unlike pcalg, this applies to every method.
 #' @param backend `"auto"` (GPU when one is usable and the problem is large enough, else CPU),
 #'   `"cpu"` or `"cuda"`. Defaults to `getOption("gpupc.backend", "auto")`.
+#' @param devices the GPUs to use with the CUDA backend, as numbered by
+#'   `gpu_info()$devices$device` (e.g. `c(0, 1)`); `NULL` (the default, or
+#'   `getOption("gpupc.devices")`) uses every usable GPU. Each level's work is split over them,
+#'   with results identical to one GPU's.
 #' @return An object of class [pcalg::pcAlgo-class].
 #' @export
 #' @examples
@@ -72,18 +76,21 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
                          method = c("stable", "original", "stable.fast"), m.max = Inf,
                          fixedGaps = NULL, fixedEdges = NULL, NAdelete = TRUE,
                          numCores = NULL, verbose = FALSE,
-                         backend = getOption("gpupc.backend", "auto")) {
+                         backend = getOption("gpupc.backend", "auto"),
+                         devices = getOption("gpupc.devices", NULL)) {
   cl <- match.call()
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p))
   method <- match.arg(method)
   skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, method, m.max, fixedGaps,
-                fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg)
+                fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg, devices = devices)
 }
 
 skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.max, fixedGaps,
-                          fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels") {
+                          fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels",
+                          devices = NULL) {
   alpha <- check_alpha(alpha)
+  devices <- check_devices(devices, backend)
   m.max <- check_m_max(m.max, method)
   NAdelete <- check_flag(NAdelete, "NAdelete")
   verbose <- check_flag(as.logical(verbose), "verbose")
@@ -109,7 +116,9 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
     if (test$kind == "rfun" && b == "cpu")
       return(run_rfun(indepTest, suffStat, p, alpha, start, fixed, NAdelete, m.max, method,
                       threads, level_hooks(verbose, method, b)))
-    rs_skeleton(test$kind, test$data, NULL, p, alpha, start, fixed, NAdelete, m.max,
+    data <- test$data
+    if (b == "cuda") data$devices <- resolve_devices(devices)
+    rs_skeleton(test$kind, data, NULL, p, alpha, start, fixed, NAdelete, m.max,
                 method, b, threads, level_hooks(verbose, method, b))
   }
   t1 <- proc.time()[["elapsed"]]

@@ -8,6 +8,7 @@ mod orient;
 mod params;
 mod rdriver;
 mod jtree;
+mod multi;
 mod watch;
 
 use extendr_api::prelude::*;

@@ -411,3 +411,80 @@ pub fn device_labels(ordinals: &[usize]) -> Vec<String> {
         .map(|(d, o)| if ordinals[..d].contains(o) { format!("GPU {o} (context {d})") } else { format!("GPU {o}") })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pc_core::backend::NullWatch;
+    use pc_core::skeleton::{run_skeleton, SkeletonParams};
+    use pc_core::Order;
+
+    /// A chain-and-skip correlation structure from n pseudo-random rows.
+    fn cor(p: usize, n: usize, seed: u64) -> Vec<f64> {
+        let mut h = seed | 1;
+        let mut u = || {
+            h ^= h << 13;
+            h ^= h >> 7;
+            h ^= h << 17;
+            (h >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let mut x = vec![0.0; n * p];
+        for r in 0..n {
+            for j in 0..p {
+                let mut v = u();
+                if j >= 1 {
+                    v += 0.6 * x[r * p + j - 1];
+                }
+                if j >= 3 {
+                    v -= 0.4 * x[r * p + j - 3];
+                }
+                x[r * p + j] = v;
+            }
+        }
+        let mut c = vec![0.0; p * p];
+        let (mean, sd): (Vec<f64>, Vec<f64>) = (0..p)
+            .map(|j| {
+                let m = (0..n).map(|r| x[r * p + j]).sum::<f64>() / n as f64;
+                (m, (0..n).map(|r| (x[r * p + j] - m).powi(2)).sum::<f64>().sqrt())
+            })
+            .unzip();
+        for a in 0..p {
+            for b in 0..p {
+                c[a + b * p] = (0..n).map(|r| (x[r * p + a] - mean[a]) * (x[r * p + b] - mean[b])).sum::<f64>() / (sd[a] * sd[b]);
+            }
+        }
+        c
+    }
+
+    // On a machine with a GPU: two (and three) contexts on device 0 give one device's result in
+    // every slot, through the dense levels and the planned ones; without a GPU (CI) it has
+    // nothing to run (pc-core's level_loop.rs tests the same split on the CPU).
+    #[test]
+    fn several_contexts_equal_one_device() {
+        if crate::device::probe_device(0).is_err() {
+            return;
+        }
+        for (p, n, seed, alpha) in [(70usize, 300usize, 3u64, 0.05), (130, 120, 7, 0.01)] {
+            let c = cor(p, n, seed);
+            let prm = SkeletonParams { alpha, order: Order::Stable, m_max: None, na_delete: true, start: Adjacency::complete(p), fixed_edges: Adjacency::empty(p), threads: 0 };
+            let (sym, nan) = host::symmetry_and_nan(&c, p);
+            let mut one = CudaGauss::new_scanned_on(0, &c, p, n as f64, sym, nan).unwrap();
+            let want = run_skeleton(&prm, &mut one, &mut NullWatch).unwrap();
+            for k in [2usize, 3] {
+                let mut m = MultiGauss::new_scanned_on(&vec![0; k], &c, p, n as f64, sym, nan).unwrap();
+                assert!(m.dense().is_some());
+                let got = run_skeleton(&prm, &mut m, &mut NullWatch).unwrap();
+                assert_eq!(got.graph, want.graph, "graph, k = {k}");
+                assert!(got.pmax.iter().zip(&want.pmax).all(|(a, b)| a.to_bits() == b.to_bits()), "pMax, k = {k}");
+                let key = |r: &pc_core::SkeletonResult| {
+                    let mut s: Vec<_> = r.all_sepsets().into_iter().map(|s| (s.x, s.y, s.set)).collect();
+                    s.sort();
+                    s
+                };
+                assert_eq!(key(&got), key(&want), "sepsets, k = {k}");
+                assert_eq!(got.n_edgetests, want.n_edgetests, "n.edgetests, k = {k}");
+                assert_eq!(got.max_ord, want.max_ord);
+            }
+        }
+    }
+}

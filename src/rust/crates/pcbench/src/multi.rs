@@ -126,14 +126,15 @@ fn tests(r: &SkeletonResult) -> f64 {
 fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -> Res<bool> {
     let prm = params(p, &a.common);
     let devs = &a.dev.devices;
+    let (sym, nan) = pc_cuda::host::symmetry_and_nan(c, p);
     let t = Instant::now();
-    let mut one = CudaGauss::new_scanned_on(devs[0], c, p, n, true, false).map_err(|e| e.to_string())?;
+    let mut one = CudaGauss::new_scanned_on(devs[0], c, p, n, sym, nan).map_err(|e| e.to_string())?;
     one.set_planned_only(a.common.planned);
     let setup1 = t.elapsed().as_secs_f64();
     let (r1, s1) = timed(a.dev.times, || run(&prm, &mut one))?;
     drop(one);
     let t = Instant::now();
-    let mut multi = MultiGauss::new_scanned_on(devs, c, p, n, true, false).map_err(|e| e.to_string())?;
+    let mut multi = MultiGauss::new_scanned_on(devs, c, p, n, sym, nan).map_err(|e| e.to_string())?;
     multi.set_planned_only(a.common.planned);
     let setupk = t.elapsed().as_secs_f64();
     let first = multi.timings().levels.len();
