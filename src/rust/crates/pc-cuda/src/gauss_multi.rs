@@ -7,8 +7,9 @@
 //!   blocks of the level's edge numbering; after each level the graphs are gathered on the first
 //!   device by peer copies into a scratch buffer and ANDed there (`merge.cu`), and the merged
 //!   graph is copied back to every device, so the next level starts from one snapshot everywhere.
-//!   pMax (max) and level 0's sepset bits (OR) are merged the same way once, in `dense_end`;
-//!   only the first device's merged copies go to the host.
+//!   Level 0's sepset bits (OR) are merged the same way once, in `dense_end`; pMax there as a
+//!   reduce-scatter: each device takes the maximum over its block of columns from every copy
+//!   and downloads that block over its own link, all at once.
 //! - levels >= 2 (planned): `multi::split_level`, edge blocks handed to whichever device is free.
 //!
 //! Peer copies (`cuMemcpyPeerAsync`) move the bulk data between devices, never the host; where
@@ -207,31 +208,83 @@ impl MultiGauss {
         Ok(())
     }
 
-    /// Merges pMax (max) and level 0's bits (OR) of every device into the first's.
-    fn merge_results(&mut self) -> Result<()> {
+    /// ORs every device's level-0 bits into the first's (p^2 / 8 bytes each).
+    fn merge_sep0(&mut self) -> Result<()> {
         let (first, rest) = self.devs.split_at_mut(1);
         let g0 = &first[0].gpu;
         let st0 = first[0].dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
         let scratch = self.scratch.as_mut().ok_or_else(|| PcError::Internal("merge without a scratch buffer".into()))?;
         g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let nb = st0.p * st0.words;
-        let np = st0.p * st0.p;
-        let chunk = PMAX_CHUNK.min(np).max(1);
-        g0.ensure_free(chunk * 8, "merging pMax of the devices")?;
-        let buf = g0.alloc::<f64>(chunk, "merging pMax")?;
         for d in rest.iter() {
             let sd = d.dense.as_ref().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
             peer_copy(g0, scratch, 0, &d.gpu, &sd.sep0, 0, nb, "gathering level 0's sepsets")?;
             reduce(g0, &self.merge.or, &mut st0.sep0.slice_mut(0..nb), scratch, nb, "merge_or_u64")?;
-            for a in (0..np).step_by(chunk) {
-                let m = chunk.min(np - a);
-                peer_copy(g0, &buf, 0, &d.gpu, &sd.pmax, a, m, "gathering pMax")?;
-                reduce(g0, &self.merge.max, &mut st0.pmax.slice_mut(a..a + m), &buf, m, "merge_max_f64")?;
-                // the buffer is reused by the next copy: same stream, so in order
-            }
         }
-        g0.stream.synchronize().map_err(cuda_err("merging pMax of the devices"))?;
-        drop(buf);
+        g0.stream.synchronize().map_err(cuda_err("merging level 0's sepsets"))
+    }
+
+    /// pMax as a reduce-scatter: device d takes the maximum of every device's copy over its
+    /// block of columns (`even_ranges(p, k)`, contiguous in column-major order) and downloads
+    /// that block into `pmax` over its own link, all devices at once (24.7 GB at p = 55,572
+    /// would otherwise pass through one device's link).
+    fn pmax_reduce_scatter(devs: &[CudaGauss], labels: &[String], max_fn: &CudaFunction, pmax: &mut [f64]) -> Result<()> {
+        let k = devs.len();
+        let p = devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?.p;
+        let blocks = multi::even_ranges(p, k);
+        let mut parts = Vec::with_capacity(k);
+        let mut rest = pmax;
+        for b in &blocks {
+            let (a, r) = rest.split_at_mut(b.len() * p);
+            parts.push(a);
+            rest = r;
+        }
+        let results: Vec<Result<()>> = std::thread::scope(|s| {
+            let hs: Vec<_> = parts
+                .into_iter()
+                .zip(&blocks)
+                .enumerate()
+                .map(|(d, (part, b))| {
+                    s.spawn(move || {
+                        guard("merging pMax of the devices", || {
+                            let dev = &devs[d];
+                            let g = &dev.gpu;
+                            g.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+                            let st = dev.dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
+                            let (a, e) = (b.start * p, b.end * p);
+                            if e > a {
+                                let chunk = PMAX_CHUNK.min(e - a);
+                                g.ensure_free(chunk * 8, "merging pMax of the devices")?;
+                                let buf = g.alloc::<f64>(chunk, "merging pMax")?;
+                                let (base, _sync) = st.pmax.device_ptr(&g.stream);
+                                for (o, other) in devs.iter().enumerate().filter(|&(o, _)| o != d) {
+                                    let so = other.dense.as_ref().ok_or_else(|| PcError::Internal(format!("{}: no pMax", labels[o])))?;
+                                    for off in (a..e).step_by(chunk) {
+                                        let m = chunk.min(e - off);
+                                        peer_copy(g, &buf, 0, &other.gpu, &so.pmax, off, m, "gathering pMax")?;
+                                        let (dst, mu) = (base + off as u64 * 8, m as u64);
+                                        let mut l = g.stream.launch_builder(max_fn);
+                                        l.arg(&dst).arg(&buf).arg(&mu);
+                                        // SAFETY: merge_max_f64(double*, const double*, u64): dst is the
+                                        // device address of this device's pMax[off..off + m] (inside its
+                                        // allocation), written by this thread only; other threads read
+                                        // other column blocks of it. buf holds >= m doubles.
+                                        unsafe { l.launch(grid_for(m)) }.map_err(launch_err("merge_max_f64"))?;
+                                    }
+                                }
+                                g.stream.synchronize().map_err(cuda_err("merging pMax of the devices"))?;
+                                drop(buf);
+                            }
+                            g.download_staged_at(&st.pmax, a, part, "pMax")
+                        })
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
+        });
+        for (r, label) in results.into_iter().zip(labels) {
+            r.map_err(|e| label_error(label, e))?;
+        }
         Ok(())
     }
 
@@ -335,13 +388,29 @@ impl DenseLevels for MultiGauss {
 
     fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()> {
         let t0 = Instant::now();
-        guard("merging pMax of the devices", || self.merge_results())?;
-        self.merge_s += t0.elapsed().as_secs_f64();
+        let p = self.devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?.p;
+        if pmax.len() != p * p || sep0.p() != p {
+            return Err(PcError::Internal("dense_end: result buffers of the wrong size".into()));
+        }
+        guard("merging level 0's sepsets", || self.merge_sep0())?;
+        Self::pmax_reduce_scatter(&self.devs, &self.labels, &self.merge.max, pmax)?;
+        // the graphs are equal on every device since the last merge; the bits were ORed above
+        let g0 = &self.devs[0].gpu;
+        let st0 = self.devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
+        let (g, s0) = guard("copying the results back", || {
+            g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+            let g = g0.stream.clone_dtoh(&st0.adj).map_err(cuda_err("copying the graph back"))?;
+            let s0 = g0.stream.clone_dtoh(&st0.sep0).map_err(cuda_err("copying the level-0 sepsets back"))?;
+            g0.stream.synchronize().map_err(cuda_err("copying the results back"))?;
+            Ok((g, s0))
+        })
+        .map_err(|e| label_error(&self.labels[0], e))?;
+        *graph = Adjacency::from_words(p, g);
+        *sep0 = BitMatrix::from_words(p, s0);
         self.scratch = None;
-        for d in self.devs.iter_mut().skip(1) {
+        for d in self.devs.iter_mut() {
             d.dense = None; // frees each device's pMax and graph before the planned levels
         }
-        self.devs[0].dense_end(graph, pmax, sep0).map_err(|e| label_error(&self.labels[0], e))?;
         self.timings.dense_results_s += t0.elapsed().as_secs_f64();
         Ok(())
     }

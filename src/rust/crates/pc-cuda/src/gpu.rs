@@ -210,7 +210,17 @@ impl Gpu {
     /// Device -> host through two pinned buffers (the DMA into one overlapping the host copy
     /// out of the other), into memory the caller owns (R's pMax matrix).
     pub fn download_staged<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(&self, src: &CudaSlice<T>, dst: &mut [T], what: &str) -> Result<()> {
+        self.download_staged_at(src, 0, dst, what)
+    }
+
+    /// [`Gpu::download_staged`] of `src[offset..offset + dst.len()]` (one device's block of a
+    /// result that several devices download in parallel).
+    pub fn download_staged_at<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(&self, src: &CudaSlice<T>, offset: usize, dst: &mut [T], what: &str) -> Result<()> {
         let n = dst.len();
+        if offset + n > src.len() {
+            return Err(PcError::Internal(format!("{what}: download past the end of the device buffer")));
+        }
+        let src = &src.slice(offset..offset + n);
         let chunk = (STAGE_BYTES / std::mem::size_of::<T>()).max(1);
         if n <= chunk {
             self.stream.memcpy_dtoh(&src.slice(0..n), dst).map_err(cuda_err(what))?;
