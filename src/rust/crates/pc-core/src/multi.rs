@@ -269,6 +269,51 @@ mod tests {
         assert!(weighted_blocks(&[], 4).is_empty());
     }
 
+    /// A device that answers every edge with "no success", or fails on its `fail_at`-th block.
+    struct FakeDevice {
+        fail_at: Option<usize>,
+        blocks: usize,
+    }
+
+    impl Backend for FakeDevice {
+        fn name(&self) -> String {
+            "fake".into()
+        }
+        fn run_level(&mut self, plan: &LevelPlan, _watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+            self.blocks += 1;
+            // long enough that every device's thread takes a block
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            if self.fail_at == Some(self.blocks) {
+                return Err(PcError::Cuda("out of memory".into()));
+            }
+            Ok(plan.edges.iter().map(|e| EdgeOutcome { best: None, p_best: f64::NAN, max_fail: (e.i * 1000 + e.j) as f64 }).collect())
+        }
+    }
+
+    fn plan_of(p: usize) -> LevelPlan {
+        let g = crate::graph::Adjacency::complete(p);
+        let pool = crate::threads::call_pool(1, "test").unwrap();
+        pool.install(|| crate::plan::plan_level(crate::plan::Order::Stable, 1, &g, &crate::graph::Adjacency::empty(p), 0.05, 1.0)).unwrap()
+    }
+
+    #[test]
+    fn split_level_keeps_plan_order_and_names_a_failing_device() {
+        let plan = plan_of(40);
+        let labels: Vec<String> = (0..3).map(|d| format!("GPU {d}")).collect();
+        let mut devs: Vec<FakeDevice> = (0..3).map(|_| FakeDevice { fail_at: None, blocks: 0 }).collect();
+        let out = split_level(&mut devs, &labels, &plan, &mut crate::backend::NullWatch).unwrap();
+        assert_eq!(out.len(), plan.edges.len());
+        for (o, e) in out.iter().zip(&plan.edges) {
+            assert_eq!(o.max_fail, (e.i * 1000 + e.j) as f64);
+        }
+        assert_eq!(devs.iter().map(|d| d.blocks).sum::<usize>(), weighted_blocks(&vec![1; plan.edges.len()], 3 * BLOCKS_PER_DEVICE).len());
+        let mut devs: Vec<FakeDevice> = (0..3).map(|d| FakeDevice { fail_at: (d == 1).then_some(1), blocks: 0 }).collect();
+        match split_level(&mut devs, &labels, &plan, &mut crate::backend::NullWatch) {
+            Err(PcError::Cuda(m)) => assert!(m.starts_with("GPU 1: ") && m.contains("out of memory"), "{m}"),
+            other => panic!("expected the device's error, got {other:?}"),
+        }
+    }
+
     #[test]
     fn merges_are_and_or_max() {
         let mut a = vec![0b1111u64, 0b1010];
