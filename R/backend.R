@@ -2,14 +2,18 @@
 #'
 #' Probes the NVIDIA driver and NVRTC at run time (nothing CUDA is needed to install gpupc).
 #'
-#' @return A list: `usable` (logical) and, when usable, the device `name`, `memory_bytes`,
-#'   `compute_capability`, `driver_version` and `nvrtc_version`; otherwise `reason`, saying why
-#'   no GPU can be used.
+#' @return A list: `usable` (logical) and, when usable, the default device's `name`,
+#'   `memory_bytes`, `compute_capability`, `driver_version` and `nvrtc_version`, and `devices`,
+#'   a data frame of every usable GPU (`device`, the number `devices =` of [gpu_pc()] takes,
+#'   `name`, `memory_bytes`, `free_bytes`, `compute_capability`, `multiprocessors`); otherwise
+#'   `reason`, saying why no GPU can be used.
 #' @export
 #' @examples
 #' gpu_info()
 gpu_info <- function() {
-  rs_gpu_info()
+  info <- rs_gpu_info()
+  if (!is.null(info$devices)) info$devices <- as.data.frame(info$devices, stringsAsFactors = FALSE)
+  info
 }
 
 # Below this many variables the CPU backend is as fast as the GPU one or faster, counting the

@@ -1,6 +1,6 @@
 #' The PC algorithm, computed by gpupc: a drop-in for pcalg::pc()
 #'
-#' Takes exactly the arguments of [pcalg::pc()] (plus `backend`) and returns the same `pcAlgo`
+#' Takes exactly the arguments of [pcalg::pc()] (plus `backend` and `devices`) and returns the same `pcAlgo`
 #' object. Replace `pc(` by `gpu_pc(` and nothing changes but the time. The skeleton is computed
 #' by [gpu_skeleton()] (see there for tests, methods, differences from pcalg and GPU memory);
 #' the edges are then oriented in the same Rust core, as pcalg orients them.
@@ -74,7 +74,8 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
                    skel.method = c("stable", "original", "stable.fast"),
                    conservative = FALSE, maj.rule = FALSE, solve.confl = FALSE,
                    numCores = NULL, verbose = FALSE,
-                   backend = getOption("gpupc.backend", "auto")) {
+                   backend = getOption("gpupc.backend", "auto"),
+                   devices = getOption("gpupc.devices", NULL)) {
   cl <- match.call()
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p), chatty = TRUE)
@@ -96,7 +97,7 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
   native <- u2pd == "relaxed"
   sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, skel.method, m.max,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg,
-                      defer_sepsets = native)
+                      defer_sepsets = native, devices = devices)
   skel <- if (native) sk$pcalgo else sk
   skel@call <- cl
   t0 <- proc.time()[["elapsed"]]

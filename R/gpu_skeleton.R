@@ -76,6 +76,10 @@
 #'   threads, at least 1 and at most the machine's cores. Unlike pcalg, this applies to every method.
 #' @param backend `"auto"` (GPU when one is usable and the problem is large enough, else CPU),
 #'   `"cpu"` or `"cuda"`. Defaults to `getOption("gpupc.backend", "auto")`.
+#' @param devices the GPUs to use with the CUDA backend, as numbered by
+#'   `gpu_info()$devices$device` (e.g. `c(0, 1)`); `NULL` (the default, or
+#'   `getOption("gpupc.devices")`) uses every usable GPU. Each level's work is split over them,
+#'   with results identical to one GPU's.
 #' @return An object of class [pcalg::pcAlgo-class].
 #' @export
 #' @examples
@@ -89,13 +93,14 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
                          method = c("stable", "original", "stable.fast"), m.max = Inf,
                          fixedGaps = NULL, fixedEdges = NULL, NAdelete = TRUE,
                          numCores = NULL, verbose = FALSE,
-                         backend = getOption("gpupc.backend", "auto")) {
+                         backend = getOption("gpupc.backend", "auto"),
+                         devices = getOption("gpupc.devices", NULL)) {
   cl <- match.call()
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p))
   method <- match.arg(method)
   skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, method, m.max, fixedGaps,
-                fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg)
+                fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg, devices = devices)
 }
 
 # defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend); when the run left its sepsets in
@@ -104,8 +109,9 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
 # slot is set and `sepsets` is NULL.
 skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.max, fixedGaps,
                           fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels",
-                          defer_sepsets = FALSE) {
+                          defer_sepsets = FALSE, devices = NULL) {
   alpha <- check_alpha(alpha)
+  devices <- check_devices(devices, backend)
   m.max <- check_m_max(m.max, method)
   NAdelete <- check_flag(NAdelete, "NAdelete")
   verbose <- check_flag(as.logical(verbose), "verbose")
@@ -135,7 +141,9 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
     if (test$kind == "rfun" && b == "cpu")
       return(run_rfun(indepTest, suffStat, p, alpha, start, fixed, NAdelete, m.max, method,
                       threads, level_hooks(verbose, method, b)))
-    rs_skeleton(test$kind, test$data, NULL, p, alpha, start, fixed, NAdelete, m.max,
+    data <- test$data
+    if (b == "cuda") data$devices <- resolve_devices(devices)
+    rs_skeleton(test$kind, data, NULL, p, alpha, start, fixed, NAdelete, m.max,
                 method, b, threads, level_hooks(verbose, method, b))
   }
   t1 <- proc.time()[["elapsed"]]

@@ -48,9 +48,9 @@ pub fn cmiknn_test(data: &List, p: usize) -> CoreResult<CmiKnn> {
 }
 
 /// The level loop on the GPU (permutations on `threads` cores).
-pub(crate) fn cuda_cmiknn(run: &mut Run, t: &CmiKnn) -> CoreResult<(pc_core::SkeletonResult, String)> {
+pub(crate) fn cuda_cmiknn(run: &mut Run, t: &CmiKnn, device: usize) -> CoreResult<(pc_core::SkeletonResult, String)> {
     let t0 = std::time::Instant::now();
-    let mut b = pc_cuda::CudaCmiKnn::new(t, run.params.threads)?;
+    let mut b = pc_cuda::CudaCmiKnn::new_on(t, run.params.threads, device)?;
     run.setup_s = t0.elapsed().as_secs_f64();
     let out = run.go(&mut b)?;
     let tm = b.timings();

@@ -97,18 +97,25 @@ fn skeleton_impl(
         "gauss" if run.backend == "cuda" => {
             // C is read in place: one parallel check, then the upload (no copy in Rust)
             let t0 = Instant::now();
+            let devices = crate::multi::devices_of(&data)?;
             match gauss_input(&data, p)? {
                 GaussInput::C(c, n) => {
                     let pool = pc_core::threads::call_pool(run.params.threads, "scan")?;
                     let scan = pool.install(|| scan_correlation(&c, p))?;
                     drop(pool);
                     input_s += t0.elapsed().as_secs_f64();
-                    cuda_gauss(&mut run, p, n, |p, n| pc_cuda::CudaGauss::new_scanned(&c, p, n, scan.exact, scan.has_nan))?
+                    if devices.len() > 1 {
+                        crate::multi::cuda_gauss(&mut run, &c, p, n, &scan, &devices)?
+                    } else {
+                        cuda_gauss(&mut run, p, n, |p, n| pc_cuda::CudaGauss::new_scanned_on(devices[0], &c, p, n, scan.exact, scan.has_nan))?
+                    }
                 }
+                // C computed from the data on one device (the first chosen): several devices
+                // take C itself
                 GaussInput::Data { x, rows, n } => {
                     let z = crate::convert::standardized(x, rows, p, run.params.threads)?;
                     input_s += t0.elapsed().as_secs_f64();
-                    cuda_gauss(&mut run, p, n, |p, n| pc_cuda::CudaGauss::from_standardized(&z, rows, p, n))?
+                    cuda_gauss(&mut run, p, n, |p, n| pc_cuda::CudaGauss::from_standardized_on(devices[0], &z, rows, p, n))?
                 }
             }
         }
@@ -123,7 +130,13 @@ fn skeleton_impl(
             let t0 = Instant::now();
             let t = gsquare_test(&data, p, kind)?;
             input_s += t0.elapsed().as_secs_f64();
-            let out = if run.backend == "cuda" { cuda_gsquare(&mut run, &t)? } else { run.cpu(&t)? };
+            let out = match run.backend {
+                "cuda" => match crate::multi::devices_of(&data)?.as_slice() {
+                    [one] => cuda_gsquare(&mut run, &t, *one)?,
+                    many => crate::multi::cuda_gsquare(&mut run, &t, many)?,
+                },
+                _ => run.cpu(&t)?,
+            };
             // pcalg warns for each test it answers p = 1 because n < n.min; R raises one warning
             let (small, n_min) = t.small_n_tests();
             if small > 0 {
@@ -136,7 +149,10 @@ fn skeleton_impl(
             let t = crate::cmiknn::cmiknn_test(&data, p)?;
             input_s += t0.elapsed().as_secs_f64();
             if run.backend == "cuda" {
-                crate::cmiknn::cuda_cmiknn(&mut run, &t)?
+                match crate::multi::devices_of(&data)?.as_slice() {
+                    [one] => crate::cmiknn::cuda_cmiknn(&mut run, &t, *one)?,
+                    many => crate::multi::cuda_cmiknn(&mut run, &t, many)?,
+                }
             } else {
                 run.cpu(&t)?
             }
@@ -167,9 +183,9 @@ fn cuda_gauss(run: &mut Run, p: usize, n: f64, open: impl FnOnce(usize, f64) -> 
     Ok(out)
 }
 
-fn cuda_gsquare(run: &mut Run, t: &pc_core::citest::GSquareTest) -> CoreResult<(pc_core::SkeletonResult, String)> {
+fn cuda_gsquare(run: &mut Run, t: &pc_core::citest::GSquareTest, device: usize) -> CoreResult<(pc_core::SkeletonResult, String)> {
     let t0 = Instant::now();
-    let mut b = pc_cuda::CudaGSquare::new(t)?;
+    let mut b = pc_cuda::CudaGSquare::new_on(t, device)?;
     b.set_threads(run.params.threads)?;
     run.setup_s = t0.elapsed().as_secs_f64();
     let out = run.go(&mut b)?;
@@ -178,7 +194,7 @@ fn cuda_gsquare(run: &mut Run, t: &pc_core::citest::GSquareTest) -> CoreResult<(
 }
 
 /// The CUDA backend's figures for `gpupc_last_run()$details` (`upload_s`: C or the data).
-fn cuda_details(tm: &pc_cuda::CudaTimings) -> List {
+pub(crate) fn cuda_details(tm: &pc_cuda::CudaTimings) -> List {
     list!(
         nvrtc_compile_s = tm.compile_s,
         nvrtc_cached = tm.compile_cached,
@@ -250,7 +266,8 @@ fn gpupc_gpu_info() -> Robj {
             multiprocessors = d.multiprocessors,
             driver_cuda_version = format!("{}.{}", d.driver_version.0, d.driver_version.1),
             nvrtc_version = format!("{}.{}", d.nvrtc_version.0, d.nvrtc_version.1),
-            reason = ""
+            reason = "",
+            devices = crate::multi::devices_table()
         )
         .into_robj(),
         Err(reason) => list!(usable = false, reason = reason).into_robj(),

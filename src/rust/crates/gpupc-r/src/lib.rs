@@ -9,6 +9,7 @@ mod params;
 mod rdriver;
 mod sepset_rows;
 mod jtree;
+mod multi;
 mod watch;
 
 use extendr_api::prelude::*;

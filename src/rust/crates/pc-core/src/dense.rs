@@ -17,6 +17,7 @@ use crate::backend::{run_watched, Control, Watch};
 use crate::citest::CiTest;
 use crate::error::{PcError, Result};
 use crate::graph::{Adjacency, BitMatrix};
+use crate::multi;
 use crate::par::DisjointSlice;
 use crate::plan::Rows;
 
@@ -149,6 +150,8 @@ unsafe fn raise(pmax: &DisjointSlice<f64>, p: usize, i: usize, j: usize, v: f64)
 pub struct DenseCpu<'a, T> {
     pool: rayon::ThreadPool,
     st: CpuState<'a, T>,
+    /// Simulated devices: each level split and merged as over that many GPUs (`multi.rs`).
+    devices: usize,
 }
 
 struct CpuState<'a, T> {
@@ -163,19 +166,29 @@ impl<'a, T: CiTest + Sync> DenseCpu<'a, T> {
     /// `threads == 0` uses every core.
     pub fn new(test: &'a T, threads: usize) -> Result<Self> {
         let pool = crate::threads::call_pool(threads, "dense")?;
-        Ok(DenseCpu { pool, st: CpuState { test, graph: Adjacency::empty(0), fixed: Adjacency::empty(0), alpha: 0.0, na_value: 1.0 } })
+        Ok(DenseCpu { pool, st: CpuState { test, graph: Adjacency::empty(0), fixed: Adjacency::empty(0), alpha: 0.0, na_value: 1.0 }, devices: 1 })
+    }
+
+    /// The twin of the multi-GPU dense levels: every level runs as `devices` shares of the same
+    /// snapshot (level 0 by [`crate::multi::row_ranges`], level 1 by
+    /// [`crate::multi::even_ranges`] of its edges), each on its own copy of the graph, pMax and
+    /// the level-0 bits, merged as the GPUs merge them.
+    pub fn with_devices(test: &'a T, threads: usize, devices: usize) -> Result<Self> {
+        let mut d = Self::new(test, threads)?;
+        d.devices = devices.max(1);
+        Ok(d)
     }
 }
 
 impl<T: CiTest + Sync> CpuState<'_, T> {
-    fn level0(&mut self, pmax: &mut [f64], sep0: &mut BitMatrix, ctl: &Control) -> Result<DenseLevelReport> {
+    fn level0(&mut self, pmax: &mut [f64], sep0: &mut BitMatrix, ctl: &Control, rows: std::ops::Range<usize>) -> Result<DenseLevelReport> {
         let p = self.graph.p();
         let snap = self.graph.clone();
         let (test, fixed, alpha, na) = (self.test, &self.fixed, self.alpha, self.na_value);
         let removal = self.graph.concurrent_removal();
         let bits = sep0.concurrent();
         let pm = DisjointSlice::new(pmax);
-        let rows = (0..p).into_par_iter().map_init(T::Scratch::default, |sc, i| -> Result<(u64, usize, bool)> {
+        let rows = rows.into_par_iter().map_init(T::Scratch::default, |sc, i| -> Result<(u64, usize, bool)> {
             if ctl.cancelled() {
                 return Err(PcError::Interrupted);
             }
@@ -219,9 +232,19 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
         Ok(rep)
     }
 
-    fn level1(&mut self, pmax: &mut [f64], ctl: &Control) -> Result<DenseLevelReport> {
+    /// Level 1 over the edges `edges` of the level's numbering: edge e is the (e - ebase[i])-th
+    /// neighbour above i (fixed edges hold a number too), as the GPU numbers them.
+    fn level1(&mut self, pmax: &mut [f64], ctl: &Control, edges: Option<std::ops::Range<usize>>) -> Result<DenseLevelReport> {
         let p = self.graph.p();
         let rows = Rows::from_adjacency(&self.graph)?;
+        let mut ebase = crate::mem::try_vec::<usize>(p + 1, "p", "level 1's edge numbers")?;
+        ebase.push(0);
+        for i in 0..p as u32 {
+            let above = rows.row(i).iter().filter(|&&j| j > i).count();
+            ebase.push(ebase[i as usize] + above);
+        }
+        let edges = edges.unwrap_or(0..ebase[p]);
+        let ebase = &ebase;
         let (test, fixed, alpha, na) = (self.test, &self.fixed, self.alpha, self.na_value);
         let removal = self.graph.concurrent_removal();
         let pm = DisjointSlice::new(pmax);
@@ -231,8 +254,8 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
             }
             let (mut tests, mut removed, mut not_done, mut seps) = (0u64, 0usize, false, Vec::new());
             let ri = rows.row(i);
-            for &j in ri.iter().filter(|&&j| j > i) {
-                if fixed.has(i as usize, j as usize) {
+            for (t, &j) in ri.iter().filter(|&&j| j > i).enumerate() {
+                if !edges.contains(&(ebase[i as usize] + t)) || fixed.has(i as usize, j as usize) {
                     continue;
                 }
                 let rj = rows.row(j);
@@ -278,6 +301,34 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
     }
 }
 
+impl<T: CiTest + Sync> CpuState<'_, T> {
+    /// One dense level as `k` devices run it: each share from the same snapshot on copies of the
+    /// graph, pMax and level 0's bits, then the merge of `multi.rs`, share by share.
+    fn level_split(&mut self, level: usize, k: usize, pmax: &mut [f64], sep0: &mut BitMatrix, ctl: &Control) -> Result<DenseLevelReport> {
+        let p = self.graph.p();
+        let snap = self.graph.clone();
+        let mut merged = snap.words().to_vec();
+        let mut rep = DenseLevelReport::default();
+        let shares = if level == 0 { multi::row_ranges(p, k) } else { multi::even_ranges(snap.n_edges(), k) };
+        let (pmax_in, sep0_in) = (pmax.to_vec(), sep0.clone());
+        for share in shares {
+            self.graph = snap.clone();
+            let mut pm = pmax_in.clone();
+            let mut s0 = sep0_in.clone();
+            let r = if level == 0 { self.level0(&mut pm, &mut s0, ctl, share)? } else { self.level1(&mut pm, ctl, Some(share))? };
+            multi::and_into(&mut merged, self.graph.words());
+            multi::max_into(pmax, &pm);
+            multi::or_into(sep0.words_mut(), s0.words_mut());
+            rep.tests += r.tests;
+            rep.removed += r.removed;
+            rep.not_done |= r.not_done;
+            rep.singles.extend(r.singles);
+        }
+        self.graph = Adjacency::from_words(p, merged);
+        Ok(rep)
+    }
+}
+
 impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
     fn dense_begin(&mut self, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
         self.st.graph = start.clone();
@@ -290,10 +341,12 @@ impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
     fn dense_level(&mut self, level: usize, pmax: &mut [f64], sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
         let p = self.st.graph.p() as u64;
         let (pool, st) = (&self.pool, &mut self.st);
+        let devices = self.devices;
         run_watched(p, watch, std::time::Duration::from_millis(100), |ctl: &Control| {
             pool.install(|| match level {
-                0 => st.level0(pmax, sep0, ctl),
-                1 => st.level1(pmax, ctl),
+                0 | 1 if devices > 1 => st.level_split(level, devices, pmax, sep0, ctl),
+                0 => st.level0(pmax, sep0, ctl, 0..p as usize),
+                1 => st.level1(pmax, ctl, None),
                 _ => Err(PcError::Internal(format!("dense level {level} does not exist"))),
             })
         })

@@ -15,6 +15,7 @@ pub mod dense;
 pub mod error;
 pub mod graph;
 pub mod mem;
+pub mod multi;
 pub mod orient;
 pub mod par;
 pub mod plan;

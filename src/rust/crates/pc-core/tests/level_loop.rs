@@ -7,6 +7,7 @@ mod common;
 
 use pc_core::cpu::{ParallelCpu, SequentialCpu};
 use pc_core::dense::{DenseCpu, WithDense};
+use pc_core::multi::Split;
 use pc_core::{run_skeleton, Adjacency, CiTest, NullWatch, Order, SkeletonParams};
 use proptest::prelude::*;
 
@@ -270,19 +271,28 @@ fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_
         fixed_edges: Adjacency::from_dense(p, &fixed),
         threads: 1,
     };
-    // the planned path, and for "stable" also levels 0 and 1 on the dense CPU twin
-    let variants: &[(usize, bool)] = if order == Order::Stable { &[(1, false), (3, false), (1, true), (3, true)] } else { &[(1, false), (3, false)] };
-    for &(threads, dense_levels) in variants {
+    // the planned path, and for "stable" also levels 0 and 1 on the dense CPU twin; with
+    // `devices` > 1 every level split over that many simulated devices and merged (multi.rs)
+    let variants: &[(usize, bool, usize)] = if order == Order::Stable {
+        &[(1, false, 1), (3, false, 1), (1, true, 1), (3, true, 1), (2, true, 2), (1, true, 3), (2, false, 4)]
+    } else {
+        &[(1, false, 1), (3, false, 1), (2, false, 3)]
+    };
+    for &(threads, dense_levels, devices) in variants {
         let params = SkeletonParams { threads, ..params.clone() };
+        let planned = || {
+            let devs = (0..devices).map(|_| ParallelCpu::new(&t, threads).unwrap()).collect();
+            Split::new(devs, (0..devices).map(|d| format!("device {d}")).collect()).unwrap()
+        };
         let got = if dense_levels {
-            let mut b = WithDense { planned: ParallelCpu::new(&t, threads).unwrap(), dense: DenseCpu::new(&t, threads).unwrap() };
+            let mut b = WithDense { planned: planned(), dense: DenseCpu::with_devices(&t, threads, devices).unwrap() };
             run_skeleton(&params, &mut b, &mut NullWatch).unwrap()
         } else {
-            let mut b = ParallelCpu::new(&t, threads).unwrap();
+            let mut b = planned();
             run_skeleton(&params, &mut b, &mut NullWatch).unwrap()
         };
         let dense = got.graph.to_dense();
-        prop_assert_eq!(&dense, &want.g, "graph (dense levels: {})", dense_levels);
+        prop_assert_eq!(&dense, &want.g, "graph (dense levels: {}, devices: {})", dense_levels, devices);
         let mut sep = vec![None; p * p];
         for s in &got.all_sepsets() {
             sep[s.x as usize * p + s.y as usize] = Some(s.set.clone());

@@ -73,13 +73,18 @@ impl<'a> CudaCmiKnn<'a> {
     /// Opens the device, compiles the kernel and uploads the ranks; `threads` (0: all cores) make
     /// the permutations.
     pub fn new(test: &'a CmiKnn, threads: usize) -> Result<Self> {
+        Self::new_on(test, threads, crate::device::device_ordinal())
+    }
+
+    /// [`CudaCmiKnn::new`] on device `ordinal` (one of several: `pc_core::multi::Split`).
+    pub fn new_on(test: &'a CmiKnn, threads: usize, ordinal: usize) -> Result<Self> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("gpupc-cmiknn-{i}"))
             .build()
             .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
         guard("opening the GPU", || {
-            let gpu = Gpu::open()?;
+            let gpu = Gpu::open_on(ordinal)?;
             let d = test.data();
             gpu.ensure_free(d.as_slice().len() * 4 + test.psi().len() * 8, "the ranks")?;
             let compiled = module::module_for(&gpu.ctx, "cmiknn.cu", module::CMIKNN_SRC).map_err(PcError::Cuda)?;

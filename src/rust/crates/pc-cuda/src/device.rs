@@ -66,6 +66,36 @@ pub fn probe() -> Result<DeviceInfo, String> {
     probe_device(device_ordinal())
 }
 
+/// Every device the driver lists, each probed (a device that cannot be opened is left out; when
+/// none can, the reason of the first).
+pub fn probe_all() -> Result<Vec<DeviceInfo>, String> {
+    let count = guarded("counting the GPUs", || {
+        // SAFETY: only tries to open the library by name.
+        if !unsafe { dsys::is_culib_present() } {
+            return Err("no CUDA driver library (libcuda.so) was found".to_string());
+        }
+        dres::init().map_err(|e| format!("the CUDA driver did not start: {e}"))?;
+        dres::device::get_count().map_err(|e| format!("could not count CUDA devices: {e}"))
+    })?;
+    if count <= 0 {
+        return probe_device(0).map(|d| vec![d]);
+    }
+    let mut found = Vec::new();
+    let mut first_err = None;
+    for ordinal in 0..count as usize {
+        match probe_device(ordinal) {
+            Ok(d) => found.push(d),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match (found.is_empty(), first_err) {
+        (true, Some(e)) => Err(e),
+        _ => Ok(found),
+    }
+}
+
 pub fn probe_device(ordinal: usize) -> Result<DeviceInfo, String> {
     guarded("probing the GPU", || {
         // SAFETY: only tries to open the libraries by name.

@@ -102,6 +102,11 @@ pub struct CudaGSquare<'a> {
 impl<'a> CudaGSquare<'a> {
     /// Opens the GPU, compiles the kernel (once per process) and uploads the codes.
     pub fn new(test: &'a GSquareTest) -> Result<Self> {
+        Self::new_on(test, crate::device::device_ordinal())
+    }
+
+    /// [`CudaGSquare::new`] on device `ordinal` (one of several: `pc_core::multi::Split`).
+    pub fn new_on(test: &'a GSquareTest, ordinal: usize) -> Result<Self> {
         let d = &test.data;
         let (n, p) = (d.n, d.p);
         if d.codes.len() != n * p || d.nlev.len() != p || n == 0 {
@@ -113,7 +118,7 @@ impl<'a> CudaGSquare<'a> {
         let bin = test.kind == GSquareKind::Bin;
         let lev: Vec<u32> = if bin { vec![2; p] } else { d.nlev.clone() };
         guard("opening the GPU", || {
-            let gpu = Gpu::open()?;
+            let gpu = Gpu::open_on(ordinal)?;
             let stride = n.next_multiple_of(CHUNK);
             let need = stride * p + 4 * p + (64 << 20);
             let free = gpu.free_bytes()?;

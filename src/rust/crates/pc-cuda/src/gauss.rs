@@ -135,8 +135,8 @@ pub struct CudaGauss {
     pub(crate) n: f64,
     pub(crate) timings: CudaTimings,
     /// Levels 0 and 1 run dense (pMax and the graph fit beside C on the device).
-    dense_fits: bool,
-    planned_only: bool,
+    pub(crate) dense_fits: bool,
+    pub(crate) planned_only: bool,
     pub(crate) dense: Option<crate::gauss_dense::DenseState>,
     round_budget: Option<u64>,
     nvrtc_log: String,
@@ -144,7 +144,7 @@ pub struct CudaGauss {
     /// C is exactly symmetric (else levels >= 2 always take the pseudo-inverse, as on the CPU).
     pub(crate) symmetric: bool,
     /// C holds a NaN: levels >= 2 then run on the CPU, which reproduces pcalg's error there.
-    has_nan: bool,
+    pub(crate) has_nan: bool,
 }
 
 impl CudaGauss {
@@ -165,10 +165,15 @@ impl CudaGauss {
     /// `symmetric` is exact mirror equality, `has_nan` any NaN; the caller has refused infinite
     /// entries.
     pub fn new_scanned(c: &[f64], p: usize, n: f64, symmetric: bool, has_nan: bool) -> Result<Self> {
-        if c.len() != p * p {
+        Self::new_scanned_on(crate::device::device_ordinal(), c, p, n, symmetric, has_nan)
+    }
+
+    /// [`CudaGauss::new_scanned`] on device `ordinal`.
+    pub fn new_scanned_on(ordinal: usize, c: &[f64], p: usize, n: f64, symmetric: bool, has_nan: bool) -> Result<Self> {
+        if p == 0 || c.len() != p * p {
             return Err(PcError::invalid("C", format!("must be a {p} x {p} matrix ({} values given)", c.len())));
         }
-        Self::open(p, n, symmetric, has_nan, 0, |gpu, dc| gpu.upload_staged(c, dc, "could not upload C"))
+        Self::open(ordinal, p, n, symmetric, has_nan, 0, |gpu, dc| gpu.upload_staged(c, dc, "could not upload C"))
     }
 
     /// [`CudaGauss::new`] for C computed on the device from `z`, the n x p standardised data of
@@ -178,12 +183,21 @@ impl CudaGauss {
         if rows == 0 || z.len() != rows * p {
             return Err(PcError::invalid("suffStat$data", format!("must be an n x {p} matrix")));
         }
-        Self::open(p, n, true, false, 8 * rows * p, |gpu, dc| crate::corr::correlation_into(gpu, z, rows, p, dc))
+        Self::from_standardized_on(crate::device::device_ordinal(), z, rows, p, n)
+    }
+
+    /// [`CudaGauss::from_standardized`] on device `ordinal`.
+    pub fn from_standardized_on(ordinal: usize, z: &[f64], rows: usize, p: usize, n: f64) -> Result<Self> {
+        if rows == 0 || z.len() != rows * p {
+            return Err(PcError::invalid("suffStat$data", format!("must be an n x {p} matrix")));
+        }
+        Self::open(ordinal, p, n, true, false, 8 * rows * p, |gpu, dc| crate::corr::correlation_into(gpu, z, rows, p, dc))
     }
 
     /// Opens the GPU, compiles the kernels, allocates C and has `fill` write it; `extra` device
     /// bytes are needed besides C while `fill` runs.
-    fn open(p: usize, n: f64, symmetric: bool, has_nan: bool, extra: usize, fill: impl FnOnce(&Gpu, &mut CudaSlice<f64>) -> Result<()>) -> Result<Self> {
+    #[allow(clippy::too_many_arguments)]
+    fn open(ordinal: usize, p: usize, n: f64, symmetric: bool, has_nan: bool, extra: usize, fill: impl FnOnce(&Gpu, &mut CudaSlice<f64>) -> Result<()>) -> Result<Self> {
         if p == 0 {
             return Err(PcError::invalid("C", "must have at least one variable"));
         }
@@ -194,7 +208,7 @@ impl CudaGauss {
             return Err(PcError::invalid("suffStat$n", format!("must be a finite number >= 0, got {n}")));
         }
         guard("opening the GPU", || {
-            let gpu = Gpu::open()?;
+            let gpu = Gpu::open_on(ordinal)?;
             gpu.release_freed()?;
             let need = 8 * p * p;
             let free = gpu.free_bytes()?;

@@ -23,12 +23,12 @@ const LEVEL1_CHUNK: usize = 1 << 22;
 
 /// The device copies of the graph that levels 0 and 1 work on.
 pub(crate) struct DenseState {
-    p: usize,
-    words: usize,
-    adj: CudaSlice<u64>,
+    pub(crate) p: usize,
+    pub(crate) words: usize,
+    pub(crate) adj: CudaSlice<u64>,
     fixed: Option<CudaSlice<u64>>,
-    pmax: CudaSlice<f64>,
-    sep0: CudaSlice<u64>,
+    pub(crate) pmax: CudaSlice<f64>,
+    pub(crate) sep0: CudaSlice<u64>,
     alpha: f64,
     na_value: f64,
 }
@@ -44,7 +44,9 @@ fn launch_err(name: &'static str) -> impl Fn(cudarc::driver::DriverError) -> PcE
 }
 
 impl CudaGauss {
-    fn dense_level0(gpu: &Gpu, f: &crate::gauss::DenseFns, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, both: bool, clock: &mut Clock) -> Result<(u64, usize, bool)> {
+    /// Level 0 over the pairs i < j with i in `rows` (all of 0..p on one device).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn dense_level0(gpu: &Gpu, f: &crate::gauss::DenseFns, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, both: bool, rows: std::ops::Range<usize>, clock: &mut Clock) -> Result<(u64, usize, bool)> {
         let (p, words) = (st.p, st.words);
         let mut deg = gpu.alloc::<u32>(p, "degrees")?;
         let mut counters = gpu.alloc::<u64>(3, "counters")?;
@@ -60,21 +62,28 @@ impl CudaGauss {
         let has_fixed = st.fixed.is_some() as i32;
         let fixed = st.fixed.as_ref().unwrap_or(&snap);
         let (alpha, na, both) = (st.alpha, st.na_value, both as i32);
-        let cfg = LaunchConfig { grid_dim: (p32.div_ceil(32), p32.div_ceil(8), 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
+        let (i0, i1) = (rows.start as u32, rows.end as u32);
+        if i1 <= i0 {
+            let cnt = gpu.down(clock, &counters, 3, "level 0 counters")?;
+            return Ok((cnt[0], cnt[1] as usize, cnt[2] != 0));
+        }
+        let cfg = LaunchConfig { grid_dim: ((i1 - i0).div_ceil(32), p32.div_ceil(8), 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
         let mut b = gpu.stream.launch_builder(&f.level0);
         b.arg(c).arg(&pu).arg(&snap).arg(&mut st.adj).arg(fixed).arg(&has_fixed).arg(&wu).arg(&deg).arg(&zfac).arg(&both);
-        b.arg(&alpha).arg(&na).arg(&mut st.pmax).arg(&mut st.sep0).arg(&mut counters);
+        b.arg(&alpha).arg(&na).arg(&mut st.pmax).arg(&mut st.sep0).arg(&mut counters).arg(&i0).arg(&i1);
         // SAFETY: argument types and order follow gauss_dense_level0; every bit matrix holds p rows
-        // of `words` words, pMax p x p, deg p entries; the grid covers the p x p pairs.
+        // of `words` words, pMax p x p, deg p entries; the grid covers rows i0..i1 x all of 0..p.
         unsafe { b.launch(cfg) }.map_err(launch_err("gauss_dense_level0"))?;
         gpu.finish_launch(clock, t, "gauss_dense_level0")?;
         let cnt = gpu.down(clock, &counters, 3, "level 0 counters")?;
         Ok((cnt[0], cnt[1] as usize, cnt[2] != 0))
     }
 
+    /// Level 1 over share `d` of `k` of the level's edges (`pc_core::multi::even_ranges`; the
+    /// whole level when k = 1).
     #[allow(clippy::too_many_arguments)]
-    fn dense_level1(gpu: &Gpu, f: &crate::gauss::DenseFns, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, ctl: &Control, clock: &mut Clock) -> Result<DenseLevelReport> {
+    pub(crate) fn dense_level1(gpu: &Gpu, f: &crate::gauss::DenseFns, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, ctl: &Control, (d, k): (usize, usize), clock: &mut Clock) -> Result<DenseLevelReport> {
         let (p, words) = (st.p, st.words);
         let (pu, wu, p32) = (p as u64, words as u64, p as u32);
         // the level's snapshot as neighbour lists: degrees, offsets (host), lists (device)
@@ -116,17 +125,18 @@ impl CudaGauss {
         clock.host += t.elapsed().as_secs_f64();
         let ebase_d = gpu.up(clock, &ebase, "edge offsets")?;
         let mut counters = gpu.alloc::<u64>(3, "counters")?;
-        let chunk = LEVEL1_CHUNK.min(ne).max(1);
+        let share = pc_core::multi::even_ranges(ne, k).swap_remove(d);
+        let chunk = LEVEL1_CHUNK.min(share.len()).max(1);
         let mut sep_out = gpu.alloc::<u32>(3 * chunk, "sepsets")?;
         let mut sep_count = gpu.alloc::<u64>(1, "sepsets")?;
         let has_fixed = st.fixed.is_some() as i32;
         let (alpha, na) = (st.alpha, st.na_value);
         let mut sepsets = Vec::new();
-        for start in (0..ne).step_by(chunk) {
+        for start in share.clone().step_by(chunk) {
             if ctl.cancelled() {
                 return Err(PcError::Interrupted);
             }
-            let m = chunk.min(ne - start);
+            let m = chunk.min(share.end - start);
             let (e0, mu) = (start as u64, m as u64);
             clock.copy(|| gpu.stream.memset_zeros(&mut sep_count).map_err(cuda_err("clearing a counter")))?;
             let cfg = LaunchConfig { grid_dim: ((mu * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
@@ -207,10 +217,10 @@ impl DenseLevels for CudaGauss {
             guard("running a level on the GPU", || {
                 gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
                 if level == 0 {
-                    let (tests, removed, not_done) = Self::dense_level0(gpu, f, c, st, zfac, both, clk)?;
+                    let (tests, removed, not_done) = Self::dense_level0(gpu, f, c, st, zfac, both, 0..st.p, clk)?;
                     Ok(DenseLevelReport { tests, removed, not_done, singles: Vec::new() })
                 } else {
-                    Self::dense_level1(gpu, f, c, st, zfac, ctl, clk)
+                    Self::dense_level1(gpu, f, c, st, zfac, ctl, (0, 1), clk)
                 }
             })
         })?;

@@ -70,7 +70,13 @@ pub(crate) struct Gpu {
 impl Gpu {
     /// Probes and opens the device (call inside [`guard`]).
     pub fn open() -> Result<Gpu> {
-        let info = device::probe().map_err(PcError::Cuda)?;
+        Self::open_on(device::device_ordinal())
+    }
+
+    /// Probes and opens device `ordinal` (call inside [`guard`]). Opening the same ordinal twice
+    /// gives two handles on its primary context: how one card stands in for several devices.
+    pub fn open_on(ordinal: usize) -> Result<Gpu> {
+        let info = device::probe_device(ordinal).map_err(PcError::Cuda)?;
         let ctx = CudaContext::new(info.ordinal).map_err(cuda_err("could not open the GPU"))?;
         // One stream, used in order: cudarc's cross-stream event tracking is not needed.
         // SAFETY: every launch and copy of a backend goes to `stream`, so ordering holds.
@@ -264,7 +270,17 @@ impl Gpu {
     /// Device -> host through two pinned buffers (the DMA into one overlapping the host copy
     /// out of the other), into memory the caller owns (R's pMax matrix).
     pub fn download_staged<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(&self, src: &CudaSlice<T>, dst: &mut [T], what: &str) -> Result<()> {
+        self.download_staged_at(src, 0, dst, what)
+    }
+
+    /// [`Gpu::download_staged`] of `src[offset..offset + dst.len()]` (one device's block of a
+    /// result that several devices download in parallel).
+    pub fn download_staged_at<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(&self, src: &CudaSlice<T>, offset: usize, dst: &mut [T], what: &str) -> Result<()> {
         let n = dst.len();
+        if offset + n > src.len() {
+            return Err(PcError::Internal(format!("{what}: download past the end of the device buffer")));
+        }
+        let src = &src.slice(offset..offset + n);
         let chunk = (STAGE_BYTES / std::mem::size_of::<T>()).max(1);
         if n <= chunk {
             self.stream.memcpy_dtoh(&src.slice(0..n), dst).map_err(cuda_err(what))?;

@@ -14,6 +14,7 @@ pub mod discrete;
 pub mod gauss;
 pub mod gauss_batch;
 mod gauss_dense;
+pub mod gauss_multi;
 mod gpu;
 pub mod host;
 pub mod jtree;
@@ -22,7 +23,8 @@ pub mod module;
 pub mod windows;
 
 pub use cmiknn::CudaCmiKnn;
-pub use device::{probe, DeviceInfo};
+pub use device::{probe, probe_all, DeviceInfo};
 pub use discrete::CudaGSquare;
 pub use gauss::{CudaGauss, CudaTimings, LevelTimings};
 pub use gauss_batch::CudaGaussBatch;
+pub use gauss_multi::MultiGauss;

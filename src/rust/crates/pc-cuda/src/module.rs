@@ -21,6 +21,8 @@ pub const CORR_SRC: &str = include_str!("kernels/corr.cu");
 pub const GSQUARE_SRC: &str = include_str!("kernels/gsquare.cu");
 /// The CMI-kNN kernel's source.
 pub const CMIKNN_SRC: &str = include_str!("kernels/cmiknn.cu");
+/// The reductions that merge several devices' dense levels (`gauss_multi.rs`).
+pub const MERGE_SRC: &str = include_str!("kernels/merge.cu");
 
 /// A compiled module and how it was made.
 pub struct Compiled {

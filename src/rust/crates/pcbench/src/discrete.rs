@@ -100,8 +100,14 @@ pub fn random_discrete(p: usize, n: usize, max_levels: u32, max_parents: u64, se
             }
         }
     }
-    // every level must occur for pcalg-style nlev: relabel to the observed levels
-    let mut nlev_obs = nlev.clone();
+    let nlev_obs = relabel_observed(&mut codes, n, p);
+    DiscreteData::new(n, p, codes, nlev_obs).expect("simulated data are valid")
+}
+
+/// Every level must occur for pcalg-style nlev: relabels each column (n codes, column-major) to
+/// its observed levels in increasing order and returns their counts (at least 2).
+pub fn relabel_observed(codes: &mut [u8], n: usize, p: usize) -> Vec<u32> {
+    let mut nlev_obs = vec![2u32; p];
     for j in 0..p {
         let col = &mut codes[j * n..(j + 1) * n];
         let mut seen = [false; 256];
@@ -116,7 +122,7 @@ pub fn random_discrete(p: usize, n: usize, max_levels: u32, max_parents: u64, se
         col.iter_mut().for_each(|v| *v = map[*v as usize]);
         nlev_obs[j] = (next as u32).max(2);
     }
-    DiscreteData::new(n, p, codes, nlev_obs).expect("simulated data are valid")
+    nlev_obs
 }
 
 /// Reads export-codes.R's format: n and p (u32 LE), p level counts (u32 LE), n * p codes.

@@ -55,7 +55,7 @@ pub struct JtreeArgs {
     pub mpe_out: Option<PathBuf>,
 }
 
-fn read_bif(p: &PathBuf) -> Res<Network> {
+pub fn read_bif(p: &PathBuf) -> Res<Network> {
     let text = if p.extension().is_some_and(|e| e == "gz") {
         let o = std::process::Command::new("gzip").arg("-dc").arg(p).output().map_err(|e| format!("gzip: {e}"))?;
         String::from_utf8(o.stdout).map_err(|e| e.to_string())?

@@ -16,6 +16,7 @@ mod compare;
 mod data;
 mod discrete;
 mod jtree;
+mod multi;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +58,8 @@ enum Cmd {
     Cmiknn(cmiknn::CmiArgs),
     /// Junction-tree inference on BIF networks: CPU engine against the GPU, timings.
     Jtree(jtree::JtreeArgs),
+    /// Several GPUs (or contexts on one) against one GPU and the CPU: parity and timings.
+    Multi(multi::MultiArgs),
     /// Print what the GPU probe finds.
     Probe,
 }
@@ -148,7 +151,7 @@ struct ParityArgs {
     common: Common,
 }
 
-fn params(p: usize, c: &Common) -> SkeletonParams {
+pub(crate) fn params(p: usize, c: &Common) -> SkeletonParams {
     SkeletonParams {
         alpha: c.alpha,
         order: Order::Stable,
@@ -483,6 +486,7 @@ fn main() -> ExitCode {
         Cmd::Cmiknn(a) => cmiknn::cmd_cmiknn(a),
         Cmd::Pchisq { fixtures } => discrete::cmd_pchisq(fixtures),
         Cmd::Jtree(a) => jtree::cmd_jtree(a),
+        Cmd::Multi(a) => multi::cmd_multi(a),
     };
     match r {
         Ok(code) => code,

@@ -692,18 +692,19 @@ extern "C" __global__ void dense_fill_rows(const u64* __restrict__ adj, u64 word
 }
 
 // Level 0: a thread per pair (i, j), i along x (so C[i + j p] loads coalesce), j along y; pairs
-// i < j of the snapshot `snap` that are not fixed are tested; removals clear bits of `adj`.
+// i < j of the snapshot `snap` with i in rows i0..i1 (a device's share) that are not fixed are
+// tested; removals clear bits of `adj`.
 extern "C" __global__ void gauss_dense_level0(const double* __restrict__ C, u64 p, const u64* __restrict__ snap,
                                               u64* adj, const u64* __restrict__ fixed, int has_fixed, u64 words,
                                               const u32* __restrict__ deg, double zfac, int both, double alpha,
                                               double na_value, double* __restrict__ pmax, u64* sep0,
-                                              u64* counters) {
+                                              u64* counters, u32 i0, u32 i1) {
     // a block wholly below the diagonal (every i > j) has no pair: uniform exit, before any sync
-    if (blockIdx.x * blockDim.x >= (blockIdx.y + 1) * blockDim.y) return;
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if ((u64)i0 + blockIdx.x * blockDim.x >= (u64)(blockIdx.y + 1) * blockDim.y) return;
+    u32 i = i0 + blockIdx.x * blockDim.x + threadIdx.x;
     u32 j = blockIdx.y * blockDim.y + threadIdx.y;
     u64 tests = 0, removed = 0, not_done = 0;
-    if ((u64)j < p && i < j && bit_at(snap, words, i, j) && !(has_fixed && bit_at(fixed, words, i, j))) {
+    if ((u64)j < p && i < i1 && i < j && bit_at(snap, words, i, j) && !(has_fixed && bit_at(fixed, words, i, j))) {
         double m0 = na_map(fisher_p(C[cidx(i, j, p)], zfac), na_value);
         double level_p;
         int side = -1;

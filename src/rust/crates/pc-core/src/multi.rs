@@ -1,0 +1,328 @@
+//! One level's work over several devices, and how their results merge.
+//!
+//! Every device starts a level from the same snapshot and owns a disjoint share of its pairs, so
+//! each pair's outcome is what one device would have found; the merge only has to combine what
+//! the shares wrote:
+//! - the graph: a device clears the bits of the pairs it removed (both (i, j) and (j, i)), so the
+//!   merged graph is the AND of the devices' copies ([`and_into`]);
+//! - pMax: a device raises only the two cells of its own pairs, from a copy that started equal, so
+//!   the merged pMax is the cell-wise maximum ([`max_into`]);
+//! - level 0's sepset bits: set by the pair's owner only, merged by OR ([`or_into`]);
+//! - counts add up, "not done" is an OR, and level 1's sepsets are the union of the lists.
+//!
+//! None of these depends on the order the shares are merged in, so k devices give one device's
+//! result in every slot. The dense levels split statically (level 0 by rows, balanced by pairs:
+//! [`row_ranges`]; level 1 by contiguous edge blocks: [`even_ranges`]); from level 2 on, where the
+//! work per edge is uneven, [`split_level`] hands out edge blocks to whichever device is free.
+//! The CUDA backends use the same ranges and the same rules (peer copies and reduction kernels);
+//! `DenseCpu::with_devices` and [`Split`] over CPU backends are their twins in CI.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::backend::{run_watched, Backend, Control, Watch};
+use crate::error::{PcError, Result};
+use crate::plan::{EdgeOutcome, LevelPlan};
+
+/// Blocks per device at levels >= 2: enough for the fast device to take over the slow one's
+/// tail, few enough that each block still fills a GPU.
+pub const BLOCKS_PER_DEVICE: usize = 4;
+
+/// `k` row ranges of 0..p holding about equal numbers of pairs i < j (row i holds p - 1 - i).
+pub fn row_ranges(p: usize, k: usize) -> Vec<Range<usize>> {
+    let k = k.max(1);
+    let total = (p as u128) * (p.saturating_sub(1) as u128) / 2;
+    let mut out = Vec::with_capacity(k);
+    let (mut start, mut acc) = (0usize, 0u128);
+    for d in 0..k {
+        let goal = total * (d as u128 + 1) / k as u128;
+        let mut end = start;
+        while end < p && (acc < goal || d + 1 == k) {
+            acc += (p - 1 - end) as u128;
+            end += 1;
+        }
+        out.push(start..end);
+        start = end;
+    }
+    out
+}
+
+/// `k` contiguous ranges of 0..n of sizes differing by at most one.
+pub fn even_ranges(n: usize, k: usize) -> Vec<Range<usize>> {
+    let k = k.max(1);
+    (0..k).map(|d| n * d / k..n * (d + 1) / k).collect()
+}
+
+/// Contiguous blocks of items with about equal total weight, at most `blocks` of them, none empty.
+pub fn weighted_blocks(weights: &[u64], blocks: usize) -> Vec<Range<usize>> {
+    let n = weights.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let blocks = blocks.clamp(1, n);
+    let total: u128 = weights.iter().map(|&w| w as u128).sum::<u128>().max(1);
+    let mut out = Vec::with_capacity(blocks);
+    let (mut start, mut acc) = (0usize, 0u128);
+    for (k, &w) in weights.iter().enumerate() {
+        acc += w as u128;
+        let goal = total * (out.len() as u128 + 1) / blocks as u128;
+        if acc >= goal && out.len() + 1 < blocks {
+            out.push(start..k + 1);
+            start = k + 1;
+        }
+    }
+    if start < n {
+        out.push(start..n);
+    }
+    out
+}
+
+/// `dst &= src` (graph bits: a pair removed by any device is removed).
+pub fn and_into(dst: &mut [u64], src: &[u64]) {
+    dst.iter_mut().zip(src).for_each(|(d, s)| *d &= *s);
+}
+
+/// `dst |= src` (level 0's sepset bits).
+pub fn or_into(dst: &mut [u64], src: &[u64]) {
+    dst.iter_mut().zip(src).for_each(|(d, s)| *d |= *s);
+}
+
+/// `dst = max(dst, src)` cell by cell (pMax; never NaN).
+pub fn max_into(dst: &mut [f64], src: &[f64]) {
+    dst.iter_mut().zip(src).for_each(|(d, s)| {
+        if *s > *d {
+            *d = *s
+        }
+    });
+}
+
+/// What a device's own level sees of the whole call's watch: only whether to go on (the calling
+/// thread alone may talk to R).
+struct DeviceWatch<'a> {
+    ctl: &'a Control,
+    stop: &'a AtomicBool,
+}
+
+impl Watch for DeviceWatch<'_> {
+    fn tick(&mut self, _done: u64, _total: u64) -> bool {
+        self.keep_going()
+    }
+    fn keep_going(&mut self) -> bool {
+        !self.ctl.cancelled() && !self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// Runs a planned level over `devs`: the edges cut into blocks of about equal test counts
+/// ([`BLOCKS_PER_DEVICE`] per device), each device's thread taking the next block when it is
+/// free; the outcomes land at their edges' places, so the result is the plan's order whatever
+/// device ran what. The first device error stops the others and is returned with the device's
+/// label (`labels[d]`).
+pub fn split_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+    if devs.len() <= 1 || plan.edges.len() < 2 {
+        return match devs.first_mut() {
+            Some(d) => d.run_level(plan, watch),
+            None => Err(PcError::Internal("no device to run the level on".into())),
+        };
+    }
+    let weights: Vec<u64> = plan.edges.iter().map(|e| e.n_tests().max(1)).collect();
+    let blocks = weighted_blocks(&weights, devs.len() * BLOCKS_PER_DEVICE);
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let first_err: Mutex<Option<PcError>> = Mutex::new(None);
+    let slots: Vec<Mutex<Option<Vec<EdgeOutcome>>>> = blocks.iter().map(|_| Mutex::new(None)).collect();
+    let (blocks, slots, next, stop, first_err) = (&blocks, &slots, &next, &stop, &first_err);
+    run_watched(plan.edges.len() as u64, watch, Duration::from_millis(100), |ctl| {
+        std::thread::scope(|s| {
+            for (dev, label) in devs.iter_mut().zip(labels) {
+                s.spawn(move || {
+                    let mut sub = LevelPlan { level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges: Vec::new(), qualifying: plan.qualifying };
+                    let mut w = DeviceWatch { ctl, stop };
+                    loop {
+                        if ctl.cancelled() || stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let b = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(range) = blocks.get(b) else { return };
+                        sub.edges.clear();
+                        sub.edges.extend_from_slice(&plan.edges[range.clone()]);
+                        let r = dev.run_level(&sub, &mut w).and_then(|out| {
+                            if out.len() == sub.edges.len() {
+                                Ok(out)
+                            } else {
+                                Err(PcError::Internal(format!("{label} returned {} outcomes for {} edges", out.len(), sub.edges.len())))
+                            }
+                        });
+                        match r {
+                            Ok(out) => {
+                                ctl.edges_done.fetch_add(out.len() as u64, Ordering::Relaxed);
+                                *slots[b].lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+                            }
+                            Err(e) => {
+                                stop.store(true, Ordering::Relaxed);
+                                let mut fe = first_err.lock().unwrap_or_else(|e| e.into_inner());
+                                if fe.is_none() && !(matches!(e, PcError::Interrupted) && ctl.cancelled()) {
+                                    *fe = Some(label_error(label, e));
+                                }
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = first_err.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(e);
+        }
+        if ctl.cancelled() {
+            return Err(PcError::Interrupted);
+        }
+        let mut out = crate::mem::try_vec::<EdgeOutcome>(plan.edges.len(), "p", "the level's outcomes")?;
+        for slot in slots {
+            let part = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            out.extend(part.ok_or_else(|| PcError::Internal("a block of the level was not run".into()))?);
+        }
+        Ok(out)
+    })
+}
+
+/// A device's error with the device named (a CUDA error keeps its kind).
+pub fn label_error(label: &str, e: PcError) -> PcError {
+    match e {
+        PcError::Cuda(m) => PcError::Cuda(format!("{label}: {m}")),
+        PcError::Internal(m) => PcError::Internal(format!("{label}: {m}")),
+        other => other,
+    }
+}
+
+/// A planned backend per device; each level through [`split_level`]. With one device it is that
+/// device's backend unchanged.
+pub struct Split<B> {
+    pub devs: Vec<B>,
+    pub labels: Vec<String>,
+}
+
+impl<B: Backend + Send> Split<B> {
+    pub fn new(devs: Vec<B>, labels: Vec<String>) -> Result<Self> {
+        if devs.is_empty() || devs.len() != labels.len() {
+            return Err(PcError::Internal("a split backend needs one label per device, and a device".into()));
+        }
+        Ok(Split { devs, labels })
+    }
+}
+
+impl<B: Backend + Send> Backend for Split<B> {
+    fn name(&self) -> String {
+        let first = self.devs[0].name();
+        if self.devs.len() == 1 {
+            first
+        } else {
+            format!("{first} x {} devices", self.devs.len())
+        }
+    }
+
+    fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        split_level(&mut self.devs, &self.labels, plan, watch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_ranges_tile_and_balance() {
+        for p in [0usize, 1, 2, 3, 10, 97, 1000] {
+            for k in 1..6 {
+                let r = row_ranges(p, k);
+                assert_eq!(r.len(), k);
+                assert_eq!(r[0].start, 0);
+                assert_eq!(r[k - 1].end, p);
+                for w in r.windows(2) {
+                    assert_eq!(w[0].end, w[1].start);
+                }
+                if p >= 100 {
+                    let pairs: Vec<usize> = r.iter().map(|r| r.clone().map(|i| p - 1 - i).sum()).collect();
+                    let ideal = p * (p - 1) / 2 / k;
+                    assert!(pairs.iter().all(|&n| n.abs_diff(ideal) <= p), "{p} {k} {pairs:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn even_and_weighted_ranges_tile() {
+        assert_eq!(even_ranges(10, 3), vec![0..3, 3..6, 6..10]);
+        assert_eq!(even_ranges(1, 3), vec![0..0, 0..0, 0..1]);
+        let w = [5u64, 1, 1, 1, 1, 1, 9, 1];
+        for b in 1..10 {
+            let r = weighted_blocks(&w, b);
+            assert!(!r.is_empty() && r.len() <= b.min(w.len()));
+            assert_eq!(r[0].start, 0);
+            assert_eq!(r.last().unwrap().end, w.len());
+            assert!(r.iter().all(|x| !x.is_empty()));
+            for k in r.windows(2) {
+                assert_eq!(k[0].end, k[1].start);
+            }
+        }
+        assert!(weighted_blocks(&[], 4).is_empty());
+    }
+
+    /// A device that answers every edge with "no success", or fails on its `fail_at`-th block.
+    struct FakeDevice {
+        fail_at: Option<usize>,
+        blocks: usize,
+    }
+
+    impl Backend for FakeDevice {
+        fn name(&self) -> String {
+            "fake".into()
+        }
+        fn run_level(&mut self, plan: &LevelPlan, _watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+            self.blocks += 1;
+            // long enough that every device's thread takes a block
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            if self.fail_at == Some(self.blocks) {
+                return Err(PcError::Cuda("out of memory".into()));
+            }
+            Ok(plan.edges.iter().map(|e| EdgeOutcome { best: None, p_best: f64::NAN, max_fail: (e.i * 1000 + e.j) as f64 }).collect())
+        }
+    }
+
+    fn plan_of(p: usize) -> LevelPlan {
+        let g = crate::graph::Adjacency::complete(p);
+        let pool = crate::threads::call_pool(1, "test").unwrap();
+        pool.install(|| crate::plan::plan_level(crate::plan::Order::Stable, 1, &g, &crate::graph::Adjacency::empty(p), 0.05, 1.0)).unwrap()
+    }
+
+    #[test]
+    fn split_level_keeps_plan_order_and_names_a_failing_device() {
+        let plan = plan_of(40);
+        let labels: Vec<String> = (0..3).map(|d| format!("GPU {d}")).collect();
+        let mut devs: Vec<FakeDevice> = (0..3).map(|_| FakeDevice { fail_at: None, blocks: 0 }).collect();
+        let out = split_level(&mut devs, &labels, &plan, &mut crate::backend::NullWatch).unwrap();
+        assert_eq!(out.len(), plan.edges.len());
+        for (o, e) in out.iter().zip(&plan.edges) {
+            assert_eq!(o.max_fail, (e.i * 1000 + e.j) as f64);
+        }
+        assert_eq!(devs.iter().map(|d| d.blocks).sum::<usize>(), weighted_blocks(&vec![1; plan.edges.len()], 3 * BLOCKS_PER_DEVICE).len());
+        let mut devs: Vec<FakeDevice> = (0..3).map(|d| FakeDevice { fail_at: (d == 1).then_some(1), blocks: 0 }).collect();
+        match split_level(&mut devs, &labels, &plan, &mut crate::backend::NullWatch) {
+            Err(PcError::Cuda(m)) => assert!(m.starts_with("GPU 1: ") && m.contains("out of memory"), "{m}"),
+            other => panic!("expected the device's error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn merges_are_and_or_max() {
+        let mut a = vec![0b1111u64, 0b1010];
+        and_into(&mut a, &[0b0111, 0b1110]);
+        assert_eq!(a, vec![0b0111, 0b1010]);
+        or_into(&mut a, &[0b1000, 0b0001]);
+        assert_eq!(a, vec![0b1111, 0b1011]);
+        let mut m = vec![f64::NEG_INFINITY, 0.5, 1.0];
+        max_into(&mut m, &[0.1, 0.2, f64::NEG_INFINITY]);
+        assert_eq!(m, vec![0.1, 0.5, 1.0]);
+    }
+}

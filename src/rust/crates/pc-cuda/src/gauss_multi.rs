@@ -1,0 +1,559 @@
+//! The Gaussian backend over several GPUs of one host (`devices = c(0, 1, ...)`).
+//!
+//! Each device holds C and runs its share of a level from the same snapshot, with the kernels of
+//! one device (`gauss_dense.rs`, `gauss.rs`); how the shares are cut and merged is pc-core's
+//! `multi.rs`, whose CPU twin CI tests:
+//! - levels 0 and 1 (dense): level 0 by row ranges balanced by pairs, level 1 by contiguous
+//!   blocks of the level's edge numbering; after each level the graphs are gathered on the first
+//!   device by peer copies into a scratch buffer and ANDed there (`merge.cu`), and the merged
+//!   graph is copied back to every device, so the next level starts from one snapshot everywhere.
+//!   Level 0's sepset bits (OR) are merged the same way once, in `dense_end`; pMax there as a
+//!   reduce-scatter: each device takes the maximum over its block of columns from every copy
+//!   and downloads that block over its own link, all at once.
+//! - levels >= 2 (planned): `multi::split_level`, edge blocks handed to whichever device is free.
+//!
+//! Peer copies (`cuMemcpyPeerAsync`) move the bulk data between devices, never the host; where
+//! the devices can access each other's memory, peer access is enabled first. The same ordinal
+//! given twice opens its primary context twice: one card then stands in for several devices on
+//! the same code path (the peer copy is a device-to-device copy), which is how the split is
+//! tested on a machine with one GPU.
+
+use std::time::Instant;
+
+use cudarc::driver::{sys as dsys, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use pc_core::backend::{run_watched, Backend, Watch};
+use pc_core::dense::{DenseLevelReport, DenseLevels};
+use pc_core::multi::{self, label_error};
+use pc_core::plan::{EdgeOutcome, LevelPlan};
+use pc_core::{Adjacency, BitMatrix, PcError};
+
+use crate::gauss::{CudaGauss, CudaTimings, LevelTimings};
+use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::host;
+use crate::module;
+
+/// Doubles per peer copy of pMax into the first device's scratch buffer (256 MB).
+const PMAX_CHUNK: usize = 1 << 25;
+const BLOCK: u32 = 256;
+
+struct MergeFns {
+    and: CudaFunction,
+    or: CudaFunction,
+    max: CudaFunction,
+}
+
+/// The Gaussian backend on several devices; see the module docs. One device is [`CudaGauss`]
+/// itself (callers use that directly).
+pub struct MultiGauss {
+    devs: Vec<CudaGauss>,
+    labels: Vec<String>,
+    merge: MergeFns,
+    /// On the first device: one bit matrix, for gathering the others' graphs and sepset bits.
+    scratch: Option<CudaSlice<u64>>,
+    timings: CudaTimings,
+    /// Seconds merging (peer copies and reductions), all levels.
+    merge_s: f64,
+}
+
+fn launch_err(name: &'static str) -> impl Fn(cudarc::driver::DriverError) -> PcError {
+    move |e| PcError::Cuda(format!("launching {name}: {e}"))
+}
+
+/// Copies `len` elements `src[src_off..]` (on `from`) to `dst[dst_off..]` (on `to`), in `to`'s
+/// stream; the caller synchronises. Both devices' earlier work has finished (each level ends
+/// with a synchronising download).
+#[allow(clippy::too_many_arguments)]
+fn peer_copy<T>(to: &Gpu, dst: &CudaSlice<T>, dst_off: usize, from: &Gpu, src: &CudaSlice<T>, src_off: usize, len: usize, what: &str) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    if dst_off + len > dst.len() || src_off + len > src.len() {
+        return Err(PcError::Internal(format!("peer copy of {what} out of bounds")));
+    }
+    let sz = std::mem::size_of::<T>() as u64;
+    let (d, _gd) = dst.device_ptr(&to.stream);
+    let (s, _gs) = src.device_ptr(&from.stream);
+    // SAFETY: both ranges lie inside their allocations (checked above); the contexts own them.
+    unsafe { dsys::cuMemcpyPeerAsync(d + dst_off as u64 * sz, to.ctx.cu_ctx(), s + src_off as u64 * sz, from.ctx.cu_ctx(), len * sz as usize, to.stream.cu_stream()) }
+        .result()
+        .map_err(cuda_err(what))
+}
+
+/// Enables access from `a`'s context to `b`'s memory where the hardware allows it (peer copies
+/// then go over NVLink / PCIe directly instead of being staged by the driver).
+fn enable_peer(a: &Gpu, b: &Gpu) -> Result<bool> {
+    if a.ctx.cu_ctx() == b.ctx.cu_ctx() {
+        return Ok(true);
+    }
+    let mut can: std::ffi::c_int = 0;
+    // SAFETY: writes one int; both are valid device handles.
+    unsafe { dsys::cuDeviceCanAccessPeer(&mut can, a.ctx.cu_device(), b.ctx.cu_device()) }.result().map_err(cuda_err("asking for peer access"))?;
+    if can == 0 {
+        return Ok(false);
+    }
+    a.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+    // SAFETY: b's context is alive (held by its Gpu); flags must be 0.
+    let r = unsafe { dsys::cuCtxEnablePeerAccess(b.ctx.cu_ctx(), 0) };
+    match r {
+        dsys::CUresult::CUDA_SUCCESS | dsys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(true),
+        e => Err(PcError::Cuda(format!("enabling peer access: {e:?}"))),
+    }
+}
+
+fn grid_for(n: usize) -> LaunchConfig {
+    LaunchConfig { grid_dim: ((n as u64).div_ceil(BLOCK as u64).clamp(1, 1 << 16) as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
+}
+
+/// `dst[..n] op= src[..n]` on the first device.
+fn reduce<T>(g: &Gpu, f: &CudaFunction, dst: &mut cudarc::driver::CudaViewMut<'_, T>, src: &CudaSlice<T>, n: usize, name: &'static str) -> Result<()> {
+    let nu = n as u64;
+    let mut b = g.stream.launch_builder(f);
+    b.arg(dst).arg(src).arg(&nu);
+    // SAFETY: argument types follow merge_*(T*, const T*, u64); both hold >= n elements.
+    unsafe { b.launch(grid_for(n)) }.map_err(launch_err(name))?;
+    Ok(())
+}
+
+impl MultiGauss {
+    /// Opens every device of `ordinals` (in parallel: each uploads C) and checks each one's
+    /// memory as [`CudaGauss::new_scanned_on`] does.
+    pub fn new_scanned_on(ordinals: &[usize], c: &[f64], p: usize, n: f64, symmetric: bool, has_nan: bool) -> Result<Self> {
+        if ordinals.is_empty() {
+            return Err(PcError::invalid("devices", "must name at least one GPU"));
+        }
+        let labels = device_labels(ordinals);
+        let opened: Vec<Result<CudaGauss>> = std::thread::scope(|s| {
+            let hs: Vec<_> = ordinals.iter().map(|&o| s.spawn(move || CudaGauss::new_scanned_on(o, c, p, n, symmetric, has_nan))).collect();
+            hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
+        });
+        let mut devs = Vec::with_capacity(opened.len());
+        for (r, label) in opened.into_iter().zip(&labels) {
+            devs.push(r.map_err(|e| label_error(label, e))?);
+        }
+        let merge = guard("loading the merge kernels", || {
+            let g0 = &devs[0].gpu;
+            g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+            let m = module::module_for(&g0.ctx, "merge.cu", module::MERGE_SRC).map_err(PcError::Cuda)?;
+            let get = |name: &str| m.function(name).map_err(PcError::Cuda);
+            let fns = MergeFns { and: get("merge_and_u64")?, or: get("merge_or_u64")?, max: get("merge_max_f64")? };
+            for d in devs.iter().skip(1) {
+                enable_peer(g0, &d.gpu)?;
+                enable_peer(&d.gpu, g0)?;
+            }
+            Ok(fns)
+        })?;
+        let t0 = &devs[0].timings;
+        let timings = CudaTimings {
+            compile_s: devs.iter().map(|d| d.timings.compile_s).fold(0.0, f64::max),
+            compile_cached: devs.iter().all(|d| d.timings.compile_cached),
+            target: t0.target.clone(),
+            upload_c_s: devs.iter().map(|d| d.timings.upload_c_s).fold(0.0, f64::max),
+            ..Default::default()
+        };
+        Ok(MultiGauss { devs, labels, merge, scratch: None, timings, merge_s: 0.0 })
+    }
+
+    pub fn devices(&self) -> usize {
+        self.devs.len()
+    }
+
+    pub fn labels(&self) -> &[String] {
+        &self.labels
+    }
+
+    /// The whole run's figures: per level the wall time, with kernel and copy time summed over
+    /// the devices (the merges count as copies).
+    pub fn timings(&self) -> &CudaTimings {
+        &self.timings
+    }
+
+    /// Seconds spent merging the devices' results (peer copies and reductions).
+    pub fn merge_seconds(&self) -> f64 {
+        self.merge_s
+    }
+
+    pub fn set_planned_only(&mut self, yes: bool) {
+        self.devs.iter_mut().for_each(|d| d.set_planned_only(yes));
+    }
+
+    pub fn set_round_budget(&mut self, threads: Option<u64>) {
+        self.devs.iter_mut().for_each(|d| d.set_round_budget(threads));
+    }
+
+    fn sums(&self) -> (f64, f64, u64, u64, u64) {
+        self.devs.iter().flat_map(|d| d.timings.levels.iter()).fold((0.0, 0.0, 0, 0, 0), |a, l| (a.0 + l.kernel_s, a.1 + l.transfer_s, a.2 + l.launches, a.3 + l.gpu_tests, a.4 + l.fallbacks))
+    }
+
+    /// ANDs every device's graph into the first's and copies the result back to each.
+    fn merge_graphs(&mut self) -> Result<()> {
+        let (first, rest) = self.devs.split_at_mut(1);
+        let g0 = &first[0].gpu;
+        let st0 = first[0].dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
+        let scratch = self.scratch.as_mut().ok_or_else(|| PcError::Internal("merge without a scratch buffer".into()))?;
+        let n = st0.p * st0.words;
+        g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        for d in rest.iter() {
+            let sd = d.dense.as_ref().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
+            peer_copy(g0, scratch, 0, &d.gpu, &sd.adj, 0, n, "gathering a device's graph")?;
+            reduce(g0, &self.merge.and, &mut st0.adj.slice_mut(0..n), scratch, n, "merge_and_u64")?;
+        }
+        for d in rest.iter_mut() {
+            let sd = d.dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
+            peer_copy(&d.gpu, &sd.adj, 0, g0, &st0.adj, 0, n, "sending the merged graph")?;
+        }
+        g0.stream.synchronize().map_err(cuda_err("merging the devices' graphs"))?;
+        for d in rest.iter() {
+            d.gpu.stream.synchronize().map_err(cuda_err("merging the devices' graphs"))?;
+        }
+        Ok(())
+    }
+
+    /// ORs every device's level-0 bits into the first's (p^2 / 8 bytes each).
+    fn merge_sep0(&mut self) -> Result<()> {
+        let (first, rest) = self.devs.split_at_mut(1);
+        let g0 = &first[0].gpu;
+        let st0 = first[0].dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
+        let scratch = self.scratch.as_mut().ok_or_else(|| PcError::Internal("merge without a scratch buffer".into()))?;
+        g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        let nb = st0.p * st0.words;
+        for d in rest.iter() {
+            let sd = d.dense.as_ref().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
+            peer_copy(g0, scratch, 0, &d.gpu, &sd.sep0, 0, nb, "gathering level 0's sepsets")?;
+            reduce(g0, &self.merge.or, &mut st0.sep0.slice_mut(0..nb), scratch, nb, "merge_or_u64")?;
+        }
+        g0.stream.synchronize().map_err(cuda_err("merging level 0's sepsets"))
+    }
+
+    /// pMax as a reduce-scatter: device d takes the maximum of every device's copy over its
+    /// block of columns (`even_ranges(p, k)`, contiguous in column-major order) and downloads
+    /// that block into `pmax` over its own link, all devices at once (24.7 GB at p = 55,572
+    /// would otherwise pass through one device's link).
+    fn pmax_reduce_scatter(devs: &[CudaGauss], labels: &[String], max_fn: &CudaFunction, pmax: &mut [f64]) -> Result<()> {
+        let k = devs.len();
+        let p = devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?.p;
+        let blocks = multi::even_ranges(p, k);
+        let mut parts = Vec::with_capacity(k);
+        let mut rest = pmax;
+        for b in &blocks {
+            let (a, r) = rest.split_at_mut(b.len() * p);
+            parts.push(a);
+            rest = r;
+        }
+        let results: Vec<Result<()>> = std::thread::scope(|s| {
+            let hs: Vec<_> = parts
+                .into_iter()
+                .zip(&blocks)
+                .enumerate()
+                .map(|(d, (part, b))| {
+                    s.spawn(move || {
+                        guard("merging pMax of the devices", || {
+                            let dev = &devs[d];
+                            let g = &dev.gpu;
+                            g.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+                            let st = dev.dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
+                            let (a, e) = (b.start * p, b.end * p);
+                            if e > a {
+                                let chunk = PMAX_CHUNK.min(e - a);
+                                g.ensure_free(chunk * 8, "merging pMax of the devices")?;
+                                let buf = g.alloc::<f64>(chunk, "merging pMax")?;
+                                let (base, _sync) = st.pmax.device_ptr(&g.stream);
+                                for (o, other) in devs.iter().enumerate().filter(|&(o, _)| o != d) {
+                                    let so = other.dense.as_ref().ok_or_else(|| PcError::Internal(format!("{}: no pMax", labels[o])))?;
+                                    for off in (a..e).step_by(chunk) {
+                                        let m = chunk.min(e - off);
+                                        peer_copy(g, &buf, 0, &other.gpu, &so.pmax, off, m, "gathering pMax")?;
+                                        let (dst, mu) = (base + off as u64 * 8, m as u64);
+                                        let mut l = g.stream.launch_builder(max_fn);
+                                        l.arg(&dst).arg(&buf).arg(&mu);
+                                        // SAFETY: merge_max_f64(double*, const double*, u64): dst is the
+                                        // device address of this device's pMax[off..off + m] (inside its
+                                        // allocation), written by this thread only; other threads read
+                                        // other column blocks of it. buf holds >= m doubles.
+                                        unsafe { l.launch(grid_for(m)) }.map_err(launch_err("merge_max_f64"))?;
+                                    }
+                                }
+                                g.stream.synchronize().map_err(cuda_err("merging pMax of the devices"))?;
+                                drop(buf);
+                            }
+                            g.download_staged_at(&st.pmax, a, part, "pMax")
+                        })
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
+        });
+        for (r, label) in results.into_iter().zip(labels) {
+            r.map_err(|e| label_error(label, e))?;
+        }
+        Ok(())
+    }
+
+    /// Each device's share of dense level `level`, in one thread per device.
+    fn run_shares(devs: &mut [CudaGauss], labels: &[String], level: usize, ctl: &pc_core::Control) -> Result<(DenseLevelReport, Clock)> {
+        let k = devs.len();
+        let results: Vec<Result<(DenseLevelReport, Clock)>> = std::thread::scope(|s| {
+            let hs: Vec<_> = devs
+                .iter_mut()
+                .enumerate()
+                .map(|(d, dev)| {
+                    s.spawn(move || {
+                        guard("running a level on the GPU", || {
+                            dev.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+                            let zfac = host::z_factor(dev.n, level);
+                            let both = !dev.symmetric;
+                            let (gpu, f, c) = (&dev.gpu, &dev.df, &dev.c);
+                            let st = dev.dense.as_mut().ok_or_else(|| PcError::Internal("dense level before dense_begin".into()))?;
+                            let mut clock = Clock::default();
+                            let rep = if level == 0 {
+                                let rows = multi::row_ranges(st.p, k).swap_remove(d);
+                                let (tests, removed, not_done) = CudaGauss::dense_level0(gpu, f, c, st, zfac, both, rows, &mut clock)?;
+                                DenseLevelReport { tests, removed, not_done, singles: Vec::new() }
+                            } else {
+                                CudaGauss::dense_level1(gpu, f, c, st, zfac, ctl, (d, k), &mut clock)?
+                            };
+                            Ok((rep, clock))
+                        })
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
+        });
+        let mut rep = DenseLevelReport::default();
+        let mut clock = Clock::default();
+        for (r, label) in results.into_iter().zip(labels) {
+            let (r, c) = r.map_err(|e| label_error(label, e))?;
+            rep.tests += r.tests;
+            rep.removed += r.removed;
+            rep.not_done |= r.not_done;
+            rep.singles.extend(r.singles);
+            clock.kernel += c.kernel;
+            clock.transfer += c.transfer;
+            clock.launches += c.launches;
+            clock.host += c.host;
+        }
+        Ok((rep, clock))
+    }
+}
+
+impl DenseLevels for MultiGauss {
+    fn dense_begin(&mut self, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+        let t0 = Instant::now();
+        let labels = &self.labels;
+        let results: Vec<Result<()>> = std::thread::scope(|s| {
+            let hs: Vec<_> = self.devs.iter_mut().map(|d| s.spawn(move || d.dense_begin(start, fixed, alpha, na_value))).collect();
+            hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
+        });
+        for (r, label) in results.into_iter().zip(labels) {
+            r.map_err(|e| label_error(label, e))?;
+        }
+        let g0 = &self.devs[0].gpu;
+        let words = start.p().div_ceil(64);
+        self.scratch = Some(guard("allocating the merge buffer", || {
+            g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+            g0.ensure_free(start.p() * words * 8, "the buffer merging the devices' graphs")?;
+            g0.alloc::<u64>(start.p() * words, "the merge buffer")
+        })?);
+        self.timings.dense_setup_s += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn dense_level(&mut self, level: usize, _pmax: &mut [f64], _sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
+        if level > 1 {
+            return Err(PcError::Internal(format!("dense level {level} does not exist")));
+        }
+        let t0 = Instant::now();
+        let (rep, clock, merge_s) = run_watched(0, watch, std::time::Duration::from_millis(100), |ctl| {
+            let (rep, clock) = Self::run_shares(&mut self.devs, &self.labels, level, ctl)?;
+            let t = Instant::now();
+            guard("merging the devices' graphs", || self.merge_graphs())?;
+            Ok((rep, clock, t.elapsed().as_secs_f64()))
+        })?;
+        self.merge_s += merge_s;
+        let lt = LevelTimings {
+            level,
+            kernel_s: clock.kernel,
+            transfer_s: clock.transfer + merge_s,
+            launches: clock.launches,
+            host_s: clock.host,
+            gpu_tests: rep.tests,
+            ..Default::default()
+        };
+        self.timings.record(lt, t0);
+        Ok(rep)
+    }
+
+    fn writes_whole_pmax(&self) -> bool {
+        true
+    }
+
+    fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()> {
+        let t0 = Instant::now();
+        let p = self.devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?.p;
+        if pmax.len() != p * p || sep0.p() != p {
+            return Err(PcError::Internal("dense_end: result buffers of the wrong size".into()));
+        }
+        guard("merging level 0's sepsets", || self.merge_sep0())?;
+        Self::pmax_reduce_scatter(&self.devs, &self.labels, &self.merge.max, pmax)?;
+        // the graphs are equal on every device since the last merge; the bits were ORed above
+        let g0 = &self.devs[0].gpu;
+        let st0 = self.devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
+        let (g, s0) = guard("copying the results back", || {
+            g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+            let g = g0.stream.clone_dtoh(&st0.adj).map_err(cuda_err("copying the graph back"))?;
+            let s0 = g0.stream.clone_dtoh(&st0.sep0).map_err(cuda_err("copying the level-0 sepsets back"))?;
+            g0.stream.synchronize().map_err(cuda_err("copying the results back"))?;
+            Ok((g, s0))
+        })
+        .map_err(|e| label_error(&self.labels[0], e))?;
+        *graph = Adjacency::from_words(p, g);
+        *sep0 = BitMatrix::from_words(p, s0);
+        self.scratch = None;
+        for d in self.devs.iter_mut() {
+            d.dense = None; // frees each device's pMax and graph before the planned levels
+        }
+        self.timings.dense_results_s += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+}
+
+impl Backend for MultiGauss {
+    fn name(&self) -> String {
+        format!("cuda ({} x {})", self.devs.len(), self.devs[0].info().name)
+    }
+
+    fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
+        if self.devs.iter().all(|d| d.dense_fits && !d.planned_only) {
+            Some(self)
+        } else {
+            None
+        }
+    }
+
+    fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        let t0 = Instant::now();
+        let before = self.sums();
+        // deeper than the set kernels, or C with NaN: one device runs it (on the CPU)
+        let one = plan.level >= 2 && (self.devs[0].has_nan || host::set_kernel_variant(plan.level).is_none());
+        let out = if one { self.devs[0].run_level(plan, watch) } else { multi::split_level(&mut self.devs, &self.labels, plan, watch) };
+        let after = self.sums();
+        let lt = LevelTimings {
+            level: plan.level,
+            kernel_s: after.0 - before.0,
+            transfer_s: after.1 - before.1,
+            launches: after.2 - before.2,
+            gpu_tests: after.3 - before.3,
+            fallbacks: after.4 - before.4,
+            on_cpu: one,
+            ..Default::default()
+        };
+        self.timings.record(lt, t0);
+        out
+    }
+}
+
+/// The figures of several devices' backends as one: compile and upload times the slowest
+/// device's (they ran in parallel), kernel and copy time summed, every device's levels.
+pub fn combined_timings<'a>(ts: impl IntoIterator<Item = &'a CudaTimings>) -> CudaTimings {
+    let mut out = CudaTimings::default();
+    for (k, t) in ts.into_iter().enumerate() {
+        if k == 0 {
+            out.target = t.target.clone();
+            out.compile_cached = true;
+        }
+        out.compile_s = out.compile_s.max(t.compile_s);
+        out.compile_cached &= t.compile_cached;
+        out.upload_c_s = out.upload_c_s.max(t.upload_c_s);
+        out.dense_setup_s = out.dense_setup_s.max(t.dense_setup_s);
+        out.dense_results_s = out.dense_results_s.max(t.dense_results_s);
+        out.kernel_s += t.kernel_s;
+        out.transfer_s += t.transfer_s;
+        out.levels.extend(t.levels.iter().cloned());
+    }
+    out
+}
+
+/// One label per device ("GPU 1"; "GPU 0 (context 1)" for an ordinal given again).
+pub fn device_labels(ordinals: &[usize]) -> Vec<String> {
+    ordinals
+        .iter()
+        .enumerate()
+        .map(|(d, o)| if ordinals[..d].contains(o) { format!("GPU {o} (context {d})") } else { format!("GPU {o}") })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pc_core::backend::NullWatch;
+    use pc_core::skeleton::{run_skeleton, SkeletonParams};
+    use pc_core::Order;
+
+    /// A chain-and-skip correlation structure from n pseudo-random rows.
+    fn cor(p: usize, n: usize, seed: u64) -> Vec<f64> {
+        let mut h = seed | 1;
+        let mut u = || {
+            h ^= h << 13;
+            h ^= h >> 7;
+            h ^= h << 17;
+            (h >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let mut x = vec![0.0; n * p];
+        for r in 0..n {
+            for j in 0..p {
+                let mut v = u();
+                if j >= 1 {
+                    v += 0.6 * x[r * p + j - 1];
+                }
+                if j >= 3 {
+                    v -= 0.4 * x[r * p + j - 3];
+                }
+                x[r * p + j] = v;
+            }
+        }
+        let mut c = vec![0.0; p * p];
+        let (mean, sd): (Vec<f64>, Vec<f64>) = (0..p)
+            .map(|j| {
+                let m = (0..n).map(|r| x[r * p + j]).sum::<f64>() / n as f64;
+                (m, (0..n).map(|r| (x[r * p + j] - m).powi(2)).sum::<f64>().sqrt())
+            })
+            .unzip();
+        for a in 0..p {
+            for b in 0..p {
+                c[a + b * p] = (0..n).map(|r| (x[r * p + a] - mean[a]) * (x[r * p + b] - mean[b])).sum::<f64>() / (sd[a] * sd[b]);
+            }
+        }
+        c
+    }
+
+    // On a machine with a GPU: two (and three) contexts on device 0 give one device's result in
+    // every slot, through the dense levels and the planned ones; without a GPU (CI) it has
+    // nothing to run (pc-core's level_loop.rs tests the same split on the CPU).
+    #[test]
+    fn several_contexts_equal_one_device() {
+        if crate::device::probe_device(0).is_err() {
+            return;
+        }
+        for (p, n, seed, alpha) in [(70usize, 300usize, 3u64, 0.05), (130, 120, 7, 0.01)] {
+            let c = cor(p, n, seed);
+            let prm = SkeletonParams { alpha, order: Order::Stable, m_max: None, na_delete: true, start: Adjacency::complete(p), fixed_edges: Adjacency::empty(p), threads: 0 };
+            let (sym, nan) = host::symmetry_and_nan(&c, p);
+            let mut one = CudaGauss::new_scanned_on(0, &c, p, n as f64, sym, nan).unwrap();
+            let want = run_skeleton(&prm, &mut one, &mut NullWatch).unwrap();
+            for k in [2usize, 3] {
+                let mut m = MultiGauss::new_scanned_on(&vec![0; k], &c, p, n as f64, sym, nan).unwrap();
+                assert!(m.dense().is_some());
+                let got = run_skeleton(&prm, &mut m, &mut NullWatch).unwrap();
+                assert_eq!(got.graph, want.graph, "graph, k = {k}");
+                assert!(got.pmax.iter().zip(&want.pmax).all(|(a, b)| a.to_bits() == b.to_bits()), "pMax, k = {k}");
+                let key = |r: &pc_core::SkeletonResult| {
+                    let mut s: Vec<_> = r.all_sepsets().into_iter().map(|s| (s.x, s.y, s.set)).collect();
+                    s.sort();
+                    s
+                };
+                assert_eq!(key(&got), key(&want), "sepsets, k = {k}");
+                assert_eq!(got.n_edgetests, want.n_edgetests, "n.edgetests, k = {k}");
+                assert_eq!(got.max_ord, want.max_ord);
+            }
+        }
+    }
+}
