@@ -15,6 +15,7 @@ mod gauss_dense;
 mod gpu;
 pub mod host;
 pub mod jtree;
+pub mod memplan;
 pub mod module;
 pub mod windows;
 
