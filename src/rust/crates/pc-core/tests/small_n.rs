@@ -16,6 +16,8 @@ struct Counting<'a> {
     cpu: ParallelCpu<'a, GSquareTest>,
     twin: &'a GSquareTest,
     all: &'a GSquareTest,
+    /// The twin's threads (None: the calling thread).
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl Backend for Counting<'_> {
@@ -24,7 +26,7 @@ impl Backend for Counting<'_> {
     }
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> pc_core::error::Result<Vec<EdgeOutcome>> {
         let out = self.cpu.run_level(plan, watch)?;
-        self.twin.count_small_n(plan, &out)?;
+        self.twin.count_small_n(plan, &out, self.pool.as_ref())?;
         let (mut sc, mut list, mut pos) = (GSquareScratch::default(), Vec::new(), Vec::new());
         for e in &plan.edges {
             for side in e.sides.iter().flatten() {
@@ -92,7 +94,8 @@ fn small_n_counts_from_outcomes_equal_the_cpus() {
                 fixed_edges: Adjacency::from_dense(p, &vec![false; p * p]),
                 threads: 1,
             };
-            let mut b = Counting { cpu: ParallelCpu::new(&cpu_t, 1).unwrap(), twin: &twin, all: &all };
+            let pool = (seed % 2 == 1).then(|| pc_core::threads::call_pool(3, "test").unwrap());
+            let mut b = Counting { cpu: ParallelCpu::new(&cpu_t, 1).unwrap(), twin: &twin, all: &all, pool };
             run_skeleton(&params, &mut b, &mut NullWatch).unwrap();
             let (want, got) = (cpu_t.small_n_tests(), twin.small_n_tests());
             assert_eq!(got, want, "seed {seed}, {order:?}: (tests, smallest n.min) from the outcomes vs the CPU's");

@@ -365,7 +365,7 @@ impl Backend for CudaGSquare<'_> {
             // the rounds compute tests past an edge's first success too: pcalg's n < n.min
             // warning counts only the canonical prefixes (the CPU's p_value counts its own)
             watched_level(plan, watch, &mut lt, |ctl, lt| me.level_gpu(plan, ctl, lt))
-                .and_then(|o| self.test.count_small_n(plan, &o).map(|_| o))
+                .and_then(|o| self.test.count_small_n(plan, &o, self.pool.as_ref()).map(|_| o))
         };
         self.timings.record(lt, t0);
         out

@@ -23,8 +23,9 @@ pub fn prefix_ranks(edge: &EdgeWork, o: &EdgeOutcome) -> [u64; 2] {
 
 impl GSquareTest {
     /// Adds to [`GSquareTest::small_n_tests`] the tests with n < 10 df among those pcalg runs
-    /// at this level: the prefixes of `outcomes` (indexed like `plan.edges`).
-    pub fn count_small_n(&self, plan: &LevelPlan, outcomes: &[EdgeOutcome]) -> Result<()> {
+    /// at this level: the prefixes of `outcomes` (indexed like `plan.edges`), walked by the
+    /// threads of `pool` when given (a deep level lists millions), else on the calling thread.
+    pub fn count_small_n(&self, plan: &LevelPlan, outcomes: &[EdgeOutcome], pool: Option<&rayon::ThreadPool>) -> Result<()> {
         if outcomes.len() != plan.edges.len() {
             return Err(PcError::Internal(format!("{} outcomes for {} edges", outcomes.len(), plan.edges.len())));
         }
@@ -40,9 +41,27 @@ impl GSquareTest {
         if n >= 10.0 * max_df {
             return Ok(());
         }
+        let (count, min_df) = match pool {
+            Some(pool) => pool.install(|| {
+                use rayon::prelude::*;
+                plan.edges
+                    .par_chunks(4096)
+                    .zip(outcomes.par_chunks(4096))
+                    .map(|(e, o)| self.small_n_in(plan, e, o, max_df))
+                    .reduce(|| (0, f64::INFINITY), |a, b| (a.0 + b.0, a.1.min(b.1)))
+            }),
+            None => self.small_n_in(plan, &plan.edges, outcomes, max_df),
+        };
+        self.note_small_n(count, min_df);
+        Ok(())
+    }
+
+    /// (small-n tests, their smallest df) in the prefixes of `edges` (level-wide bound `max_df`).
+    fn small_n_in(&self, plan: &LevelPlan, edges: &[EdgeWork], outcomes: &[EdgeOutcome], max_df: f64) -> (u64, f64) {
+        let (n, l) = (self.data.n as f64, plan.level);
         let (mut count, mut min_df) = (0u64, f64::INFINITY);
         let (mut list, mut pos, mut set) = (Vec::new(), Vec::new(), Vec::new());
-        for (e, o) in plan.edges.iter().zip(outcomes) {
+        for (e, o) in edges.iter().zip(outcomes) {
             let run = prefix_ranks(e, o);
             for (si, side) in e.sides.iter().enumerate() {
                 let Some(side) = side else { continue };
@@ -74,7 +93,6 @@ impl GSquareTest {
                 }
             }
         }
-        self.note_small_n(count, min_df);
-        Ok(())
+        (count, min_df)
     }
 }
