@@ -25,6 +25,8 @@ rs_memory_plan <- function(p, test_bytes, start_edges, dense_levels, sepset_rows
   .Call(wrap__gpupc_memory_plan, p, test_bytes, start_edges, dense_levels, sepset_rows)
 }
 
+rs_device_plan <- function(test, p, n, free) .Call(wrap__gpupc_device_plan, test, p, n, free)
+
 rs_cmiknn_test <- function(data, vars, threads) .Call(wrap__gpupc_cmiknn_test, data, vars, threads)
 
 rs_jt_compile <- function(names, states, parents, cpts, triangulation, max_cells, threads) {

@@ -51,7 +51,11 @@
 #'
 #' A run that would not fit in memory stops before any large allocation with an error of class
 #' `gpupc_memory_error` naming `labels` or `p` and the bytes needed, where pcalg says
-#' "cannot allocate vector of size ...".
+#' "cannot allocate vector of size ...". On the GPU, what the backend holds there (C or the
+#' data, a level's lists, the contingency tables) is planned against the free device memory
+#' first; a run that would not fit stops with an error of class `gpupc_memory_error` and
+#' `gpupc_cuda_error` naming the argument that makes it large (`suffStat$C`, `suffStat$dm`,
+#' `suffStat$sig_samples`) and the bytes; with `backend = "auto"` it runs on the CPU instead.
 #'
 #' @inheritParams pcalg::pc
 #' @inheritParams gpu_skeleton

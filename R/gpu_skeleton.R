@@ -148,7 +148,7 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   }
   t1 <- proc.time()[["elapsed"]]
   res <- if (method == "stable" && m.max < 0) no_levels(start, fixed, p, test) else run(choice$backend)
-  if (!is.null(res$error) && res$kind == "cuda" && backend == "auto") {
+  if (!is.null(res$error) && res$kind %in% c("cuda", "device_memory") && backend == "auto") {
     message("gpupc: the GPU failed (", res$error, "); running on the CPU instead")
     res <- run("cpu")
   }
@@ -217,9 +217,11 @@ raise_core_error <- function(res) {
     cli::cli_abort(c("{.arg {arg}}: {sub('^invalid argument [^:]+: ', '', msg)}"),
                    class = c("gpupc_invalid_argument", cls), call = NULL)
   }
-  if (res$kind == "memory") {
+  if (res$kind %in% c("memory", "device_memory")) {
     arg <- sub("^.*\\(argument '([^']+)'\\).*$", "\\1", msg)
-    cli::cli_abort(c("{.arg {arg}}: {msg}"), class = c("gpupc_memory_error", cls), call = NULL)
+    # the GPU's: also a CUDA error (backend = "auto" runs on the CPU instead)
+    if (res$kind == "device_memory") cls <- c(cls, "gpupc_memory_error", "gpupc_cuda_error")
+    cli::cli_abort(c("{.arg {arg}}: {msg}"), class = unique(c("gpupc_memory_error", cls)), call = NULL)
   }
   if (res$kind == "interrupt") cli::cli_abort("gpupc: interrupted by the user", class = cls, call = NULL)
   if (res$kind == "test") cli::cli_abort(c("{.arg indepTest} failed.", x = "{msg}"), class = cls, call = NULL)

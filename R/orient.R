@@ -82,6 +82,9 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
     res <- run("cpu")
   }
   if (!is.null(res$error)) raise_core_error(res)
+  # checkTriple's disCItest / binCItest calls warn as the skeleton's do
+  if (isTRUE(res$small_n[1] > 0))
+    warn_small_n_discrete(list(small_n_tests = res$small_n[1], small_n_min = res$small_n[2], n = res$small_n[3]))
   if (nrow(res$pairs) > 0) {
     sepset <- skel@sepset
     pairs <- res$pairs

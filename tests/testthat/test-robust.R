@@ -93,6 +93,21 @@ test_that("a run that cannot fit in memory is an R error naming the argument, be
     expect_s3_class(err, "gpupc_memory_error")
     expect_match(conditionMessage(err), "`p`.*cannot allocate vector of size")
   }
+  # the GPU's start planned against its free memory (pc-cuda's memplan.rs, no device needed): C
+  # and its reserve, the dense levels beside it; the error names the argument and the bytes
+  gb <- 2^30
+  ok <- gpupc:::rs_device_plan("gauss", 20000, 0, 80 * gb)
+  expect_identical(ok$need, 8 * 20000^2 + 2^29)
+  expect_true(ok$dense)
+  expect_false(gpupc:::rs_device_plan("gauss", 20000, 0, 4 * gb)$dense)
+  expect_identical(gpupc:::rs_device_plan("dis", 724, 20000, 80 * gb)$need, 20000 * 724 + 4 * 724 + 2^26)
+  for (case in list(list("gauss", 55572, 0, 16 * gb, "suffStat\\$C", "23.5 Gb", "16.0 Gb"),
+                    list("dis", 20000, 1e6, 8 * gb, "suffStat\\$dm", "18.7 Gb", "8.0 Gb"))) {
+    err <- tryCatch(gpupc:::raise_core_error(do.call(gpupc:::rs_device_plan, case[1:4])), error = function(e) e)
+    expect_s3_class(err, "gpupc_memory_error")
+    expect_s3_class(err, "gpupc_cuda_error")
+    expect_match(conditionMessage(err), paste0(case[[5]], ".*cannot allocate ", case[[6]], " on the GPU.*", case[[7]], " of GPU memory are free"))
+  }
 })
 
 test_that("disCItest's n < n.min warning reaches the caller, as from pcalg", {
@@ -102,6 +117,15 @@ test_that("disCItest's n < n.min warning reaches the caller, as from pcalg", {
   expect_warning(got <- gpupc::gpu_skeleton(st, pcalg::disCItest, 0.05, p = 4, backend = "cpu"), "n < n.min")
   want <- suppressWarnings(pcalg::skeleton(st, pcalg::disCItest, 0.05, p = 4))
   expect_same_pcalgo(got, want, 0.05, "disCItest with small n")
+  # exactly when pcalg warns: same smallest n.min, and for a skeleton the same number of tests
+  # (inst/bench/small-n-check.R; the GPU machine runs the same cases with backend = "cuda")
+  check <- new.env()
+  sys.source(system.file("bench", "small-n-check.R", package = "gpupc"), envir = check)
+  rows <- do.call(rbind, lapply(check$small_n_cases(), check$small_n_compare, backend = "cpu"))
+  expect_gte(sum(rows$pcalg_tests > 0), 5)
+  expect_gte(sum(rows$pcalg_tests == 0), 2)
+  for (k in which(!rows$ok)) fail(paste(capture.output(print(rows[k, ], row.names = FALSE)), collapse = "\n"))
+  expect_true(all(rows$ok))
 })
 
 ## A stateful test: its p-values depend on how often and in which order it is called.

@@ -26,12 +26,37 @@ differs <- function(a, b) {
   NULL
 }
 
+# The result (or a fuzz_error), with attribute "n_min": disCItest / binCItest's n < n.min
+# warnings as c(tests, smallest n.min) (pcalg warns per test, gpupc once with "[k tests]")
 call_one <- function(f, case, extra = list()) {
   a <- case$args
   a <- a[!vapply(a, is.null, TRUE)]
   set.seed(case$id)   # the random test and u2pd = "rand" draw the same numbers in both
-  tryCatch(suppressWarnings(suppressMessages(do.call(f, c(list(suffStat = case$suffStat, indepTest = fuzz_test(case$test)), a, extra)))),
-           error = function(e) structure(list(message = conditionMessage(e)), class = "fuzz_error"))
+  small <- c(tests = 0, n_min = NA)
+  note <- function(w) {
+    m <- conditionMessage(w)
+    if (!grepl("n < n.min", m, fixed = TRUE)) return()
+    k <- if (grepl("[", m, fixed = TRUE)) as.numeric(sub("^.*\\[([0-9]+) tests\\].*$", "\\1", m)) else 1
+    small <<- c(tests = small[["tests"]] + k,
+                n_min = min(small[["n_min"]], as.numeric(sub("^.*n\\.min = ([0-9]+).*$", "\\1", m)), na.rm = TRUE))
+  }
+  res <- tryCatch(suppressWarnings(suppressMessages(withCallingHandlers(
+    do.call(f, c(list(suffStat = case$suffStat, indepTest = fuzz_test(case$test)), a, extra)), warning = note))),
+    error = function(e) structure(list(message = conditionMessage(e)), class = "fuzz_error"))
+  attr(res, "n_min") <- small
+  res
+}
+
+# NULL when the n < n.min warnings agree: present in both or neither, the same smallest n.min,
+# and for a skeleton the same number of tests (pc()'s triple checks: gpupc runs each distinct
+# test once, pcalg once per triple)
+small_n_differs <- function(got, want, fun) {
+  g <- attr(got, "n_min"); w <- attr(want, "n_min")
+  if ((g[["tests"]] > 0) != (w[["tests"]] > 0) || !identical(g[["n_min"]], w[["n_min"]]) ||
+      (fun == "skeleton" && g[["tests"]] != w[["tests"]]))
+    return(sprintf("n < n.min warnings (gpupc %g tests, n.min %g; pcalg %g tests, n.min %g)",
+                   g[["tests"]], g[["n_min"]], w[["tests"]], w[["n_min"]]))
+  NULL
 }
 
 for (id in ids) {
@@ -53,6 +78,7 @@ for (id in ids) {
   else if (we) paste("only pcalg errs:", want$message)
   else {
     d <- differs(got, want)
+    if (is.null(d)) d <- small_n_differs(got, want, case$fun)
     if (is.null(d)) "same" else paste("differs:", d)
   }
   saveRDS(list(id = id, verdict = verdict), file.path(out, sprintf("%04d.rds", id)))

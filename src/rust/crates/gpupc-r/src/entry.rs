@@ -22,6 +22,7 @@ pub(crate) fn error_list(e: &PcError) -> Robj {
         PcError::Cuda(_) => "cuda",
         PcError::Internal(_) => "internal",
         PcError::OutOfMemory { .. } => "memory",
+        PcError::DeviceOutOfMemory { .. } => "device_memory",
     };
     list!(error = e.to_string(), kind = kind).into_robj()
 }
@@ -304,6 +305,16 @@ fn gpupc_memory_plan(p: f64, test_bytes: f64, start_edges: f64, dense_levels: bo
     crate::params::memory_plan(p, test_bytes, start_edges, dense_levels, sepset_rows)
 }
 
+/// The GPU backend's start for `test` on `p` variables and `n` rows against `free` device bytes
+/// (pc-cuda's `memplan`, no device needed): list(need, dense) or the error list R raises.
+#[extendr]
+fn gpupc_device_plan(test: &str, p: f64, n: f64, free: f64) -> Robj {
+    match crate::params::device_plan(test, p, n, free) {
+        Ok(l) => l,
+        Err(e) => error_list(&e),
+    }
+}
+
 extendr_module! {
     mod entry;
     fn gpupc_skeleton;
@@ -314,4 +325,5 @@ extendr_module! {
     fn gpupc_rfun_step;
     fn gpupc_rfun_stop;
     fn gpupc_memory_plan;
+    fn gpupc_device_plan;
 }

@@ -224,7 +224,6 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
         unfaithful.insert(r[0], r[1], r[2]);
     }
     // threads only where they pay: the triple checks' tests, or a large collider step
-    // threads only where they pay: the triple checks' tests, or a large collider step
     let pool = if rule != "none" || g.n_edges() >= PARALLEL_COLLIDER_EDGES { Some(pc_core::threads::call_pool(threads.max(0) as usize, "orient")?) } else { None };
     let mut watch = RWatch::new(&List::new(0));
     let input_s = t0.elapsed().as_secs_f64();
@@ -239,6 +238,8 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
     let pool = || pool.as_ref().ok_or_else(|| PcError::Internal("no thread pool".into()));
     let mut pairs = Vec::new();
     let mut stats = Stats { triples: 0, tests: 0, ambiguous: 0, evaluator: String::new() };
+    // G^2 tests of the triple checks answered p = 1 for n < n.min (pcalg's checkTriple warns)
+    let mut small_n = [0.0; 3];
     if let Some(rule) = rule {
         // pc.cons.intern calls the R indepTest: for gaussCItest that is R's arithmetic
         // (GaussFlavour::R) whichever order built the skeleton
@@ -252,8 +253,13 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
                     native(&t, pool()?, &g, &mut sep, alpha, rule, &mut watch)?
                 }
             }
-            "dis" => native(&gsquare_test(&data, p, GSquareKind::Dis)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
-            "bin" => native(&gsquare_test(&data, p, GSquareKind::Bin)?, pool()?, &g, &mut sep, alpha, rule, &mut watch)?,
+            "dis" | "bin" => {
+                let t = gsquare_test(&data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?;
+                let out = native(&t, pool()?, &g, &mut sep, alpha, rule, &mut watch)?;
+                let (k, n_min) = t.small_n_tests();
+                small_n = [k as f64, n_min as f64, t.data.n as f64];
+                out
+            }
             other => return Err(invalid("indepTest", format!("unknown native test \"{other}\""))),
         };
         for (a, b, c) in u.to_sorted_vec() {
@@ -297,7 +303,7 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
     let output_s = t3.elapsed().as_secs_f64();
     let phases = list!(orient_input_s = input_s, triples_s = triples_s, orient_s = orient_s, orient_output_s = output_s);
     let out = List::from_names_and_values(
-        ["from", "to", "weight", "directed", "pairs", "sep_ac", "sep_ca", "unf", "stats", "phases"],
+        ["from", "to", "weight", "directed", "pairs", "sep_ac", "sep_ca", "unf", "stats", "phases", "small_n"],
         [
             Robj::from(from),
             Robj::from(to),
@@ -309,6 +315,7 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
             unf_m.into_robj(),
             stats_l.into_robj(),
             phases.into_robj(),
+            Robj::from(small_n.to_vec()),
         ],
     )
     .map_err(|e| PcError::Internal(e.to_string()))?;

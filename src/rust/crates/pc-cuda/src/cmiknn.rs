@@ -146,21 +146,18 @@ impl<'a> CudaCmiKnn<'a> {
             });
             case_group.push(g);
         }
-        let chunks = n.div_ceil(LANES);
-        let perm_bytes = b * n * 4;
-        let test_bytes = (b + 1) * chunks * 8 + 5 * 4 + MAX_LEVEL * 4;
         // a quarter of the free device memory, and at most 1 GiB of permutations on the host
-        let budget = (self.gpu.free_bytes()? / 4).min(1 << 30);
+        let budget = crate::memplan::cmiknn_budget(self.gpu.free_bytes()? as u64);
         let mut out: Vec<Option<Outcome>> = vec![None; cases.len()];
         // launches: consecutive groups while their permutations and tests fit the budget
         let mut g0 = 0;
         while g0 < groups.len() {
             let mut g1 = g0;
-            let mut bytes = 0usize;
+            let mut bytes = 0u64;
             let mut n_tests = 0usize;
             while g1 < groups.len() {
                 let tests_g = case_group.iter().filter(|&&g| g == g1).count();
-                let add = perm_bytes + tests_g * test_bytes;
+                let add = crate::memplan::cmiknn_group_bytes(b, n, tests_g, LANES, MAX_LEVEL);
                 if g1 > g0 && (bytes + add > budget || n_tests + tests_g > MAX_TESTS_PER_LAUNCH) {
                     break;
                 }
@@ -168,12 +165,10 @@ impl<'a> CudaCmiKnn<'a> {
                 n_tests += tests_g;
                 g1 += 1;
             }
-            if bytes > budget {
-                return Err(PcError::Cuda(format!(
-                    "one CMI-kNN group needs {:.2} GB of GPU memory ({b} permutations of {n} samples), more than a quarter of the free memory or 1 GiB",
-                    bytes as f64 / 1e9
-                )));
-            }
+            // one group over the budget: its permutations grow with sig_samples x n
+            crate::memplan::fits(bytes, 0, budget, "suffStat$sig_samples", || {
+                format!("one CMI-kNN group ({b} permutations of {n} samples; a quarter of the free memory, at most 1 GiB)")
+            })?;
             let idx: Vec<usize> = (0..cases.len()).filter(|&i| (g0..g1).contains(&case_group[i])).collect();
             let res = self.launch(cases, &idx, &case_group, &groups[g0..g1], g0)?;
             for (i, o) in idx.into_iter().zip(res) {

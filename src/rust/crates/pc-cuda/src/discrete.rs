@@ -26,10 +26,11 @@ use pc_core::cpu::ParallelCpu;
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
-use crate::device::{gb, DeviceInfo};
+use crate::device::DeviceInfo;
 use crate::gauss::{CudaTimings, LevelTimings};
 use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
 use crate::level0::run_level0;
+use crate::memplan;
 use crate::module;
 use crate::windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
 
@@ -41,7 +42,7 @@ pub(crate) const BLOCK: u32 = 256;
 /// 128 in session 5.
 const DEFAULT_BLOCK: u32 = 128;
 /// Bytes a thread reads from a column at once: columns are padded to a multiple of this.
-pub(crate) const CHUNK: usize = 16;
+pub const CHUNK: usize = 16;
 /// The kernel's deepest level.
 pub const MAX_LEVEL: usize = 32;
 /// Table words a block keeps in shared memory (32 KB; more goes to global scratch).
@@ -120,15 +121,7 @@ impl<'a> CudaGSquare<'a> {
         guard("opening the GPU", || {
             let gpu = Gpu::open_on(ordinal)?;
             let stride = n.next_multiple_of(CHUNK);
-            let need = stride * p + 4 * p + (64 << 20);
-            let free = gpu.free_bytes()?;
-            if need > free {
-                return Err(PcError::Cuda(format!(
-                    "the data ({n} rows x {p} variables, one byte each) need {:.2} GB on the GPU, {:.2} GB free",
-                    gb(need),
-                    gb(free)
-                )));
-            }
+            memplan::gsquare_setup(n, p, CHUNK, gpu.free_bytes()? as u64)?;
             let compiled = module::module_for(&gpu.ctx, "gsquare.cu", module::GSQUARE_SRC).map_err(PcError::Cuda)?;
             let f = compiled.function("gsquare_tests").map_err(PcError::Cuda)?;
             let f_p = compiled.function("pchisq_points").map_err(PcError::Cuda)?;
@@ -287,18 +280,9 @@ impl RoundEval for Rounds<'_, '_> {
         if slot_words > 0 {
             let have = self.scratch.as_ref().map_or(0, |s| s.len()) as u64;
             if have < grid as u64 * slot_words {
-                // fewer blocks when the slots would not fit in half the free memory (the scratch
-                // held now counts as free)
-                let free = gpu.free_bytes()? as u64 + have * 4;
-                let fit = (free / 2) / (slot_words * 4);
-                if fit == 0 {
-                    return Err(PcError::Cuda(format!(
-                        "a contingency table of {slot_words} cells needs {:.2} GB of GPU memory, {:.2} GB free",
-                        gb(slot_words as usize * 4),
-                        gb(free as usize)
-                    )));
-                }
-                let words = fit.min(grid as u64) * slot_words;
+                // fewer blocks when the slots would not fit in half the free memory
+                let fit = memplan::gsquare_table_slots(gpu.free_bytes()? as u64, have, slot_words, grid as u64)?;
+                let words = fit * slot_words;
                 if words > have {
                     self.scratch = None;
                     // SAFETY: each block zeroes its table before counting into it.
@@ -387,7 +371,10 @@ impl Backend for CudaGSquare<'_> {
             ParallelCpu::new(self.test, 0)?.run_level(plan, watch)
         } else {
             let me = &*self;
+            // the rounds compute tests past an edge's first success too: pcalg's n < n.min
+            // warning counts only the canonical prefixes (the CPU's p_value counts its own)
             watched_level(plan, watch, &mut lt, |ctl, lt| me.level_gpu(plan, ctl, lt))
+                .and_then(|o| self.test.count_small_n(plan, &o, self.pool.as_ref()).map(|_| o))
         };
         self.timings.record(lt, t0);
         out

@@ -30,8 +30,9 @@ use pc_core::cpu::ParallelCpu;
 use pc_core::plan::{unpack_key, EdgeOutcome, EdgeWork, LevelPlan};
 use pc_core::PcError;
 
-use crate::device::{gb, DeviceInfo};
+use crate::device::DeviceInfo;
 use crate::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Result};
+use crate::memplan;
 use crate::host::{self, NO_KEY};
 use crate::module;
 
@@ -210,17 +211,9 @@ impl CudaGauss {
         guard("opening the GPU", || {
             let gpu = Gpu::open_on(ordinal)?;
             gpu.release_freed()?;
-            let need = 8 * p * p;
-            let free = gpu.free_bytes()?;
-            // C plus room for a level's lists and the kernels' local memory
-            let reserve = (512usize << 20).min(need / 4 + (64 << 20));
-            if need + reserve + extra > free {
-                return Err(PcError::Cuda(format!(
-                    "the correlation matrix (p = {p}) needs {:.2} GB on the GPU, {:.2} GB free",
-                    gb(need + reserve + extra),
-                    gb(free)
-                )));
-            }
+            // C plus room for a level's lists, and whether pMax and the graph fit beside it;
+            // `extra` (the data C is computed from) is held while C is made
+            let dense_fits = memplan::gauss_setup(p, (gpu.free_bytes()? as u64).saturating_sub(extra as u64))?;
             let compiled = module::module_for(&gpu.ctx, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
             let get = |name: &str| compiled.function(name).map_err(PcError::Cuda);
             let mut sets = Vec::new();
@@ -235,9 +228,6 @@ impl CudaGauss {
                 level0: get("gauss_dense_level0")?,
                 level1: get("gauss_dense_level1")?,
             };
-            // pMax and the graph beside C for the dense levels (the grid's y dimension holds
-            // p / 8 blocks), with the same reserve as C's
-            let dense_fits = p / 8 < 65535 && need + reserve + crate::gauss_dense::dense_bytes(p, true) <= free;
             let t = Instant::now();
             // SAFETY: every element is written by `fill` before any kernel reads it.
             let mut dc = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("could not allocate C"))?;
@@ -314,7 +304,7 @@ impl CudaGauss {
         let (pu, n_rows, flag) = (self.p as u64, self.p as u32, both as i32);
         let cols_h: &[u32] = rows.cols.as_deref().unwrap_or(&plan.rows.cols);
         let chunk = LEVEL0_CHUNK.min(ne);
-        self.gpu.ensure_free(rows.off.len() * 20 + cols_h.len() * 4 + chunk * 16, "level 0")?;
+        self.gpu.ensure_room("suffStat$C", memplan::gauss_level0_bytes(rows.off.len(), cols_h.len(), chunk), "level 0")?;
         let off = self.gpu.up(clock, &rows.off, "level 0 rows")?;
         let cols = self.gpu.up(clock, cols_h, "level 0 rows")?;
         let upper = self.gpu.up(clock, &rows.upper, "level 0 rows")?;
@@ -362,7 +352,7 @@ impl CudaGauss {
         let (mut keys, mut pbs, mut mfs) = (Vec::new(), Vec::new(), Vec::new());
         let zfac = host::z_factor(self.n, 1);
         let (pu, alpha, na) = (self.p as u64, plan.alpha, plan.na_value);
-        self.gpu.ensure_free(li.off.len() * 8 + li.cols.len() * 4 + LEVEL1_CHUNK.min(ne) * 41, "level 1")?;
+        self.gpu.ensure_room("suffStat$C", memplan::gauss_level1_bytes(li.off.len(), li.cols.len(), LEVEL1_CHUNK.min(ne)), "level 1")?;
         let off = self.gpu.up(clock, &li.off, "level 1 adjacency")?;
         let cols = self.gpu.up(clock, &li.cols, "level 1 adjacency")?;
         for start in (0..ne).step_by(LEVEL1_CHUNK) {
@@ -424,10 +414,7 @@ impl CudaGauss {
         let budget = self.budget(l);
         let nr = rows.len();
         clock.host += t.elapsed().as_secs_f64();
-        self.gpu.ensure_free(
-            li.off.len() * 8 + li.cols.len() * 8 + ne * 32 + table.len() * 8 + nr * 30,
-            &format!("level {l} (maxl {maxl})"),
-        )?;
+        self.gpu.ensure_room("suffStat$C", memplan::gauss_sets_bytes(li.off.len(), li.cols.len(), ne, table.len(), nr), &format!("level {l} (maxl {maxl})"))?;
         let off = self.gpu.up(clock, &li.off, "adjacency")?;
         let cols = self.gpu.up(clock, &li.cols, "adjacency")?;
         let edge_of = self.gpu.up(clock, &li.edge_of, "edge lookup")?;

@@ -115,6 +115,13 @@ impl Gpu {
         Ok(())
     }
 
+    /// `bytes` (`memplan`'s sizes) and a margin fit in the free memory, else the error naming
+    /// `arg`.
+    pub fn ensure_room(&self, arg: &'static str, bytes: u64, what: &str) -> Result<()> {
+        let free = self.free_bytes()? as u64;
+        crate::memplan::fits(bytes, crate::memplan::LEVEL_MARGIN, free, arg, || what.to_string()).map(|_| ())
+    }
+
     pub fn up<T: DeviceRepr + ValidAsZeroBits>(&self, clock: &mut Clock, v: &[T], what: &str) -> Result<CudaSlice<T>> {
         clock.copy(|| {
             if v.is_empty() {

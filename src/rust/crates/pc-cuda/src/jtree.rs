@@ -196,9 +196,9 @@ impl<'a> CudaJtree<'a> {
 
     fn chunk_rows(&self, rows: usize, memory_bytes: Option<u64>) -> Result<usize> {
         let free = self.gpu.free_bytes()? as u64;
-        let budget = memory_bytes.unwrap_or((free as f64 * 0.85) as u64).min(free.saturating_sub(256 << 20));
         // the MPE's states (n ints per row) fit in the margin left beside the tables
-        pc_jtree::engine::chunk_rows(self.plan, rows, budget.saturating_sub(4 * rows as u64 * self.plan.n_vars() as u64))
+        let budget = crate::memplan::jtree_budget(free, memory_bytes, rows, self.plan.n_vars());
+        pc_jtree::engine::chunk_rows(self.plan, rows, budget)
             .map_err(|e| PcError::Cuda(format!("{e} (free GPU memory)")))
     }
 

@@ -19,6 +19,7 @@ mod gpu;
 pub mod host;
 pub mod jtree;
 pub mod level0;
+pub mod memplan;
 pub mod module;
 pub mod windows;
 

@@ -154,6 +154,26 @@ impl GSquareTest {
         (self.small_n.load(Relaxed), self.small_n_min.load(Relaxed))
     }
 
+    /// Records `count` tests answered p = 1 because n < n.min = 10 `df` (pcalg's warning).
+    pub(crate) fn note_small_n(&self, count: u64, df: f64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if count > 0 {
+            self.small_n.fetch_add(count, Relaxed);
+            self.small_n_min.fetch_min((10.0 * df).min(u64::MAX as f64) as u64, Relaxed);
+        }
+    }
+
+    /// The test's degrees of freedom before adaptDF (pcalg's `df`), and prod(nlev[S]).
+    #[inline]
+    pub fn df_strata(&self, x: usize, y: usize, s: &[u32]) -> (f64, f64) {
+        let strata_f: f64 = s.iter().map(|&k| self.levels(k as usize) as f64).product();
+        let df = match self.kind {
+            GSquareKind::Dis => (self.levels(x) as f64 - 1.0) * (self.levels(y) as f64 - 1.0) * strata_f,
+            GSquareKind::Bin => 2f64.powi(s.len() as i32),
+        };
+        (df, strata_f)
+    }
+
     #[inline]
     fn levels(&self, v: usize) -> u32 {
         match self.kind {
@@ -227,16 +247,10 @@ impl CiTest for GSquareTest {
                 "every variable needs between 2 and 255 levels",
             ));
         }
-        let strata_f: f64 = s.iter().map(|&k| self.levels(k as usize) as f64).product();
-        let df = match self.kind {
-            GSquareKind::Dis => (lx as f64 - 1.0) * (ly as f64 - 1.0) * strata_f,
-            GSquareKind::Bin => 2f64.powi(s.len() as i32),
-        };
+        let (df, strata_f) = self.df_strata(x, y, s);
         let n = d.n;
         if (n as f64) < 10.0 * df {
-            use std::sync::atomic::Ordering::Relaxed;
-            self.small_n.fetch_add(1, Relaxed);
-            self.small_n_min.fetch_min((10.0 * df).min(u64::MAX as f64) as u64, Relaxed);
+            self.note_small_n(1, df);
             return Ok(1.0);
         }
         // Bounded by 0.4 n (see the module doc), so these products cannot overflow.

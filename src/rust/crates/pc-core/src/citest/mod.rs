@@ -5,6 +5,7 @@
 pub mod discrete;
 pub mod gauss;
 pub(crate) mod linalg;
+pub mod small_n;
 pub mod special;
 
 use crate::error::Result;
