@@ -78,7 +78,7 @@ test_that("a run that cannot fit in memory is an R error naming the argument, be
   never <- function(x, y, S, suffStat) stop("must not be called")
   err <- tryCatch(gpupc::gpu_skeleton(list(), never, 0.05, labels = paste0("v", 1:50000), backend = "cpu"),
                   error = function(e) e)
-  avail <- gpupc:::rs_memory_plan(5e4, 0, 5e4 * (5e4 - 1) / 2)
+  avail <- gpupc:::rs_memory_plan(5e4, 0, 5e4 * (5e4 - 1) / 2, FALSE, gpupc:::use_sepset_rows(5e4))
   if (!is.na(avail$available) && avail$need > avail$available) {
     expect_s3_class(err, "gpupc_memory_error")
     expect_match(conditionMessage(err), "labels.*cannot allocate vector of size")
