@@ -99,6 +99,22 @@ pub struct CudaTimings {
     pub levels: Vec<LevelTimings>,
 }
 
+impl LevelTimings {
+    /// A dense level's figures from its clock; `extra_transfer` is time spent moving data
+    /// between devices outside the clock (the multi-GPU merges).
+    pub(crate) fn dense(level: usize, clock: &Clock, extra_transfer: f64, gpu_tests: u64) -> Self {
+        LevelTimings {
+            level,
+            kernel_s: clock.kernel,
+            transfer_s: clock.transfer + extra_transfer,
+            launches: clock.launches,
+            host_s: clock.host,
+            gpu_tests,
+            ..Default::default()
+        }
+    }
+}
+
 impl CudaTimings {
     /// Books a finished level (started at `t0`).
     pub(crate) fn record(&mut self, mut lt: LevelTimings, t0: Instant) {

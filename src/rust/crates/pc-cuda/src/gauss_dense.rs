@@ -224,15 +224,7 @@ impl DenseLevels for CudaGauss {
                 }
             })
         })?;
-        let lt = LevelTimings {
-            level,
-            kernel_s: clock.kernel,
-            transfer_s: clock.transfer,
-            launches: clock.launches,
-            host_s: clock.host,
-            gpu_tests: rep.tests,
-            ..Default::default()
-        };
+        let lt = LevelTimings::dense(level, &clock, 0.0, rep.tests);
         self.timings.record(lt, t0);
         Ok(rep)
     }

@@ -369,15 +369,7 @@ impl DenseLevels for MultiGauss {
             Ok((rep, clock, t.elapsed().as_secs_f64()))
         })?;
         self.merge_s += merge_s;
-        let lt = LevelTimings {
-            level,
-            kernel_s: clock.kernel,
-            transfer_s: clock.transfer + merge_s,
-            launches: clock.launches,
-            host_s: clock.host,
-            gpu_tests: rep.tests,
-            ..Default::default()
-        };
+        let lt = LevelTimings::dense(level, &clock, merge_s, rep.tests);
         self.timings.record(lt, t0);
         Ok(rep)
     }
