@@ -47,7 +47,6 @@ resolve_backend <- function(backend, kind, order, p, n = NA_real_) {
     return(list(backend = "cuda", why = sprintf("GPU %s", info$name)))
   }
   if (kind == "gauss") {
-    if (order != "stable") return(list(backend = "cpu", why = "stable.fast order runs on the CPU"))
     if (p < .gpu_min_p) return(list(backend = "cpu", why = sprintf("p = %d is small (< %d)", p, .gpu_min_p)))
   } else {
     work <- as.double(n) * p * p / 2

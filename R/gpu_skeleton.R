@@ -31,7 +31,11 @@
 #' 8 p^2 bytes) and level 0's empty separating sets as a second bit matrix; level 1's neighbour
 #' lists (4 bytes per remaining directed edge) are built on the device. Only pMax, the graph and
 #' the separating sets come back, once, after level 1. Levels >= 2 run the cuPC-S kernels on
-#' lists planned on the host (few edges remain by then). When C and pMax do not both fit, levels
+#' lists planned on the host (few edges remain by then). `method = "stable.fast"` runs the same
+#' way with pcalg's C++ rules and test; its levels >= 2 (whose order of conditioning sets is not
+#' cuPC-S's) run as rounds of listed tests. Where its C++ test needs what only the CPU code
+#' reproduces (a C with NA, or n so small that the test stops with an error), those levels run on
+#' the CPU. When C and pMax do not both fit, levels
 #' 0 and 1 are planned on the host as well; a run that does not fit at all stops with an error
 #' before any work, saying how much it needs.
 #'
@@ -43,7 +47,7 @@
 #' since a test only runs when n >= 10 df); when free memory would not hold a slot per block,
 #' fewer blocks run at once. Both `method = "stable"` and `"stable.fast"` run on the GPU.
 #'
-#' With `backend = "auto"`, Gaussian data go to the GPU from p = 3000 on (`method = "stable"`),
+#' With `backend = "auto"`, Gaussian data go to the GPU from p = 3000 on (either method),
 #' discrete data when n p^2 / 2 >= 5e9 (LINK, 724 variables, at 20000 rows); smaller problems
 #' finish on the CPU before a GPU would have started (the first CUDA call of an R session takes
 #' seconds). An R-function `indepTest` always runs on the CPU.
@@ -79,7 +83,8 @@
 #' @param devices the GPUs to use with the CUDA backend, as numbered by
 #'   `gpu_info()$devices$device` (e.g. `c(0, 1)`); `NULL` (the default, or
 #'   `getOption("gpupc.devices")`) uses every usable GPU. Each level's work is split over them,
-#'   with results identical to one GPU's.
+#'   with results identical to one GPU's. Gaussian `method = "stable.fast"` runs on the first
+#'   of them.
 #' @return An object of class [pcalg::pcAlgo-class].
 #' @export
 #' @examples
@@ -134,7 +139,7 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   start <- if (is.null(gaps)) NULL else `diag<-`(!gaps, FALSE)
   # the GPU's dense levels hold no per-edge host structure, and C (or the data) stays where
   # R holds it (read in place, uploaded once)
-  dense <- test$kind == "gauss" && choice$backend == "cuda" && method == "stable"
+  dense <- test$kind == "gauss" && choice$backend == "cuda"
   check_memory(p, if (dense) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
                p_arg, dense = dense)
   run <- function(b) {

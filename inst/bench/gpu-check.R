@@ -2,8 +2,10 @@
 # twice; then a timing table on data shaped like the seeds' data sets. Run on a GPU machine:
 #
 #   Rscript inst/bench/gpu-check.R --out DIR [--cases 100] [--cap 240] [--bench 1] [--parity 1]
-#                                  [--discrete 1] [--disc-n 5000]
+#                                  [--discrete 1] [--disc-n 5000] [--method stable|stable.fast]
 #
+# --method is the Gaussian parity's skel.method (pc() and gpu_pc() alike; its file is then
+# DIR/gpu-parity-stable.fast.csv).
 # Writes DIR/gpu-parity.csv (one row per Gaussian case), DIR/gpu-parity-discrete.csv (one row per
 # discrete case: samples of bnlearn-repository networks, disCItest and binCItest, alpha 0.01 and
 # 0.05, both skeleton orders) and DIR/gpu-bench.csv (one row per tool and data set), and prints
@@ -18,6 +20,7 @@ do_bench <- opt("bench", "1") == "1"
 do_parity <- opt("parity", "1") == "1"
 do_discrete <- opt("discrete", "1") == "1"
 disc_n <- as.integer(opt("disc-n", "5000"))
+method <- opt("method", "stable")
 gpu <- opt("gpu-backend", "cuda")  # "cpu" dry-runs the script on a machine without a GPU
 here <- dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)[1]))
 source(file.path(here, "lib.R"))
@@ -73,23 +76,23 @@ if (do_parity) {
   # pcalg's answers, computed in parallel (independent single-threaded R runs)
   t_ref <- system.time(refs <- parallel::mclapply(seq_len(n_cases), function(k) {
     cs <- cases[k, ]
-    pc(make(k), gaussCItest, cs$alpha, p = cs$p)
+    pc(make(k), gaussCItest, cs$alpha, p = cs$p, skel.method = method)
   }, mc.cores = max(1L, parallel::detectCores() - 1L), mc.preschedule = FALSE))[[3]]
   cat(sprintf("pcalg references: %d cases in %.1f s\n", n_cases, t_ref))
   rows <- vector("list", n_cases)
   for (k in seq_len(n_cases)) {
     cs <- cases[k, ]
     suff <- make(k)
-    g1 <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = gpu)
-    g2 <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = gpu)
-    cpu <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = "cpu")
+    g1 <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = gpu, skel.method = method)
+    g2 <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = gpu, skel.method = method)
+    cpu <- gpu_pc(suff, gaussCItest, cs$alpha, p = cs$p, backend = "cpu", skel.method = method)
     ref <- refs[[k]]
     d_pcalg <- if (inherits(ref, "try-error")) "pcalg error" else diff_slot(g1, ref)
     d_cpu <- diff_slot(g1, cpu)
     f <- is.finite(cpu@pMax)
     rel_cpu <- max(c(0, abs(g1@pMax[f] - cpu@pMax[f]) / pmax(abs(cpu@pMax[f]), 1e-300)))
     d_rerun <- diff_slot(g1, g2, tol = 0)
-    tie <- if (nzchar(d_pcalg) || nzchar(d_cpu)) is_tie(suff, cs$alpha, cs$p) else FALSE
+    tie <- if (nzchar(d_pcalg) || nzchar(d_cpu)) is_tie(suff, cs$alpha, cs$p, skel.method = method) else FALSE
     rows[[k]] <- data.frame(cs, max.ord = g1@max.ord, tests = sum(g1@n.edgetests),
                             edges = sum(skel_amat(g1)) / 2, vs_pcalg = d_pcalg, vs_cpu = d_cpu,
                             pmax_rel_diff_cpu = rel_cpu,
@@ -98,7 +101,7 @@ if (do_parity) {
     if (k %% 10 == 0) cat(sprintf("  %d cases compared\n", k))
   }
   par <- do.call(rbind, rows)
-  write.csv(cbind(par, machine), file.path(out, "gpu-parity.csv"), row.names = FALSE)
+  write.csv(cbind(par, method = method, machine), file.path(out, if (method == "stable") "gpu-parity.csv" else sprintf("gpu-parity-%s.csv", method)), row.names = FALSE)
   cat(sprintf("\nparity: %d cases (p %d-%d, n %d-%d, %d with n < p), %d tests in all\n", nrow(par),
               min(par$p), max(par$p), min(par$n), max(par$n), sum(par$n < par$p), sum(par$tests)))
   cat(sprintf("  same as pcalg: %d, as the CPU backend: %d (graph, sepsets, n.edgetests, max.ord identical; pMax within 1e-9), GPU run 2 identical to run 1: %d, ties at alpha: %d\n",

@@ -2,7 +2,8 @@
 # process's host memory peak, on the seed shapes and the large Gaussian cases of issue 11.
 #
 #   Rscript inst/bench/resident-bench.R --out DIR [--sizes 1643x850,5361x63,10000x1000,20000x1000]
-#        [--cpu-max-p 10000] [--threads 16] [--repeat 2] [--check 1]
+#        [--cpu-max-p 10000] [--threads 16] [--repeat 2] [--check 1] [--method stable|stable.fast]
+#        [--pcalg-max-p 0] [--pcalg-cap 120]
 #
 # Each size: the data once (lib.R's gauss_data), then gpu_skeleton(backend = "cuda") --repeat
 # times (the first run of the process also pays CUDA's start and NVRTC) and, up to --cpu-max-p,
@@ -20,10 +21,14 @@ threads <- as.integer(opt("threads", "16"))
 reps <- as.integer(opt("repeat", "2"))
 check <- opt("check", "1") == "1"
 verbose <- opt("verbose", "0") == "1"
+method <- opt("method", "stable")
+# pcalg::skeleton() itself (same method) up to this p, in a child capped at --pcalg-cap seconds
+pcalg_max_p <- as.numeric(opt("pcalg-max-p", "0"))
+pcalg_cap <- as.numeric(opt("pcalg-cap", "120"))
 here <- dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)[1]))
 source(file.path(here, "lib.R"))
 dir.create(out, showWarnings = FALSE, recursive = TRUE)
-csv <- file.path(out, "resident-bench.csv")
+csv <- file.path(out, if (method == "stable") "resident-bench.csv" else sprintf("resident-bench-%s.csv", method))
 info <- gpu_info()
 cat(sprintf("GPU: %s\n", if (isTRUE(info$usable)) info$name else paste("none:", info$reason)))
 
@@ -51,6 +56,12 @@ same <- function(a, b) {
   sprintf("identical (pMax rel %.1e)", d)
 }
 
+# rows of different columns (pcalg's have no phases) into one data frame
+bind_rows_fill <- function(rows) {
+  cols <- unique(unlist(lapply(rows, names)))
+  do.call(rbind, lapply(rows, function(r) { r[setdiff(cols, names(r))] <- NA; r[cols] }))
+}
+
 rows <- list()
 for (sz in sizes) {
   p <- as.integer(sz[1]); n <- as.integer(sz[2])
@@ -59,12 +70,20 @@ for (sz in sizes) {
   d$X <- NULL; gc()
   cat(sprintf("\n== p = %d, n = %d: data in %.1f s (%s)\n", p, n, proc.time()[["elapsed"]] - t0, d$id))
   fits <- list()
-  backends <- c(rep("cuda", if (isTRUE(info$usable)) reps else 0), if (p <= cpu_max_p) "cpu")
+  backends <- c(rep("cuda", if (isTRUE(info$usable)) reps else 0), if (p <= cpu_max_p) "cpu", if (p <= pcalg_max_p) "pcalg")
   for (k in seq_along(backends)) {
     b <- backends[k]
     gc(); reset_peak()
+    if (b == "pcalg") {
+      r <- capped(pcalg::skeleton(d$suff, gaussCItest, alpha = 0.01, labels = d$labels, method = method), pcalg_cap)
+      cmp <- if (is.null(r$value)) sprintf("> %g s", pcalg_cap) else if (length(fits)) same(fits[[1]], r$value) else ""
+      cat(sprintf("  %-32s run %d: %s s | %s\n", paste("pcalg", method), k, fmt_secs(r$secs, pcalg_cap), cmp))
+      rows[[length(rows) + 1]] <- data.frame(p = p, n = n, method = method, backend = paste("pcalg", method), run = k,
+                                             seconds = r$secs, check = cmp, stringsAsFactors = FALSE)
+      next
+    }
     t <- system.time(fit <- tryCatch(
-      gpu_skeleton(d$suff, gaussCItest, alpha = 0.01, labels = d$labels, numCores = threads, backend = b, verbose = verbose),
+      gpu_skeleton(d$suff, gaussCItest, alpha = 0.01, labels = d$labels, numCores = threads, backend = b, verbose = verbose, method = method),
       error = function(e) e))[["elapsed"]]
     if (inherits(fit, "error")) { cat("  ", b, "failed:", conditionMessage(fit), "\n"); next }
     lr <- gpupc_last_run()
@@ -74,7 +93,7 @@ for (sz in sizes) {
     if (check && b == "cpu" && length(fits)) cmp <- same(fits[[1]], fit)
     if (check && b == "cuda" && length(fits)) cmp <- if (identical(fits[[1]], fit)) "run-to-run identical" else "RUN-TO-RUN DIFFERS"
     if (b == "cuda" && !length(fits)) fits[[1]] <- fit
-    row <- data.frame(p = p, n = n, backend = lr$backend, run = k, seconds = t, peak_gb = peak_gb(),
+    row <- data.frame(p = p, n = n, method = method, backend = lr$backend, run = k, seconds = t, peak_gb = peak_gb(),
                       levels = nrow(lv), edges = graph::numEdges(fit@graph), tests = sum(lv$tests),
                       r_checks = ph[["r_checks_s"]], input = ph[["input_s"]], setup = ph[["setup_s"]],
                       search = ph[["search_s"]], r_output = ph[["r_output_s"]], graph = ph[["graph_object_s"]], sepset = ph[["sepset_s"]],
@@ -86,11 +105,11 @@ for (sz in sizes) {
     cat(sprintf("  %-32s run %d: %7.3f s, peak %.2f GB | input %.3f setup %.3f search %.3f (levels 0-1 %.3f) r_output %.3f graph %.3f sepset %.3f | %s\n",
                 row$backend, k, t, row$peak_gb, row$input, row$setup, row$search, row$level01, row$r_output, row$graph, row$sepset, cmp))
     rows[[length(rows) + 1]] <- row
-    write.csv(do.call(rbind, rows), csv, row.names = FALSE)
+    write.csv(bind_rows_fill(rows), csv, row.names = FALSE)
     rm(fit); gc()
   }
   rm(d, fits); gc()
 }
-tab <- do.call(rbind, rows)
+tab <- bind_rows_fill(rows)
 cat("\n")
 print(tab[, c("p", "n", "backend", "run", "seconds", "peak_gb", "input", "setup", "search", "r_output", "graph", "level01", "kernel", "check")], row.names = FALSE)

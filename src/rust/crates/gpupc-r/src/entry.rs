@@ -105,7 +105,9 @@ fn skeleton_impl(
                     let scan = pool.install(|| scan_correlation(&c, p))?;
                     drop(pool);
                     input_s += t0.elapsed().as_secs_f64();
-                    if devices.len() > 1 {
+                    // stable.fast's dense levels run on one device (its level 0 writes raw
+                    // p-values into pMax, which the devices' max-merge is not made for)
+                    if devices.len() > 1 && order == Order::Stable {
                         crate::multi::cuda_gauss(&mut run, &c, p, n, &scan, &devices)?
                     } else {
                         cuda_gauss(&mut run, p, n, |p, n| pc_cuda::CudaGauss::new_scanned_on(devices[0], &c, p, n, scan.exact, scan.has_nan))?
@@ -168,12 +170,12 @@ fn skeleton_impl(
 }
 
 fn cuda_gauss(run: &mut Run, p: usize, n: f64, open: impl FnOnce(usize, f64) -> CoreResult<pc_cuda::CudaGauss>) -> CoreResult<(pc_core::SkeletonResult, String)> {
-    if run.params.order != Order::Stable {
-        return Err(PcError::Cuda("the GPU runs gaussCItest for skel.method = \"stable\" only".into()));
+    if run.params.order == Order::StableFast {
+        pc_core::citest::GaussTest::check_n(n, pc_core::citest::GaussFlavour::Cpp)?;
     }
     let t0 = Instant::now();
     let mut b = open(p, n)?;
-    if !b.dense_available() {
+    if !(b.dense_available() && pc_core::dense::DenseLevels::dense_order_ok(&b, run.params.order)) {
         // R planned host memory for the dense levels; levels 0 and 1 planned edge by edge hold
         // tens of bytes per pair instead (86 GB at p = 55,572): stop here if that cannot fit
         crate::params::check_planned_levels(&run.params, p)?;

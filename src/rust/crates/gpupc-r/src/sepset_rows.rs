@@ -43,18 +43,27 @@ pub fn sepsets_to_rows(res: &SepParts) -> CoreResult<Robj> {
     let bytes = p.div_ceil(8);
     // the later levels' sets by row, in list order (a later entry for the same pair wins, as
     // the list's SET_VECTOR_ELT sequence does)
-    let mut by_row: Vec<u32> = (0..res.sepsets.len() as u32).collect();
+    // every buffer here grows with the result (2e8 triples at p = 55,572): allocated fallibly,
+    // so a result too large for the memory left is an R error, not an abort
+    fn grow<T>(n: usize) -> CoreResult<Vec<T>> {
+        pc_core::mem::try_vec(n, "labels", "the compact sepset rows")
+    }
+    let mut by_row: Vec<u32> = grow(res.sepsets.len())?;
+    by_row.extend(0..res.sepsets.len() as u32);
     by_row.sort_by_key(|&k| res.sepsets[k as usize].x);
     // level 1's triples by row (a counting sort: 2e8 of them at p = 55,572)
-    let mut start1 = vec![0usize; p + 1];
+    let mut start1: Vec<usize> = grow(p + 1)?;
+    start1.resize(p + 1, 0);
     for t in &res.sep1 {
         start1[t[0] as usize + 1] += 1;
     }
     for x in 0..p {
         start1[x + 1] += start1[x];
     }
-    let mut fill = start1.clone();
-    let mut single = vec![[0i32; 2]; res.sep1.len()];
+    let mut fill: Vec<usize> = grow(p + 1)?;
+    fill.extend_from_slice(&start1);
+    let mut single: Vec<[i32; 2]> = grow(res.sep1.len())?;
+    single.resize(res.sep1.len(), [0, 0]);
     for t in &res.sep1 {
         let at = &mut fill[t[0] as usize];
         single[*at] = [t[1] as i32 + 1, t[2] as i32 + 1];

@@ -1,4 +1,4 @@
-//! Levels 0 and 1 of the "stable" order run whole by a backend that keeps the graph itself.
+//! Levels 0 and 1 run whole by a backend that keeps the graph itself.
 //!
 //! Level 0 tests every pair and level 1 every pair against every neighbour: as per-edge plans
 //! (`plan.rs`) they took 56 bytes per pair on the host (11 GB at p = 20000) and most of a GPU
@@ -7,9 +7,16 @@
 //! applies pcalg's rules to every pair itself, and hands back only the level's counts and the
 //! level-1 separating sets; the graph, pMax and level 0's empty sets come back once, at the end.
 //!
-//! The rules per pair are the functions below ([`level0_pair`], [`Level1Walk`]); the CUDA
-//! kernels repeat them, and [`DenseCpu`] is their CPU twin, which the level-loop tests check
-//! against literal transcriptions of pcalg.
+//! Both of pcalg's orders run this way. "stable" (R's loop) tests both directions at level 0 and
+//! raises pMax[i, j] and pMax[j, i]; "stable.fast" (the C++ loop) tests each pair once at level 0
+//! with its own rule ([`level0_fast`]), lists at level 1 only j's neighbours that are not
+//! adjacent to i on side 1 (the common ones were tested from side 0), writes pMax[i, j] (i < j)
+//! only, stores every sepset at [[larger]][[smaller]], and reports how many edges qualified
+//! (it stops when none does).
+//!
+//! The rules per pair are the functions below ([`level0_pair`], [`level0_fast`],
+//! [`Level1Walk`]); the CUDA kernels repeat them, and [`DenseCpu`] is their CPU twin, which the
+//! level-loop tests check against literal transcriptions of pcalg.
 
 use rayon::prelude::*;
 
@@ -19,7 +26,7 @@ use crate::error::{PcError, Result};
 use crate::graph::{Adjacency, BitMatrix};
 use crate::multi;
 use crate::par::DisjointSlice;
-use crate::plan::Rows;
+use crate::plan::{Order, Rows};
 
 /// What one dense level did.
 #[derive(Clone, Debug, Default)]
@@ -33,12 +40,18 @@ pub struct DenseLevelReport {
     /// (0-based), in any order; level 0's are the bits of `sep0`. Flat triples, not [`crate::skeleton::Sepset`]s
     /// with a vector each: level 1 removed 2e8 edges at p = 55,572, n = 3189.
     pub singles: Vec<[u32; 3]>,
+    /// Edges that qualified for the level (stable.fast runs a level only when some edge does).
+    pub qualifying: u64,
 }
 
-/// A backend that runs levels 0 and 1 of `skel.method = "stable"` on its own copy of the graph.
+/// A backend that runs levels 0 and 1 on its own copy of the graph.
 pub trait DenseLevels {
-    /// Takes the start graph and the fixed edges (never tested) for a run.
-    fn dense_begin(&mut self, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()>;
+    /// Whether this backend runs the dense levels in `order` (else the loop plans them).
+    fn dense_order_ok(&self, order: Order) -> bool {
+        order == Order::Stable
+    }
+    /// Takes the order, the start graph and the fixed edges (never tested) for a run.
+    fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()>;
     /// Runs level 0 or 1 with pcalg's rules. pMax and level 0's sepset bits may be written into
     /// `pmax` / `sep0` as they are found or kept until `dense_end`.
     fn dense_level(&mut self, level: usize, pmax: &mut [f64], sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport>;
@@ -82,6 +95,15 @@ pub fn level0_pair(p0: f64, p1: impl FnOnce() -> f64, deg_i: usize, deg_j: usize
     let m1 = na_map(p1(), na_value);
     let not_done = deg_i > 1 || deg_j > 1;
     PairOutcome { removed_by: (m1 >= alpha).then_some(1), tests: 2, level_p: m0.max(m1), not_done }
+}
+
+/// stable.fast's level 0 of a pair i < j, tested once (x = i) with p-value `p`: (removed, with a
+/// sepset). pcalg's C++ keeps the edge only when p < alpha, so a NaN p removes it whatever
+/// NAdelete says, and then leaves no sepset; pMax[i, j] takes the raw p either way.
+#[inline]
+pub fn level0_fast(p: f64, alpha: f64) -> (bool, bool) {
+    let removed = !(p < alpha);
+    (removed, removed && !p.is_nan())
 }
 
 /// One edge's canonical sequence at level 1 (S = {k}, k running over row(x) \ {y}), fed test by
@@ -158,6 +180,7 @@ struct CpuState<'a, T> {
     test: &'a T,
     graph: Adjacency,
     fixed: Adjacency,
+    order: Order,
     alpha: f64,
     na_value: f64,
 }
@@ -166,7 +189,7 @@ impl<'a, T: CiTest + Sync> DenseCpu<'a, T> {
     /// `threads == 0` uses every core.
     pub fn new(test: &'a T, threads: usize) -> Result<Self> {
         let pool = crate::threads::call_pool(threads, "dense")?;
-        Ok(DenseCpu { pool, st: CpuState { test, graph: Adjacency::empty(0), fixed: Adjacency::empty(0), alpha: 0.0, na_value: 1.0 }, devices: 1 })
+        Ok(DenseCpu { pool, st: CpuState { test, graph: Adjacency::empty(0), fixed: Adjacency::empty(0), order: Order::Stable, alpha: 0.0, na_value: 1.0 }, devices: 1 })
     }
 
     /// The twin of the multi-GPU dense levels: every level runs as `devices` shares of the same
@@ -184,7 +207,7 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
     fn level0(&mut self, pmax: &mut [f64], sep0: &mut BitMatrix, ctl: &Control, rows: std::ops::Range<usize>) -> Result<DenseLevelReport> {
         let p = self.graph.p();
         let snap = self.graph.clone();
-        let (test, fixed, alpha, na) = (self.test, &self.fixed, self.alpha, self.na_value);
+        let (test, fixed, alpha, na, fast) = (self.test, &self.fixed, self.alpha, self.na_value, self.order == Order::StableFast);
         let removal = self.graph.concurrent_removal();
         let bits = sep0.concurrent();
         let pm = DisjointSlice::new(pmax);
@@ -199,6 +222,20 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
                     continue;
                 }
                 let p0 = test.p_value(sc, i as u32, j as u32, &[])?;
+                if fast {
+                    tests += 1;
+                    // SAFETY: pair {i, j} is visited once, and only it touches this cell.
+                    unsafe { pm.set(i + j * p, p0) };
+                    let (gone, with_sepset) = level0_fast(p0, alpha);
+                    if gone {
+                        removed += 1;
+                        removal.remove_edge(i, j);
+                        if with_sepset {
+                            bits.set(j, i);
+                        }
+                    }
+                    continue;
+                }
                 let mut err = None;
                 let o = level0_pair(p0, || test.p_value(sc, j as u32, i as u32, &[]).unwrap_or_else(|e| {
                     err = Some(e);
@@ -245,14 +282,15 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
         }
         let edges = edges.unwrap_or(0..ebase[p]);
         let ebase = &ebase;
-        let (test, fixed, alpha, na) = (self.test, &self.fixed, self.alpha, self.na_value);
+        let (test, fixed, alpha, na, fast) = (self.test, &self.fixed, self.alpha, self.na_value, self.order == Order::StableFast);
         let removal = self.graph.concurrent_removal();
         let pm = DisjointSlice::new(pmax);
-        let per_row = (0..p as u32).into_par_iter().map_init(T::Scratch::default, |sc, i| -> Result<(u64, usize, bool, Vec<[u32; 3]>)> {
+        let rows = &rows;
+        let per_row = (0..p as u32).into_par_iter().map_init(T::Scratch::default, |sc, i| -> Result<(u64, usize, bool, Vec<[u32; 3]>, u64)> {
             if ctl.cancelled() {
                 return Err(PcError::Interrupted);
             }
-            let (mut tests, mut removed, mut not_done, mut seps) = (0u64, 0usize, false, Vec::new());
+            let (mut tests, mut removed, mut not_done, mut seps, mut qualifying) = (0u64, 0usize, false, Vec::new(), 0u64);
             let ri = rows.row(i);
             for (t, &j) in ri.iter().filter(|&&j| j > i).enumerate() {
                 if !edges.contains(&(ebase[i as usize] + t)) || fixed.has(i as usize, j as usize) {
@@ -264,10 +302,13 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
                     if row.len() < 2 {
                         continue; // |row(x) \ {y}| < 1
                     }
-                    for (rank, &k) in row.iter().filter(|&&k| k != y).enumerate() {
+                    // stable.fast's side 1 skips the neighbours common to both ends
+                    let listed = |&&k: &&u32| k != y && !(fast && side == 1 && rows.contains(i, k));
+                    for (rank, &k) in row.iter().filter(listed).enumerate() {
                         let pv = test.p_value(sc, x, y, &[k])?;
                         if walk.push(side as u8, rank as u64, pv, alpha, na) {
-                            seps.push([x, y, k]);
+                            // C++ stores at [[larger]][[smaller]], R at [[x]][[y]]
+                            seps.push(if fast { [j, i, k] } else { [x, y, k] });
                             break 'sides;
                         }
                     }
@@ -275,26 +316,38 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
                 if ri.len() < 2 && rj.len() < 2 {
                     continue; // no side qualifies: pcalg tests nothing and keeps "done"
                 }
+                qualifying += 1;
                 tests += walk.tests;
                 not_done |= walk.not_done(ri.len(), rj.len());
-                // SAFETY: pair {i, j} is visited once (from its smaller end), and only it touches
-                // these two cells.
-                unsafe { raise(&pm, p, i as usize, j as usize, walk.level_p(na)) };
+                if fast {
+                    let k = i as usize + j as usize * p;
+                    // SAFETY: pair {i, j} is visited once, and only it touches this cell.
+                    unsafe {
+                        if pm.get(k) < walk.level_p(na) {
+                            pm.set(k, walk.level_p(na));
+                        }
+                    }
+                } else {
+                    // SAFETY: pair {i, j} is visited once (from its smaller end), and only it
+                    // touches these two cells.
+                    unsafe { raise(&pm, p, i as usize, j as usize, walk.level_p(na)) };
+                }
                 if walk.best.is_some() {
                     removed += 1;
                     removal.remove_edge(i as usize, j as usize);
                 }
             }
             ctl.edge_done();
-            Ok((tests, removed, not_done, seps))
+            Ok((tests, removed, not_done, seps, qualifying))
         });
         let parts: Vec<Result<_>> = per_row.collect();
         let mut rep = DenseLevelReport::default();
         for part in parts {
-            let (t, r, nd, s) = part?;
+            let (t, r, nd, s, q) = part?;
             rep.tests += t;
             rep.removed += r;
             rep.not_done |= nd;
+            rep.qualifying += q;
             rep.singles.extend(s);
         }
         Ok(rep)
@@ -322,6 +375,7 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
             rep.tests += r.tests;
             rep.removed += r.removed;
             rep.not_done |= r.not_done;
+            rep.qualifying += r.qualifying;
             rep.singles.extend(r.singles);
         }
         self.graph = Adjacency::from_words(p, merged);
@@ -330,7 +384,14 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
 }
 
 impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
-    fn dense_begin(&mut self, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+    /// Both orders on one device; stable.fast's level 0 writes raw (NaN) p-values into pMax,
+    /// which the devices' max-merge is not made for, so the simulated split is "stable" only.
+    fn dense_order_ok(&self, order: Order) -> bool {
+        order == Order::Stable || self.devices == 1
+    }
+
+    fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+        self.st.order = order;
         self.st.graph = start.clone();
         self.st.fixed = fixed.clone();
         self.st.alpha = alpha;

@@ -137,7 +137,7 @@ pub fn split_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &
         std::thread::scope(|s| {
             for (dev, label) in devs.iter_mut().zip(labels) {
                 s.spawn(move || {
-                    let mut sub = LevelPlan { level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges: Vec::new(), qualifying: plan.qualifying };
+                    let mut sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges: Vec::new(), qualifying: plan.qualifying };
                     let mut w = DeviceWatch { ctl, stop };
                     loop {
                         if ctl.cancelled() || stop.load(Ordering::Relaxed) {

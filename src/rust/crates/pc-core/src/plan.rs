@@ -143,6 +143,8 @@ pub fn unpack_key(key: u64) -> (u8, u64) {
 /// Everything a backend needs to run one level.
 #[derive(Clone, Debug)]
 pub struct LevelPlan {
+    /// Which of pcalg's orders the sides follow (a GPU backend runs the two differently).
+    pub order: Order,
     pub level: usize,
     pub alpha: f64,
     /// What a NaN p-value counts as: 1 (NAdelete = TRUE) or 0.
@@ -251,7 +253,7 @@ pub fn plan_level_cancellable(
     }
     // SAFETY: the row slots tile edges[..total], and each row wrote exactly its slot (checked above).
     unsafe { edges.set_len(total) };
-    Ok(LevelPlan { level, alpha, na_value, rows, edges, qualifying })
+    Ok(LevelPlan { order, level, alpha, na_value, rows, edges, qualifying })
 }
 
 /// Emits the edges {i, j}, j > i, of row i in order; returns how many qualified for the level.

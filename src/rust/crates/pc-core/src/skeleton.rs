@@ -145,8 +145,10 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
     let na_value = if params.na_delete { 1.0 } else { 0.0 };
     let fast = params.order == Order::StableFast;
     let pool = crate::threads::call_pool(params.threads, "plan")?;
+    // levels 0 and 1 on a backend's own graph, where it offers them for this order
+    let use_dense = backend.dense().is_some_and(|d| d.dense_order_ok(params.order));
     // a dense backend writes every cell of pMax at its end (a pass over 3.2 GB at p = 20000)
-    let dense = !fast && backend.dense().is_some_and(|d| d.writes_whole_pmax());
+    let dense = use_dense && backend.dense().is_some_and(|d| d.writes_whole_pmax());
     if !dense {
         let fill = if fast { -1.0 } else { f64::NEG_INFINITY };
         pool.install(|| pmax.par_chunks_mut(1 << 16).for_each(|c| c.fill(fill)));
@@ -174,8 +176,9 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
             let mut done = false;
             // levels 0 and 1 on a backend's own graph: the host then tracks only the edge count
             let mut dense_edges = None;
-            if let Some(d) = backend.dense() {
-                d.dense_begin(&st.graph, &params.fixed_edges, params.alpha, na_value)?;
+            if use_dense {
+                let d = backend.dense().expect("the backend offered dense levels");
+                d.dense_begin(Order::Stable, &st.graph, &params.fixed_edges, params.alpha, na_value)?;
                 dense_edges = Some(st.graph.n_edges());
             }
             loop {
@@ -186,7 +189,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
                 if let Some(edges) = dense_edges {
                     if level <= 1 {
                         let d = backend.dense().expect("the backend offered dense levels");
-                        let rep = dense_level(&mut st, d, level, edges, watch)?;
+                        let rep = dense_level(&mut st, d, level, edges, Order::Stable, watch)?;
                         done = !rep.not_done;
                         dense_edges = Some(edges - rep.removed);
                         level += 1;
@@ -214,6 +217,30 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
             // is passed to C++ as p)
             let m_max = params.m_max.unwrap_or(p);
             let mut level = 0usize;
+            if use_dense {
+                // levels 0 and 1 on the backend's graph (the edge count is tracked there)
+                let d = backend.dense().expect("the backend offered dense levels");
+                d.dense_begin(Order::StableFast, &st.graph, &params.fixed_edges, params.alpha, na_value)?;
+                let mut edges = st.graph.n_edges();
+                while level <= 1 {
+                    let d = backend.dense().expect("the backend offered dense levels");
+                    let rep = dense_level(&mut st, d, level, edges, Order::StableFast, watch)?;
+                    if level > 0 && rep.qualifying == 0 {
+                        break; // booked nothing: C++ stops before a level no edge qualifies for
+                    }
+                    edges -= rep.removed;
+                    level += 1;
+                    if level > m_max {
+                        break;
+                    }
+                }
+                dense_end(&mut st, backend)?;
+                let stopped = level <= 1 || level > m_max;
+                if stopped {
+                    let max_ord = st.n_edgetests.len() as i32 - 2;
+                    return Ok(finish(st, max_ord));
+                }
+            }
             loop {
                 // C++ level 0 keeps an edge only when p < alpha, so NaN deletes it whatever
                 // NAdelete says (and leaves no sepset; see run_one_level)
@@ -238,10 +265,15 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
 
 const POLL: Duration = Duration::from_millis(100);
 
-/// Runs a dense level (0 or 1) on the backend's graph and books it like a planned one.
-fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usize, edges_at_start: usize, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
+/// Runs a dense level (0 or 1) on the backend's graph and books it like a planned one
+/// (stable.fast's level 1 with no qualifying edge is not booked: C++ would not have run it).
+fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usize, edges_at_start: usize, order: Order, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
     let t0 = Instant::now();
-    watch.level_start(level, edges_at_start, 0);
+    // stable.fast learns only from the level itself whether it runs at all
+    let deferred = order == Order::StableFast && level > 0;
+    if !deferred {
+        watch.level_start(level, edges_at_start, 0);
+    }
     let mut rep = d.dense_level(level, st.pmax, &mut st.sep0, watch)?;
     // a GPU appends a level's sets in whatever order its threads finish: the plan's order instead
     {
@@ -250,6 +282,12 @@ fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usi
         st.pool.install(|| singles.par_sort_unstable_by_key(|s| (s[0].min(s[1]), s[0].max(s[1]))));
     }
     let seconds = t0.elapsed().as_secs_f64();
+    if deferred {
+        if rep.qualifying == 0 {
+            return Ok(rep);
+        }
+        watch.level_start(level, edges_at_start, 0);
+    }
     st.n_edgetests.push(rep.tests as f64);
     st.sep1.append(&mut rep.singles);
     watch.level_end(level, rep.tests, rep.removed, seconds);

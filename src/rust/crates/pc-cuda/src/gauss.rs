@@ -1,4 +1,5 @@
-//! The Gaussian backend: pcalg's `gaussCItest` for `skeleton(method = "stable")` on a GPU.
+//! The Gaussian backend: pcalg's `gaussCItest` for `skeleton(method = "stable")` and
+//! `"stable.fast"` (its C++ test) on a GPU.
 //!
 //! C is uploaded once and stays on the device. Per level:
 //! - level 0: one thread per edge (`gauss_level0`), r = C[x, y];
@@ -9,6 +10,8 @@
 //!   (side, rank of S within row(x) \ {y}) kept per edge by atomicMin, in rounds sized by the work
 //!   left, rows whose edges are all decided dropped between rounds; then the winning test of
 //!   each deleted edge is evaluated again (`gauss_pbest_l*`) for its p-value;
+//! - stable.fast: levels 0 and 1 dense with its own rules (`gauss_dense.rs`), levels >= 2 by
+//!   rounds of listed tests (`gauss_fast.rs`), since its side order is not cuPC-S's;
 //! - deeper levels (never seen in practice), and levels >= 2 when C holds NaN (where pcalg's
 //!   pseudo-inverse stops with an error that the CPU test reproduces), run on the CPU with C
 //!   copied back once.
@@ -27,7 +30,7 @@ use cudarc::driver::{result as dres, CudaFunction, CudaSlice, DevicePtrMut, Laun
 use pc_core::backend::{Backend, Control, Watch};
 use pc_core::citest::{GaussFlavour, GaussTest};
 use pc_core::cpu::ParallelCpu;
-use pc_core::plan::{unpack_key, EdgeOutcome, EdgeWork, LevelPlan};
+use pc_core::plan::{unpack_key, EdgeOutcome, EdgeWork, LevelPlan, Order};
 use pc_core::PcError;
 
 use crate::device::DeviceInfo;
@@ -42,7 +45,7 @@ use crate::module;
 pub const PD_MARGIN: f64 = 1024.0;
 
 /// Kernels the backend loads (the set kernels once per variant in `host::SET_KERNEL_VARIANTS`).
-pub const KERNEL_NAMES: [&str; 10] = [
+pub const KERNEL_NAMES: [&str; 11] = [
     "gauss_level0",
     "gauss_level1",
     "rows_live",
@@ -53,6 +56,7 @@ pub const KERNEL_NAMES: [&str; 10] = [
     "dense_fill_rows",
     "gauss_dense_level0",
     "gauss_dense_level1",
+    "gauss_listed_l",
 ];
 
 const BLOCK: u32 = 256;
@@ -125,12 +129,14 @@ impl CudaTimings {
     }
 }
 
-struct Fns {
+pub(crate) struct Fns {
     level0: CudaFunction,
     level1: CudaFunction,
     rows_live: CudaFunction,
     /// (max level, sets kernel, p-best kernel)
     sets: Vec<(usize, CudaFunction, CudaFunction)>,
+    /// (max level, listed-tests kernel) for stable.fast's planned levels
+    pub(crate) listed: Vec<(usize, CudaFunction)>,
 }
 
 /// The kernels of the dense levels 0 and 1 (`gauss_dense.rs`).
@@ -145,7 +151,7 @@ pub(crate) struct DenseFns {
 /// The CUDA Gaussian backend; see the module docs.
 pub struct CudaGauss {
     pub(crate) gpu: Gpu,
-    f: Fns,
+    pub(crate) f: Fns,
     pub(crate) df: DenseFns,
     pub(crate) c: CudaSlice<f64>,
     pub(crate) p: usize,
@@ -157,6 +163,7 @@ pub struct CudaGauss {
     pub(crate) dense: Option<crate::gauss_dense::DenseState>,
     round_budget: Option<u64>,
     nvrtc_log: String,
+    /// C copied back, with the flavour of the levels that ran on the CPU.
     cpu_test: Option<GaussTest>,
     /// C is exactly symmetric (else levels >= 2 always take the pseudo-inverse, as on the CPU).
     pub(crate) symmetric: bool,
@@ -233,10 +240,12 @@ impl CudaGauss {
             let compiled = module::module_for(&gpu.ctx, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
             let get = |name: &str| compiled.function(name).map_err(PcError::Cuda);
             let mut sets = Vec::new();
+            let mut listed = Vec::new();
             for m in host::SET_KERNEL_VARIANTS {
                 sets.push((m, get(&format!("gauss_sets_l{m}"))?, get(&format!("gauss_pbest_l{m}"))?));
+                listed.push((m, get(&format!("gauss_listed_l{m}"))?));
             }
-            let f = Fns { level0: get("gauss_level0")?, level1: get("gauss_level1")?, rows_live: get("gauss_rows_live")?, sets };
+            let f = Fns { level0: get("gauss_level0")?, level1: get("gauss_level1")?, rows_live: get("gauss_rows_live")?, sets, listed };
             let df = DenseFns {
                 pmax_init: get("dense_pmax_init")?,
                 degrees: get("dense_degrees")?,
@@ -284,6 +293,15 @@ impl CudaGauss {
 
     pub fn info(&self) -> &DeviceInfo {
         &self.gpu.info
+    }
+
+    /// sqrt(n - l - 3) / 2 as the order's test forms it (stable.fast: pcalg's C++, with n an
+    /// unsigned int; NaN where that test stops with an error).
+    pub(crate) fn z_factor(&self, order: Order, l: usize) -> f64 {
+        match order {
+            Order::Stable => host::z_factor(self.n, l),
+            Order::StableFast => pc_core::citest::cpp_z_factor(self.n, l),
+        }
     }
 
     pub fn timings(&self) -> &CudaTimings {
@@ -556,13 +574,20 @@ impl CudaGauss {
     }
 
     fn level_on_cpu(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
-        if self.cpu_test.is_none() {
-            let c = guard("copying C back", || {
-                let v = self.gpu.stream.clone_dtoh(&self.c).map_err(cuda_err("copying C back"))?;
-                self.gpu.stream.synchronize().map_err(cuda_err("copying C back"))?;
-                Ok(v)
-            })?;
-            self.cpu_test = Some(GaussTest::new(c, self.p, self.n, GaussFlavour::R)?);
+        let flavour = match plan.order {
+            Order::Stable => GaussFlavour::R,
+            Order::StableFast => GaussFlavour::Cpp,
+        };
+        if self.cpu_test.as_ref().is_none_or(|t| t.flavour != flavour) {
+            let c = match self.cpu_test.take() {
+                Some(t) => t.c,
+                None => guard("copying C back", || {
+                    let v = self.gpu.stream.clone_dtoh(&self.c).map_err(cuda_err("copying C back"))?;
+                    self.gpu.stream.synchronize().map_err(cuda_err("copying C back"))?;
+                    Ok(v)
+                })?,
+            };
+            self.cpu_test = Some(GaussTest::new(c, self.p, self.n, flavour)?);
         }
         let test = self.cpu_test.as_ref().expect("set above");
         ParallelCpu::new(test, 0)?.run_level(plan, watch)
@@ -597,6 +622,24 @@ impl Backend for CudaGauss {
     }
 
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        if plan.order == Order::StableFast {
+            let t0 = Instant::now();
+            let mut lt = LevelTimings { level: plan.level, ..Default::default() };
+            let zfac = self.z_factor(Order::StableFast, plan.level);
+            // the CPU reproduces what the kernels leave out: C with NaN (the C++ test's NaN rule),
+            // an n at which the test stops with an error, levels deeper than the kernels hold
+            let out = if plan.edges.is_empty() {
+                Ok(Vec::new())
+            } else if self.has_nan || !zfac.is_finite() || host::set_kernel_variant(plan.level.max(1)).is_none() {
+                lt.on_cpu = true;
+                self.level_on_cpu(plan, watch)
+            } else {
+                let me = &*self;
+                watched_level(plan, watch, &mut lt, |ctl, lt| me.level_listed(plan, zfac, ctl, lt))
+            };
+            self.timings.record(lt, t0);
+            return out;
+        }
         host::check_stable_plan(plan)?;
         let t0 = Instant::now();
         let mut lt = LevelTimings { level: plan.level, ..Default::default() };

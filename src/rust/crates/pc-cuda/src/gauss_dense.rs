@@ -1,4 +1,5 @@
-//! Levels 0 and 1 of the Gaussian backend without host plans (pc-core's `DenseLevels`).
+//! Levels 0 and 1 of the Gaussian backend without host plans (pc-core's `DenseLevels`), for
+//! both of pcalg's orders (`fast`: stable.fast, with its C++ test's arithmetic).
 //!
 //! The graph lives on the device as a bit matrix for the whole of these levels, with pMax and
 //! level 0's empty sepsets: level 0 is one launch over all pairs (`gauss_dense_level0`), level 1
@@ -12,11 +13,11 @@ use std::time::Instant;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use pc_core::backend::{run_watched, Control, Watch};
 use pc_core::dense::{DenseLevelReport, DenseLevels};
+use pc_core::plan::Order;
 use pc_core::{Adjacency, BitMatrix, PcError};
 
 use crate::gauss::{CudaGauss, LevelTimings};
 use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
-use crate::host;
 
 /// Edges per level-1 launch (a warp each; 12 bytes of sepset slot each).
 const LEVEL1_CHUNK: usize = 1 << 22;
@@ -31,6 +32,8 @@ pub(crate) struct DenseState {
     pub(crate) sep0: CudaSlice<u64>,
     alpha: f64,
     na_value: f64,
+    /// stable.fast's rules (pc-core's dense.rs) instead of stable's.
+    pub(crate) fast: bool,
 }
 
 /// Device bytes the dense levels hold besides C: pMax, graph, snapshot, level-0 bits, fixed edges.
@@ -49,7 +52,7 @@ impl CudaGauss {
     pub(crate) fn dense_level0(gpu: &Gpu, f: &crate::gauss::DenseFns, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, both: bool, rows: std::ops::Range<usize>, clock: &mut Clock) -> Result<(u64, usize, bool)> {
         let (p, words) = (st.p, st.words);
         let mut deg = gpu.alloc::<u32>(p, "degrees")?;
-        let mut counters = gpu.alloc::<u64>(3, "counters")?;
+        let mut counters = gpu.alloc::<u64>(4, "counters")?;
         let snap = clock.copy(|| gpu.stream.clone_dtod(&st.adj).map_err(cuda_err("copying the graph")))?;
         let (pu, wu, p32) = (p as u64, words as u64, p as u32);
         let t = Instant::now();
@@ -61,7 +64,7 @@ impl CudaGauss {
         gpu.finish_launch(clock, t, "dense_degrees")?;
         let has_fixed = st.fixed.is_some() as i32;
         let fixed = st.fixed.as_ref().unwrap_or(&snap);
-        let (alpha, na, both) = (st.alpha, st.na_value, both as i32);
+        let (alpha, na, both, fast) = (st.alpha, st.na_value, both as i32, st.fast as i32);
         let (i0, i1) = (rows.start as u32, rows.end as u32);
         if i1 <= i0 {
             let cnt = gpu.down(clock, &counters, 3, "level 0 counters")?;
@@ -71,7 +74,7 @@ impl CudaGauss {
         let t = Instant::now();
         let mut b = gpu.stream.launch_builder(&f.level0);
         b.arg(c).arg(&pu).arg(&snap).arg(&mut st.adj).arg(fixed).arg(&has_fixed).arg(&wu).arg(&deg).arg(&zfac).arg(&both);
-        b.arg(&alpha).arg(&na).arg(&mut st.pmax).arg(&mut st.sep0).arg(&mut counters).arg(&i0).arg(&i1);
+        b.arg(&alpha).arg(&na).arg(&mut st.pmax).arg(&mut st.sep0).arg(&mut counters).arg(&i0).arg(&i1).arg(&fast);
         // SAFETY: argument types and order follow gauss_dense_level0; every bit matrix holds p rows
         // of `words` words, pMax p x p, deg p entries; the grid covers rows i0..i1 x all of 0..p.
         unsafe { b.launch(cfg) }.map_err(launch_err("gauss_dense_level0"))?;
@@ -124,13 +127,13 @@ impl CudaGauss {
         let ne = ebase[p] as usize;
         clock.host += t.elapsed().as_secs_f64();
         let ebase_d = gpu.up(clock, &ebase, "edge offsets")?;
-        let mut counters = gpu.alloc::<u64>(3, "counters")?;
+        let mut counters = gpu.alloc::<u64>(4, "counters")?;
         let share = pc_core::multi::even_ranges(ne, k).swap_remove(d);
         let chunk = LEVEL1_CHUNK.min(share.len()).max(1);
         let mut sep_out = gpu.alloc::<u32>(3 * chunk, "sepsets")?;
         let mut sep_count = gpu.alloc::<u64>(1, "sepsets")?;
         let has_fixed = st.fixed.is_some() as i32;
-        let (alpha, na) = (st.alpha, st.na_value);
+        let (alpha, na, fast) = (st.alpha, st.na_value, st.fast as i32);
         let mut sepsets = Vec::new();
         for start in share.clone().step_by(chunk) {
             if ctl.cancelled() {
@@ -145,7 +148,7 @@ impl CudaGauss {
             let mut b = gpu.stream.launch_builder(&f.level1);
             b.arg(c).arg(&pu).arg(&off_d).arg(&cols).arg(&upper_d).arg(&ebase_d).arg(&p32).arg(&e0).arg(&mu);
             b.arg(fixed).arg(&has_fixed).arg(&wu).arg(&zfac).arg(&alpha).arg(&na).arg(&mut st.adj).arg(&mut st.pmax);
-            b.arg(&mut sep_out).arg(&mut sep_count).arg(&mut counters);
+            b.arg(&mut sep_out).arg(&mut sep_count).arg(&mut counters).arg(&fast);
             // SAFETY: argument types and order follow gauss_dense_level1; edges start..start + m
             // exist (ebase[p] = ne); sep_out holds 3 * m slots, one per edge at most.
             unsafe { b.launch(cfg) }.map_err(launch_err("gauss_dense_level1"))?;
@@ -157,13 +160,23 @@ impl CudaGauss {
             let raw = gpu.down(clock, &sep_out, 3 * n, "sepsets")?;
             sepsets.extend(raw.chunks_exact(3).map(|s| [s[0], s[1], s[2]]));
         }
-        let cnt = gpu.down(clock, &counters, 3, "level 1 counters")?;
-        Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, not_done: cnt[2] != 0, singles: sepsets })
+        let cnt = gpu.down(clock, &counters, 4, "level 1 counters")?;
+        Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, not_done: cnt[2] != 0, singles: sepsets, qualifying: cnt[3] })
     }
 }
 
 impl DenseLevels for CudaGauss {
-    fn dense_begin(&mut self, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+    /// stable.fast too, except where its C++ test needs what only the CPU twin reproduces: a C
+    /// with NaN (its NaN rule) or n so small that level 0 or 1 stops with an error.
+    fn dense_order_ok(&self, order: Order) -> bool {
+        order == Order::Stable || (!self.has_nan && (0..2).all(|l| self.z_factor(Order::StableFast, l).is_finite()))
+    }
+
+    fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+        if !self.dense_order_ok(order) {
+            return Err(PcError::Internal("dense levels asked for an order they do not run here".into()));
+        }
+        let fast = order == Order::StableFast;
         let p = self.p;
         if start.p() != p || fixed.p() != p {
             return Err(PcError::Internal("the graph's size is not C's".into()));
@@ -188,14 +201,14 @@ impl DenseLevels for CudaGauss {
             let sep0 = gpu.alloc::<u64>(p * words, "level-0 sepsets")?;
             // SAFETY: every cell is written by dense_pmax_init before any read.
             let mut pmax = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("allocating pMax"))?;
-            let pu = p as u64;
+            let (pu, fast_i) = (p as u64, fast as i32);
             let cfg = LaunchConfig { grid_dim: (((p * p) as u64).div_ceil(256).min(1 << 20) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
             let mut b = gpu.stream.launch_builder(&f.pmax_init);
-            b.arg(&mut pmax).arg(&pu);
+            b.arg(&mut pmax).arg(&pu).arg(&fast_i);
             // SAFETY: argument types and order follow dense_pmax_init; pmax holds p * p cells.
             unsafe { b.launch(cfg) }.map_err(launch_err("dense_pmax_init"))?;
             gpu.stream.synchronize().map_err(cuda_err("initialising pMax"))?;
-            Ok(DenseState { p, words, adj, fixed, pmax, sep0, alpha, na_value })
+            Ok(DenseState { p, words, adj, fixed, pmax, sep0, alpha, na_value, fast })
         })?;
         self.dense = Some(st);
         self.timings.dense_setup_s += t0.elapsed().as_secs_f64();
@@ -207,7 +220,8 @@ impl DenseLevels for CudaGauss {
             return Err(PcError::Internal(format!("dense level {level} does not exist")));
         }
         let t0 = Instant::now();
-        let zfac = host::z_factor(self.n, level);
+        let fast = self.dense.as_ref().is_some_and(|st| st.fast);
+        let zfac = self.z_factor(if fast { Order::StableFast } else { Order::Stable }, level);
         let both = !self.symmetric;
         let (gpu, f, c) = (&self.gpu, &self.df, &self.c);
         let st = self.dense.as_mut().ok_or_else(|| PcError::Internal("dense level before dense_begin".into()))?;
@@ -218,7 +232,7 @@ impl DenseLevels for CudaGauss {
                 gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
                 if level == 0 {
                     let (tests, removed, not_done) = Self::dense_level0(gpu, f, c, st, zfac, both, 0..st.p, clk)?;
-                    Ok(DenseLevelReport { tests, removed, not_done, singles: Vec::new() })
+                    Ok(DenseLevelReport { tests, removed, not_done, singles: Vec::new(), qualifying: 0 })
                 } else {
                     Self::dense_level1(gpu, f, c, st, zfac, ctl, (0, 1), clk)
                 }

@@ -24,7 +24,7 @@ use cudarc::driver::{sys as dsys, CudaFunction, CudaSlice, DevicePtr, LaunchConf
 use pc_core::backend::{run_watched, Backend, Watch};
 use pc_core::dense::{DenseLevelReport, DenseLevels};
 use pc_core::multi::{self, label_error};
-use pc_core::plan::{EdgeOutcome, LevelPlan};
+use pc_core::plan::{EdgeOutcome, LevelPlan, Order};
 use pc_core::{Adjacency, BitMatrix, PcError};
 
 use crate::gauss::{CudaGauss, CudaTimings, LevelTimings};
@@ -307,7 +307,7 @@ impl MultiGauss {
                             let rep = if level == 0 {
                                 let rows = multi::row_ranges(st.p, k).swap_remove(d);
                                 let (tests, removed, not_done) = CudaGauss::dense_level0(gpu, f, c, st, zfac, both, rows, &mut clock)?;
-                                DenseLevelReport { tests, removed, not_done, singles: Vec::new() }
+                                DenseLevelReport { tests, removed, not_done, singles: Vec::new(), qualifying: 0 }
                             } else {
                                 CudaGauss::dense_level1(gpu, f, c, st, zfac, ctl, (d, k), &mut clock)?
                             };
@@ -336,11 +336,13 @@ impl MultiGauss {
 }
 
 impl DenseLevels for MultiGauss {
-    fn dense_begin(&mut self, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+    /// "stable" only: stable.fast's level 0 writes raw (NaN) p-values into pMax, which the
+    /// devices' max-merge is not made for; its levels are planned and split (`multi.rs`).
+    fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
         let t0 = Instant::now();
         let labels = &self.labels;
         let results: Vec<Result<()>> = std::thread::scope(|s| {
-            let hs: Vec<_> = self.devs.iter_mut().map(|d| s.spawn(move || d.dense_begin(start, fixed, alpha, na_value))).collect();
+            let hs: Vec<_> = self.devs.iter_mut().map(|d| s.spawn(move || d.dense_begin(order, start, fixed, alpha, na_value))).collect();
             hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
         });
         for (r, label) in results.into_iter().zip(labels) {

@@ -14,6 +14,7 @@ pub mod discrete;
 pub mod gauss;
 pub mod gauss_batch;
 mod gauss_dense;
+mod gauss_fast;
 pub mod gauss_multi;
 mod gpu;
 pub mod host;

@@ -64,6 +64,31 @@ enum Cmd {
     Probe,
 }
 
+/// pcalg's skeleton order (`skel.method`).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    /// "stable": pcalg's R loop and R's gaussCItest.
+    Stable,
+    /// "stable.fast": pcalg's C++ loop and its C++ test.
+    Fast,
+}
+
+impl OrderArg {
+    pub fn order(self) -> Order {
+        match self {
+            OrderArg::Stable => Order::Stable,
+            OrderArg::Fast => Order::StableFast,
+        }
+    }
+
+    pub fn flavour(self) -> GaussFlavour {
+        match self {
+            OrderArg::Stable => GaussFlavour::R,
+            OrderArg::Fast => GaussFlavour::Cpp,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Which {
     Cpu,
@@ -97,6 +122,9 @@ pub struct Common {
     /// Run the GPU's levels 0 and 1 through host plans (the path before the dense levels).
     #[arg(long)]
     pub planned: bool,
+    /// pcalg's skeleton method.
+    #[arg(long, value_enum, default_value_t = OrderArg::Stable)]
+    pub order: OrderArg,
 }
 
 #[derive(Args)]
@@ -154,7 +182,7 @@ struct ParityArgs {
 pub(crate) fn params(p: usize, c: &Common) -> SkeletonParams {
     SkeletonParams {
         alpha: c.alpha,
-        order: Order::Stable,
+        order: c.order.order(),
         m_max: c.m_max,
         na_delete: true,
         start: Adjacency::complete(p),
@@ -174,7 +202,7 @@ impl Watch for Deadline {
 pub type Res<T> = Result<T, String>;
 
 fn run_cpu(c: &[f64], p: usize, n: f64, common: &Common) -> Res<(Option<SkeletonResult>, f64)> {
-    let test = GaussTest::new(c.to_vec(), p, n, GaussFlavour::R).map_err(|e| e.to_string())?;
+    let test = GaussTest::new(c.to_vec(), p, n, common.order.flavour()).map_err(|e| e.to_string())?;
     let mut be = ParallelCpu::new(&test, common.threads).map_err(|e| e.to_string())?;
     let mut watch = Deadline(common.cpu_limit.map(|s| Instant::now() + std::time::Duration::from_secs_f64(s)));
     let t = Instant::now();
@@ -360,7 +388,7 @@ fn print_flips(flips: &[compare::Flip], indent: &str) {
 }
 
 fn lockstep(c: &[f64], p: usize, n: f64, common: &Common) -> Res<(Vec<compare::Flip>, usize)> {
-    let test = GaussTest::new(c.to_vec(), p, n, GaussFlavour::R).map_err(|e| e.to_string())?;
+    let test = GaussTest::new(c.to_vec(), p, n, common.order.flavour()).map_err(|e| e.to_string())?;
     let mut cpu = ParallelCpu::new(&test, common.threads).map_err(|e| e.to_string())?;
     let mut g = CudaGauss::new(c, p, n).map_err(|e| e.to_string())?;
     g.set_round_budget(common.round_budget);

@@ -143,7 +143,7 @@ fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -
     let mut cpu_note = String::new();
     let mut ok = same;
     if a.cpu || case.is_some() {
-        let test = pc_core::citest::GaussTest::new(c.to_vec(), p, n, pc_core::citest::GaussFlavour::R).map_err(|e| e.to_string())?;
+        let test = pc_core::citest::GaussTest::new(c.to_vec(), p, n, a.common.order.flavour()).map_err(|e| e.to_string())?;
         let mut cpu = pc_core::cpu::ParallelCpu::new(&test, a.common.threads).map_err(|e| e.to_string())?;
         let (rc, sc) = timed(1, || run(&prm, &mut cpu))?;
         let d = compare(&rc, &rk);

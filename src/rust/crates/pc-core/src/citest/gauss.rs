@@ -89,12 +89,7 @@ impl GaussTest {
                 format!("must be a number >= 0, got {n}"),
             ));
         }
-        if flavour == GaussFlavour::Cpp && n >= 4294967296.0 {
-            return Err(PcError::invalid(
-                "suffStat$n",
-                "must be below 2^32 for method \"stable.fast\" (pcalg's C++ code stores it as a 32-bit unsigned integer)",
-            ));
-        }
+        Self::check_n(n, flavour)?;
         let mut nan_var = vec![false; p];
         if c.iter().any(|v| v.is_nan()) {
             for (j, col) in c.chunks(p.max(1)).enumerate() {
@@ -126,6 +121,17 @@ impl GaussTest {
             nan_var,
             any_nan,
         })
+    }
+
+    /// The flavour's limit on n beyond `n >= 0` (checked by every backend, the GPU's too).
+    pub fn check_n(n: f64, flavour: GaussFlavour) -> Result<()> {
+        if flavour == GaussFlavour::Cpp && n >= 4294967296.0 {
+            return Err(PcError::invalid(
+                "suffStat$n",
+                "must be below 2^32 for method \"stable.fast\" (pcalg's C++ code stores it as a 32-bit unsigned integer)",
+            ));
+        }
+        Ok(())
     }
 
     /// C is exactly symmetric (mirror entries equal bit for bit).
@@ -316,8 +322,7 @@ impl GaussTest {
         }
         let r = self.pcor(sc, x, y, s, Keep::AtLeast);
         let r = cpp_cut(r);
-        let dof = (self.n_uint as u64).wrapping_sub(s.len() as u64) as f64 - 3.0;
-        let absz = dof.sqrt() * 0.5 * log_q1pm(r);
+        let absz = cpp_z_factor(self.n, s.len()) * log_q1pm(r);
         if absz.is_nan() {
             return Err(PcError::invalid(
                 "suffStat$n",
@@ -331,6 +336,15 @@ impl GaussTest {
         }
         Ok(2.0 * (erfc(absz / std::f64::consts::SQRT_2) / 2.0))
     }
+}
+
+/// sqrt(n - |S| - 3) * 0.5 as pcalg's C++ test forms it: n truncated to an unsigned int, n - |S|
+/// in unsigned 64-bit arithmetic (wrapping), then - 3.0; NaN when n - |S| is 0, 1 or 2. A GPU
+/// evaluating the C++ test takes its factor from here.
+pub fn cpp_z_factor(n: f64, set_size: usize) -> f64 {
+    let n_uint = n as u32;
+    let dof = (n_uint as u64).wrapping_sub(set_size as u64) as f64 - 3.0;
+    dof.sqrt() * 0.5
 }
 
 /// pcalg's `logQ1pm`: log((1+r)/(1-r)) = 2 atanh(r), as log1p(2r/(1-r)).

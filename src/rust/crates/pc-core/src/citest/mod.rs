@@ -11,7 +11,7 @@ pub mod special;
 use crate::error::Result;
 
 pub use discrete::{DiscreteData, GSquareKind, GSquareScratch, GSquareTest};
-pub use gauss::{GaussFlavour, GaussScratch, GaussTest};
+pub use gauss::{cpp_z_factor, GaussFlavour, GaussScratch, GaussTest};
 
 /// p-value of X_x independent of X_y given X_S. NaN is allowed (the level loop maps it by
 /// NAdelete, as pcalg does). `Scratch` is per-thread working memory, so a hot loop allocates

@@ -103,6 +103,84 @@ __device__ __forceinline__ double fisher_p(double r, double zfac) {
     return 2.0 * pnorm_upper(fabs(z));
 }
 
+// Boost's erfc as pc-core's citest/special.rs stands in for it (W. J. Cody's CALERF rational
+// approximations, same branch points), operation for operation.
+__device__ const double EA_[5] = {3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
+                                  3.20937758913846947e03, 1.85777706184603153e-1};
+__device__ const double EB_[4] = {2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+                                  2.84423683343917062e03};
+__device__ const double EC_[9] = {5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01,
+                                  2.98635138197400131e02, 8.81952221241769090e02, 1.71204761263407058e03,
+                                  2.05107837782607147e03, 1.23033935479799725e03, 2.15311535474403846e-8};
+__device__ const double ED_[8] = {1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+                                  1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+                                  3.43936767414372164e03, 1.23033935480374942e03};
+__device__ const double EP_[6] = {3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
+                                  1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2};
+__device__ const double EQ_[5] = {2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
+                                  6.05183413124413191e-2, 2.33520497626869185e-3};
+#define FRAC_1_SQRT_PI 0.5641895835477562869480795
+#define SQRT_2 1.4142135623730951
+
+// exp(-y^2) * t with y^2 split as in exp_half_sq_times.
+__device__ __forceinline__ double exp_neg_sq_times(double y, double t) {
+    double head = trunc(y * 16.0) / 16.0;
+    double rest = (y - head) * (y + head);
+    return exp(-head * head) * exp(-rest) * t;
+}
+
+__device__ double erfc_dev(double x) {
+    if (x != x) return nan_value();
+    double y = fabs(x);
+    if (y <= 0.46875) {
+        double xsq = (y > DBL_EPS * 0.5) ? y * y : 0.0;
+        double num = EA_[4] * xsq;
+        double den = xsq;
+        for (int i = 0; i < 3; ++i) {
+            num = (num + EA_[i]) * xsq;
+            den = (den + EB_[i]) * xsq;
+        }
+        return 1.0 - x * (num + EA_[3]) / (den + EB_[3]);
+    }
+    double tail;
+    if (y <= 4.0) {
+        double num = EC_[8] * y;
+        double den = y;
+        for (int i = 0; i < 7; ++i) {
+            num = (num + EC_[i]) * y;
+            den = (den + ED_[i]) * y;
+        }
+        tail = exp_neg_sq_times(y, (num + EC_[7]) / (den + ED_[7]));
+    } else if (y < 27.3) {
+        double xsq = 1.0 / (y * y);
+        double num = EP_[5] * xsq;
+        double den = xsq;
+        for (int i = 0; i < 4; ++i) {
+            num = (num + EP_[i]) * xsq;
+            den = (den + EQ_[i]) * xsq;
+        }
+        double t = xsq * (num + EP_[4]) / (den + EQ_[4]);
+        tail = exp_neg_sq_times(y, (FRAC_1_SQRT_PI - t) / y);
+    } else {
+        tail = 0.0;
+    }
+    return x > 0.0 ? tail : 2.0 - tail;
+}
+
+// pcalg's C++ test (skel.method = "stable.fast", IndepTestGauss::test): |r| cut at 0.9999999 by
+// std::min (a NaN r becomes the cut), |z| = zfac * log1p(2|r| / (1 - |r|)), p = 2 * (erfc(|z| /
+// sqrt 2) / 2); zfac = sqrt(n_uint - |S| - 3) * 0.5 (the host never launches with a NaN zfac:
+// C++ stops with an error there, which the CPU test reproduces). C with a NaN never gets here.
+__device__ __forceinline__ double cpp_p(double r, double zfac) {
+    double a = fabs(r);
+    a = (a < CUT_AT) ? a : CUT_AT;
+    double absz = zfac * log1p(2.0 * a / (1.0 - a));
+    return 2.0 * (erfc_dev(absz / SQRT_2) / 2.0);
+}
+
+// The p-value of either of pcalg's Gaussian code paths from r.
+__device__ __forceinline__ double flavour_p(double r, double zfac, int cpp) { return cpp ? cpp_p(r, zfac) : fisher_p(r, zfac); }
+
 __device__ __forceinline__ double na_map(double pv, double na_value) { return pv != pv ? na_value : pv; }
 
 // Bit pattern of a non-negative double, + 1 (0 is reserved for "no failure").
@@ -136,13 +214,16 @@ extern "C" __global__ void gauss_level0(const double* __restrict__ C, u64 p, con
 // Level 1: one warp per edge; lanes take consecutive ranks (rank r is S = {list[r]}, list =
 // row(x) \ {y}); after each round of 32 a ballot finds the first success in canonical order.
 
-__device__ __forceinline__ double level1_p(const double* __restrict__ C, u64 p, u32 x, u32 y, u32 k, double zfac) {
+__device__ __forceinline__ double level1_pf(const double* __restrict__ C, u64 p, u32 x, u32 y, u32 k, double zfac, int cpp) {
     double cxy = C[cidx(x, y, p)];
     double cxk = C[cidx(x, k, p)];
     double cyk = C[cidx(y, k, p)];
     // pcalg pcorOrder: (C[i,j] - C[i,k] * C[j,k]) / sqrt((1 - C[j,k]^2) * (1 - C[i,k]^2))
     double r = (cxy - cxk * cyk) / sqrt((1.0 - cyk * cyk) * (1.0 - cxk * cxk));
-    return fisher_p(r, zfac);
+    return flavour_p(r, zfac, cpp);
+}
+__device__ __forceinline__ double level1_p(const double* __restrict__ C, u64 p, u32 x, u32 y, u32 k, double zfac) {
+    return level1_pf(C, p, x, y, k, zfac, 0);
 }
 
 extern "C" __global__ void gauss_level1(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
@@ -275,7 +356,7 @@ __device__ __forceinline__ void factor_set(SetFactor<MAXL>& f, const double* __r
 // r from the pseudo-inverse of A = C[c(x, y, S), c(x, y, S)] (column-major): one-sided (Hestenes)
 // Jacobi as pc-core's linalg::pinv_pcor, keeping singular values above m * sigma_max * eps.
 template <int MAXL>
-__device__ __noinline__ double pinv_r(const double* __restrict__ C, u64 p, u32 x, u32 y, const u32* S, int l) {
+__device__ __noinline__ double pinv_r(const double* __restrict__ C, u64 p, u32 x, u32 y, const u32* S, int l, int at_least) {
     const int m = l + 2;
     double A[(MAXL + 2) * (MAXL + 2)];
     double V[(MAXL + 2) * (MAXL + 2)];
@@ -335,7 +416,9 @@ __device__ __noinline__ double pinv_r(const double* __restrict__ C, u64 p, u32 x
         double s2 = 0.0;
         for (int r = 0; r < m; ++r) s2 += A[k * m + r] * A[k * m + r];
         double sigma = sqrt(s2);
-        if (!(sigma > tol) || sigma == 0.0) continue;
+        // corpcor keeps sigma > tol (R's test), Armadillo's pinv sigma >= tol (C++'s)
+        bool kept = at_least ? (sigma >= tol) : (sigma > tol);
+        if (!kept || sigma == 0.0) continue;
         double v0 = V[k * m], v1 = V[k * m + 1];
         p00 += v0 * A[k * m] / s2;
         p01 += v0 * A[k * m + 1] / s2;
@@ -348,7 +431,7 @@ __device__ __noinline__ double pinv_r(const double* __restrict__ C, u64 p, u32 x
 // path was taken.
 template <int MAXL>
 __device__ __forceinline__ double test_y(const SetFactor<MAXL>& f, const double* __restrict__ C, u64 p, u32 x,
-                                         u32 y, int l, double pd_margin, double zfac, bool* fallback) {
+                                         u32 y, int l, double pd_margin, double zfac, bool* fallback, int cpp = 0) {
     if (f.ok) {
         double w[MAXL];
         double ly[MAXL];
@@ -395,12 +478,12 @@ __device__ __forceinline__ double test_y(const SetFactor<MAXL>& f, const double*
             if (trace_inv * cutoff < 1.0) {
                 *fallback = false;
                 double sxy = lyx * f.dx;
-                return fisher_p(sxy / sqrt(f.dx * (dy + lyx * sxy)), zfac);
+                return flavour_p(sxy / sqrt(f.dx * (dy + lyx * sxy)), zfac, cpp);
             }
         }
     }
     *fallback = true;
-    return fisher_p(pinv_r<MAXL>(C, p, x, y, f.S, l), zfac);
+    return flavour_p(pinv_r<MAXL>(C, p, x, y, f.S, l, cpp), zfac, cpp);
 }
 
 // Positions P[0..l) of the t-th (lexicographic) l-subset of {0..n}; binom[n' * (l + 1) + k].
@@ -600,14 +683,15 @@ __device__ __forceinline__ void pmax_raise(double* pmax, u64 p, u32 i, u32 j, do
     if (pmax[cidx(j, i, p)] < v) pmax[cidx(j, i, p)] = v;
 }
 
-// counters[0] += tests, counters[1] += removed, counters[2] |= not done: one atomic per block.
-// Every thread of the block must call it.
-__device__ void block_counts(u64 tests, u64 removed, u64 not_done, u64* counters) {
-    __shared__ u64 part[3][32];
+// counters[0] += tests, counters[1] += removed, counters[2] |= not done, counters[3] +=
+// qualifying edges: one atomic per block. Every thread of the block must call it.
+__device__ void block_counts(u64 tests, u64 removed, u64 not_done, u64 qualifying, u64* counters) {
+    __shared__ u64 part[4][32];
     for (int o = 16; o > 0; o >>= 1) {
         tests += __shfl_down_sync(FULL_MASK, tests, o);
         removed += __shfl_down_sync(FULL_MASK, removed, o);
         not_done |= __shfl_down_sync(FULL_MASK, not_done, o);
+        qualifying += __shfl_down_sync(FULL_MASK, qualifying, o);
     }
     u32 t = threadIdx.x + threadIdx.y * blockDim.x;
     u32 warp = t >> 5, n_warps = (blockDim.x * blockDim.y + 31) >> 5;
@@ -615,26 +699,30 @@ __device__ void block_counts(u64 tests, u64 removed, u64 not_done, u64* counters
         part[0][warp] = tests;
         part[1][warp] = removed;
         part[2][warp] = not_done;
+        part[3][warp] = qualifying;
     }
     __syncthreads();
     if (t == 0) {
-        u64 a = 0, b = 0, c = 0;
+        u64 a = 0, b = 0, c = 0, d = 0;
         for (u32 w = 0; w < n_warps; ++w) {
             a += part[0][w];
             b += part[1][w];
             c |= part[2][w];
+            d += part[3][w];
         }
         if (a) atomicAdd(&counters[0], a);
         if (b) atomicAdd(&counters[1], b);
         if (c) atomicOr(&counters[2], c);
+        if (d) atomicAdd(&counters[3], d);
     }
 }
 
-// pMax before the first level: -Inf, 1 on the diagonal (pcalg's matrix(-Inf, p, p); diag 1).
-extern "C" __global__ void dense_pmax_init(double* __restrict__ pmax, u64 p) {
+// pMax before the first level: "stable" -Inf with 1 on the diagonal (pcalg's R: matrix(-Inf, p,
+// p); diag 1), "stable.fast" -1 everywhere (its C++ fills -1; R maps it afterwards).
+extern "C" __global__ void dense_pmax_init(double* __restrict__ pmax, u64 p, int fast) {
     u64 n = p * p;
     for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (u64)gridDim.x * blockDim.x) {
-        pmax[k] = (k % (p + 1) == 0) ? 1.0 : neg_inf();
+        pmax[k] = fast ? -1.0 : ((k % (p + 1) == 0) ? 1.0 : neg_inf());
     }
 }
 
@@ -698,13 +786,24 @@ extern "C" __global__ void gauss_dense_level0(const double* __restrict__ C, u64 
                                               u64* adj, const u64* __restrict__ fixed, int has_fixed, u64 words,
                                               const u32* __restrict__ deg, double zfac, int both, double alpha,
                                               double na_value, double* __restrict__ pmax, u64* sep0,
-                                              u64* counters, u32 i0, u32 i1) {
+                                              u64* counters, u32 i0, u32 i1, int fast) {
     // a block wholly below the diagonal (every i > j) has no pair: uniform exit, before any sync
     if ((u64)i0 + blockIdx.x * blockDim.x >= (u64)(blockIdx.y + 1) * blockDim.y) return;
     u32 i = i0 + blockIdx.x * blockDim.x + threadIdx.x;
     u32 j = blockIdx.y * blockDim.y + threadIdx.y;
     u64 tests = 0, removed = 0, not_done = 0;
-    if ((u64)j < p && i < i1 && i < j && bit_at(snap, words, i, j) && !(has_fixed && bit_at(fixed, words, i, j))) {
+    if (fast && (u64)j < p && i < i1 && i < j && bit_at(snap, words, i, j) && !(has_fixed && bit_at(fixed, words, i, j))) {
+        // stable.fast (pc-core's level0_fast): one test, x = i; the raw p into pMax[i, j]; kept
+        // only when p < alpha; the sepset at [[j]][[i]] unless p is NaN
+        double pv = cpp_p(C[cidx(i, j, p)], zfac);
+        tests = 1;
+        pmax[cidx(i, j, p)] = pv;
+        if (!(pv < alpha)) {
+            removed = 1;
+            bit_clear_pair(adj, words, i, j);
+            if (pv == pv) bit_set(sep0, words, j, i);
+        }
+    } else if ((u64)j < p && i < i1 && i < j && bit_at(snap, words, i, j) && !(has_fixed && bit_at(fixed, words, i, j))) {
         double m0 = na_map(fisher_p(C[cidx(i, j, p)], zfac), na_value);
         double level_p;
         int side = -1;
@@ -727,22 +826,25 @@ extern "C" __global__ void gauss_dense_level0(const double* __restrict__ C, u64 
             if (side == 0) bit_set(sep0, words, i, j); else bit_set(sep0, words, j, i);
         }
     }
-    block_counts(tests, removed, not_done, counters);
+    block_counts(tests, removed, not_done, 0, counters);
 }
 
 // Level 1: a warp per edge {i, j}, i < j, of the level's lists (edge e is the (e - ebase[i])-th
 // neighbour of i above i); the lanes walk the canonical ranks 32 at a time as gauss_level1, then
 // lane 0 applies the rules: tests in the prefix, pMax, removal from `adj`, the sepset appended to
-// sep_out (x, y, k) at an atomically taken slot.
+// sep_out (x, y, k) at an atomically taken slot. With `fast` (stable.fast, pc-core's DenseCpu):
+// side 1 lists only j's neighbours not adjacent to i in the snapshot (a lane's candidate is
+// dropped and the others' ranks close up), pMax[i, j] alone is raised, the sepset goes to
+// [[j]][[i]], and the edges that qualified are counted.
 extern "C" __global__ void gauss_dense_level1(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
                                               const u32* __restrict__ cols, const u32* __restrict__ upper,
                                               const u64* __restrict__ ebase, u32 n_rows, u64 e0, u64 m,
                                               const u64* __restrict__ fixed, int has_fixed, u64 words, double zfac,
                                               double alpha, double na_value, u64* adj, double* __restrict__ pmax,
-                                              u32* __restrict__ sep_out, u64* sep_count, u64* counters) {
+                                              u32* __restrict__ sep_out, u64* sep_count, u64* counters, int fast) {
     u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     u32 lane = threadIdx.x & 31;
-    u64 tests = 0, removed = 0, not_done = 0;
+    u64 tests = 0, removed = 0, not_done = 0, qualifying = 0;
     if (warp < m) {
         u64 e = e0 + warp;
         u32 lo = 0, hi = n_rows;  // ebase[lo] <= e < ebase[lo + 1]
@@ -756,8 +858,10 @@ extern "C" __global__ void gauss_dense_level1(const double* __restrict__ C, u64 
         u64 deg_i = off[i + 1] - off[i], deg_j = off[j + 1] - off[j];
         bool fixed_edge = has_fixed && bit_at(fixed, words, i, j);
         if (!fixed_edge && (deg_i >= 2 || deg_j >= 2)) {
+            qualifying = 1;
             // position of i in row(j)
             const u32* rj = cols + off[j];
+            const u32* ri = cols + off[i];
             u32 a = 0, b = (u32)deg_j;
             while (a < b) {
                 u32 mid = (a + b) >> 1;
@@ -766,7 +870,9 @@ extern "C" __global__ void gauss_dense_level1(const double* __restrict__ C, u64 
             u32 qj = a;
             u64 key = NO_KEY;
             double pb = nan_value();
+            u32 kb = 0;
             double mf = neg_inf();
+            u64 n_listed[2] = {0, 0};  // candidates each side lists (its ranks)
             for (int side = 0; side < 2 && key == NO_KEY; ++side) {
                 u64 dx = side ? deg_j : deg_i;
                 if (dx < 2) continue;
@@ -774,58 +880,78 @@ extern "C" __global__ void gauss_dense_level1(const double* __restrict__ C, u64 
                 u32 qy = side ? qj : qi;
                 const u32* row = cols + off[x];
                 u64 len = dx - 1;
+                bool skip_common = fast && side == 1;
                 for (u64 base = 0; base < len; base += 32) {
                     u64 r = base + lane;
-                    bool succ = false;
+                    bool listed = false, succ = false;
                     double pv = 0.0;
+                    u32 k = 0;
                     if (r < len) {
                         u64 q = r + (r >= qy ? 1 : 0);
-                        pv = level1_p(C, p, x, y, row[q], zfac);
-                        double mapped = na_map(pv, na_value);
-                        succ = mapped >= alpha;
-                        if (!succ) mf = fmax(mf, mapped);
+                        k = row[q];
+                        listed = true;
+                        if (skip_common) {  // k adjacent to i in the snapshot?
+                            u32 c0 = 0, c1 = (u32)deg_i;
+                            while (c0 < c1) {
+                                u32 mid = (c0 + c1) >> 1;
+                                if (ri[mid] < k) c0 = mid + 1; else c1 = mid;
+                            }
+                            listed = !(c0 < deg_i && ri[c0] == k);
+                        }
+                        if (listed) {
+                            pv = level1_pf(C, p, x, y, k, zfac, fast);
+                            double mapped = na_map(pv, na_value);
+                            succ = mapped >= alpha;
+                            if (!succ) mf = fmax(mf, mapped);
+                        }
                     }
+                    unsigned lball = __ballot_sync(FULL_MASK, listed);
                     unsigned ball = __ballot_sync(FULL_MASK, succ);
                     if (ball) {
                         int w = __ffs(ball) - 1;
-                        key = ((u64)side << 63) | (base + (u64)w);
+                        u64 rank = n_listed[side] + (u64)__popc(lball & ((1u << w) - 1u));
+                        key = ((u64)side << 63) | rank;
                         pb = __shfl_sync(FULL_MASK, pv, w);
+                        kb = __shfl_sync(FULL_MASK, k, w);
                         break;
                     }
+                    n_listed[side] += (u64)__popc(lball);
                 }
             }
             for (int o = 16; o > 0; o >>= 1) mf = fmax(mf, __shfl_xor_sync(FULL_MASK, mf, o));
             if (lane == 0) {
-                u64 n0 = deg_i >= 2 ? deg_i - 1 : 0;
-                u64 n1 = deg_j >= 2 ? deg_j - 1 : 0;
+                u64 n0 = n_listed[0];
                 double level_p = mf;
                 int side = -1;
                 if (key == NO_KEY) {
-                    tests = n0 + n1;
+                    tests = n0 + n_listed[1];
                 } else {
                     side = (int)(key >> 63);
                     u64 r = key & ~SIDE_BIT;
+                    // a success on side 1 means side 0 ran to its end: n0 is all of its ranks
                     tests = side ? n0 + r + 1 : r + 1;
                     level_p = fmax(mf, na_map(pb, na_value));
                 }
                 not_done = deg_i > 2 || (side != 0 && deg_j > 2);
-                pmax_raise(pmax, p, i, j, level_p);
+                if (fast) {
+                    if (pmax[cidx(i, j, p)] < level_p) pmax[cidx(i, j, p)] = level_p;
+                } else {
+                    pmax_raise(pmax, p, i, j, level_p);
+                }
                 if (side >= 0) {
                     removed = 1;
                     bit_clear_pair(adj, words, i, j);
                     u32 x = side ? j : i, y = side ? i : j;
-                    u32 qy = side ? qj : qi;
-                    u64 r = key & ~SIDE_BIT;
-                    u64 q = r + (r >= qy ? 1 : 0);
                     u64 slot = atomicAdd(sep_count, 1ull);
-                    sep_out[3 * slot] = x;
-                    sep_out[3 * slot + 1] = y;
-                    sep_out[3 * slot + 2] = cols[off[x] + q];
+                    sep_out[3 * slot] = fast ? j : x;
+                    sep_out[3 * slot + 1] = fast ? i : y;
+                    sep_out[3 * slot + 2] = kb;
                 }
             }
         }
     }
-    block_counts(lane == 0 ? tests : 0, lane == 0 ? removed : 0, lane == 0 ? not_done : 0, counters);
+    block_counts(lane == 0 ? tests : 0, lane == 0 ? removed : 0, lane == 0 ? not_done : 0,
+                 lane == 0 ? qualifying : 0, counters);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -872,3 +998,44 @@ GAUSS_BATCH_KERNEL(4)
 GAUSS_BATCH_KERNEL(8)
 GAUSS_BATCH_KERNEL(16)
 GAUSS_BATCH_KERNEL(32)
+
+// ---------------------------------------------------------------------------------------------
+// Listed tests of one level, one thread each (the rounds of windows.rs: how stable.fast's
+// planned levels run on the GPU): test t is x[t] _||_ y[t] | S = s[t l .. (t + 1) l], its raw
+// p-value to p_out[t], in either flavour (cpp: pcalg's C++ test), with batch_body's arithmetic.
+template <int MAXL>
+__device__ __forceinline__ void listed_body(const double* __restrict__ C, u64 p, const u32* __restrict__ tx,
+                                            const u32* __restrict__ ty, const u32* __restrict__ s, u64 n_tests, int l,
+                                            double zfac, double pd_margin, int symmetric, int cpp,
+                                            double* __restrict__ p_out) {
+    u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n_tests) return;
+    u32 x = tx[t], y = ty[t];
+    const u32* set = s + t * (u64)l;
+    if (l == 0) {
+        p_out[t] = flavour_p(C[cidx(x, y, p)], zfac, cpp);
+        return;
+    }
+    if (l == 1) {
+        p_out[t] = level1_pf(C, p, x, y, set[0], zfac, cpp);
+        return;
+    }
+    SetFactor<MAXL> f;
+    for (int c = 0; c < l; ++c) f.S[c] = set[c];
+    factor_set<MAXL>(f, C, p, x, l, symmetric != 0);
+    bool fb;
+    p_out[t] = test_y<MAXL>(f, C, p, x, y, l, pd_margin, zfac, &fb, cpp);
+}
+
+#define GAUSS_LISTED_KERNEL(M)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(256) gauss_listed_l##M(                                         \
+        const double* __restrict__ C, u64 p, const u32* __restrict__ tx, const u32* __restrict__ ty,             \
+        const u32* __restrict__ s, u64 n_tests, int l, double zfac, double pd_margin, int symmetric, int cpp,    \
+        double* __restrict__ p_out) {                                                                            \
+        listed_body<M>(C, p, tx, ty, s, n_tests, l, zfac, pd_margin, symmetric, cpp, p_out);                     \
+    }
+
+GAUSS_LISTED_KERNEL(4)
+GAUSS_LISTED_KERNEL(8)
+GAUSS_LISTED_KERNEL(16)
+GAUSS_LISTED_KERNEL(32)
