@@ -27,14 +27,16 @@ parity)
   echo "== pcbench parity --order fast (GPU vs CPU backend, 2 GPU runs per case)"
   timeout ${PTIME:-150} "$DEV/pcbench" parity --order fast --cases ${CASES:-100} --repeat 2 --seed 7 2>&1 | tee "$OUT/parity-fast.txt" | tail -8
   echo "== pcbench parity --order fast --planned (levels 0 and 1 by listed rounds too)"
-  timeout 90 "$DEV/pcbench" parity --order fast --planned --cases 40 --repeat 2 --seed 8 2>&1 | tee "$OUT/parity-fast-planned.txt" | tail -4
+  timeout ${PTIME2:-60} "$DEV/pcbench" parity --order fast --planned --cases 40 --repeat 2 --seed 8 2>&1 | tee "$OUT/parity-fast-planned.txt" | tail -4
   echo "== pcbench parity --order stable (after the kernel changes)"
-  timeout 90 "$DEV/pcbench" parity --order stable --cases 50 --repeat 2 --seed 9 2>&1 | tee "$OUT/parity-stable.txt" | tail -4 ;;
+  timeout ${PTIME2:-60} "$DEV/pcbench" parity --order stable --cases 50 --repeat 2 --seed 9 2>&1 | tee "$OUT/parity-stable.txt" | tail -4 ;;
 rcheck)
   echo "== gpu-check.R --method stable.fast: gpu_pc on the GPU vs pcalg::pc and the CPU backend"
   timeout ${RTIME:-200} "$R" inst/bench/gpu-check.R --out "$OUT" --cases ${RCASES:-100} --bench 0 --discrete 0 --method stable.fast 2>&1 | tee "$OUT/rcheck-fast.txt" | tail -12
-  echo "== gpu-check.R --method stable (40 cases)"
-  timeout 120 "$R" inst/bench/gpu-check.R --out "$OUT" --cases 40 --bench 0 --discrete 0 --method stable 2>&1 | tee "$OUT/rcheck-stable.txt" | tail -6 ;;
+  if [ "${RSTABLE:-0}" = 1 ]; then
+    echo "== gpu-check.R --method stable (40 cases)"
+    timeout 120 "$R" inst/bench/gpu-check.R --out "$OUT" --cases 40 --bench 0 --discrete 0 --method stable 2>&1 | tee "$OUT/rcheck-stable.txt" | tail -6
+  fi ;;
 timing)
   echo "== resident-bench.R --method stable.fast"
   timeout ${TTIME:-300} "$R" inst/bench/resident-bench.R --out "$OUT" --method stable.fast \
