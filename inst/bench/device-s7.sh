@@ -9,17 +9,7 @@
 # Run from the repository root, with DEV holding r.tar.xz and pcbench:
 #   DEV=.dev-s7 PHASES="parity rcheck timing" bash inst/bench/device-s7.sh
 set -u
-DEV=${DEV:-.dev-s7}
-OUT=${OUT:-/tmp/out}
-RDIR=/tmp/r-s7
-mkdir -p "$OUT" "$RDIR"
-[ -x "$RDIR/R/bin/Rscript" ] || tar -xJf "$DEV/r.tar.xz" -C "$RDIR"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
-         $(dirname "$(find / -name 'libnvrtc.so.1[23]*' -not -path '/proc/*' 2>/dev/null | head -1)" 2>/dev/null); do
-  [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-R="$RDIR/R/bin/Rscript"
+. "$(dirname "$0")/device-env.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/machine.txt"
 for ph in ${PHASES:-parity rcheck timing}; do
 case $ph in
