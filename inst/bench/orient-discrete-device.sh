@@ -12,19 +12,20 @@
 #   cp -r inst/extdata/networks /work/main/.dev-h12/
 # On the GPU machine (carry .dev-h12):
 #   bash .dev-h12/orient-discrete-device.sh
-# Writes $OUT/orient-discrete-h100-s7-{parity,timing}.csv and .log (committed under
-# inst/extdata/bench/orient/).
+# Writes $OUT/$PREFIX-{parity,timing}.csv and .log (PREFIX orient-discrete-h100-s7; committed
+# under inst/extdata/bench/orient/). TIMING="" runs the parity alone.
 set -uo pipefail
+prefix=${PREFIX:-orient-discrete-h100-s7}
 d=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/out}
 r=/tmp/r12
 mkdir -p "$r" "$out"
 tar -xJf "$d/r.tar.xz" -C "$r" || exit 1
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/orient-discrete-h100-s7-device.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/$prefix-device.txt"
 nets=$d/networks
 [ -d "$nets" ] || nets=$(dirname "$d")/inst/extdata/networks
 timeout "${LIMIT:-390}" "$r/R/bin/Rscript" "$d/orient-discrete.R" --backend cuda --cap "${CAP:-120}" --reps 3 \
   --cases "${CASES:-72}" --min-compared 60 --cores "${CORES:-7}" --networks "$nets" \
-  --timing "${TIMING:-alarm:5000,alarm:20000,hepar2:5000,andes:5000}" \
-  --out "$out/orient-discrete-h100-s7" 2>&1 | tee "$out/orient-discrete-h100-s7.log"
+  --timing "${TIMING-alarm:5000,alarm:20000,hepar2:5000,andes:5000}" \
+  --out "$out/$prefix" 2>&1 | tee "$out/$prefix.log"
 exit "${PIPESTATUS[0]}"

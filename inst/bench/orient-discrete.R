@@ -19,8 +19,9 @@
 #    pc() for all of them first, in forked children (--cores), then gpu_pc(backend = --backend)
 #    twice and gpu_pc(backend = "cpu") once in this process. Per case: identical() graph and
 #    sepset against pcalg (and with the sepset's members as integers), the second GPU run
-#    identical to the first (graph, sepset, pMax), the CPU backend identical to the GPU, and the
-#    evaluator that ran the triple checks. pcalg's disCItest is wrong for |S| >= 5 (see
+#    identical to the first (graph, sepset, pMax), the CPU backend's graph and sepset identical
+#    to the GPU's (its pMax to 1e-9 relative: the GPU's skeleton kernels sum G^2 in their own
+#    order), and the evaluator that ran the triple checks (it must be the GPU's). pcalg's disCItest is wrong for |S| >= 5 (see
 #    ?gpu_skeleton) and the triple checks test subsets of whole neighbourhoods, so a disCItest case
 #    compares with pcalg only where no vertex has more than 4 neighbours (m.max = 4 keeps the
 #    skeleton's sets below 5); cases are drawn until --min-compared compare (at most 2 x --cases).
@@ -280,19 +281,24 @@ while (compared < min_compared && next_id <= 2 * n_cases) {
     sep_same <- identical(s1, want@sepset)
     sep_int_same <- identical(int_sep(s1), int_sep(want@sepset))
     rerun_same <- identical(g1@graph, g2@graph) && identical(s1, sep_list(g2)) && identical(g1@pMax, g2@pMax)
-    cpu_same <- identical(g1@graph, gc1@graph) && identical(s1, sep_list(gc1)) && identical(g1@pMax, gc1@pMax)
+    # graph and sepsets; pMax only to rounding: the GPU's skeleton kernels sum G^2 in an order of
+    # their own (about 1e-13 relative, see pc-cuda's discrete.rs), the GPU alone is bit-stable
+    cpu_same <- identical(g1@graph, gc1@graph) && identical(s1, sep_list(gc1))
+    fin <- is.finite(g1@pMax) & is.finite(gc1@pMax)
+    pmax_rel <- if (any(fin)) max(abs(g1@pMax[fin] - gc1@pMax[fin]) / pmax(abs(gc1@pMax[fin]), 1e-300)) else 0
+    pmax_same_inf <- identical(is.finite(g1@pMax), is.finite(gc1@pMax))
     on_gpu <- backend == "cpu" || startsWith(st$evaluator %||% "", "cuda")
-    pass <- graph_same && sep_same && rerun_same && cpu_same && on_gpu
+    pass <- graph_same && sep_same && rerun_same && cpu_same && pmax_same_inf && pmax_rel < 1e-9 && on_gpu
     if (ok_cmp) {
       compared <- compared + 1
       bad <- bad + !pass
     } else {
-      bad <- bad + !(rerun_same && cpu_same && on_gpu)
+      bad <- bad + !(rerun_same && cpu_same && pmax_same_inf && pmax_rel < 1e-9 && on_gpu)
     }
     rec_par(part = "parity", id = k$id, src = k$src, p = k$p, n = k$n, test = k$test, rule = k$rule,
             method = k$method, alpha = k$alpha, adaptDF = k$adapt, max_degree = max_degree(want),
             compared = ok_cmp, graph_same = graph_same, sepset_same = sep_same, sepset_int_same = sep_int_same,
-            rerun_same = rerun_same, cpu_same = cpu_same, triples = st$triples, tests = st$tests,
+            rerun_same = rerun_same, cpu_same = cpu_same, cpu_pmax_rel = pmax_rel, triples = st$triples, tests = st$tests,
             ambiguous = st$ambiguous, evaluator = st$evaluator, pcalg_s = refs[[j]]$secs, pass = pass)
   }
 }
