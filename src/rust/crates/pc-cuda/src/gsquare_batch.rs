@@ -34,6 +34,9 @@ use crate::gpu::{cuda_err, guard, Result};
 use crate::memplan;
 use crate::windows::Batch;
 
+/// A size per test (x, y, S): the kernel's global table words.
+pub type TestWords<'w> = &'w dyn Fn(u32, u32, &[u32]) -> u64;
+
 /// One launch of `gsquare_tests`: its |S| and its tests (indices into the batch, in batch order).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Launch {
@@ -88,7 +91,7 @@ pub fn plan_launches(batch: &TestBatch, max_level: usize, budget: usize) -> List
 
 /// Writes `launch`'s tests into `b` (x, y and the sets, `level` members each), with their
 /// largest `words` (the kernel's global table words, 0 where the table fits in shared memory).
-pub fn fill(batch: &TestBatch, launch: &Launch, words: Option<&dyn Fn(u32, u32, &[u32]) -> u64>, b: &mut Batch) -> Result<()> {
+pub fn fill(batch: &TestBatch, launch: &Launch, words: Option<TestWords>, b: &mut Batch) -> Result<()> {
     let m = launch.tests.len();
     b.x.clear();
     b.y.clear();
@@ -138,7 +141,7 @@ impl LevelRounds for Rounds<'_, '_> {
 pub fn run_launches(
     batch: &TestBatch,
     plan: &ListedPlan,
-    words: Option<&dyn Fn(u32, u32, &[u32]) -> u64>,
+    words: Option<TestWords>,
     eval: &mut dyn LevelRounds,
     out: &mut [f64],
     mut keep_going: impl FnMut() -> bool,
