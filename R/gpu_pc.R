@@ -12,7 +12,7 @@
 #' pcalg's order until nothing changes. With `conservative = TRUE` or `maj.rule = TRUE` the
 #' unshielded triples are first checked as `pc.cons.intern(version.unf = c(2, 1))` checks them:
 #' `gaussCItest`, `disCItest` and `binCItest` run natively on all cores (each distinct test once;
-#' `gaussCItest`'s on the GPU when the skeleton ran there);
+#' on the GPU when the skeleton ran there);
 #' any other `indepTest` (an R function, `cmiknnCItest`) goes through pcalg's own
 #' `pc.cons.intern()`, which calls it from R in pcalg's order. The separating
 #' sets it rewrites are in the result's `sepset`, as in pcalg.

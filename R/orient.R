@@ -41,8 +41,9 @@ pdag_graphnel <- function(from, to, weight, labels, directed) {
 # skeleton's Rust-side handle (skeleton_impl(defer_sepsets = TRUE)), which the orientation reads
 # and the triple checks rewrite in place. Returns list(pcalgo, info, sepsets): `sepsets` is the
 # handle still to be made into the pcalgo's sepset slot (attach_sepsets()), or NULL when the slot
-# is final. `backend`: "cuda" runs the triple checks' gaussCItest tests on the GPU (where the
-# skeleton ran); a GPU failure then reruns them on the CPU with a message when `fallback`.
+# is final. `backend`: "cuda" runs the triple checks' gaussCItest, disCItest and binCItest tests
+# on the GPU (where the skeleton ran); a GPU failure then reruns them on the CPU with a message
+# when `fallback`.
 orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_real_,
                           solve.confl = FALSE, rule = c("none", "conservative", "majority"),
                           numCores = NULL, unfTriples = NULL, verbose = FALSE, sepsets = NULL,

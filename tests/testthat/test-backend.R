@@ -100,6 +100,27 @@ test_that("discrete tests on backend = 'cuda': a clear error without a GPU, pcal
   expect_match(r$text, "user-supplied test runs on the CPU")
 })
 
+test_that("conservative / majority rule on discrete data with backend = 'cuda': the triple checks on the GPU, the CPU backend's answer", {
+  skip_if_not(gpu_usable(), "no usable GPU")
+  o <- load_disc("alarm", 2000)
+  dm <- o$dm; dimnames(dm) <- NULL
+  for (m in c("stable", "stable.fast")) {
+    for (maj in c(FALSE, TRUE)) {
+      for (ss in list(list(dm = dm, nlev = o$nlev, adaptDF = FALSE), list(dm = (dm > 0L) + 0L, adaptDF = TRUE))) {
+        test <- if (is.null(ss$nlev)) pcalg::binCItest else pcalg::disCItest
+        a <- list(ss, test, 0.05, p = ncol(dm), skel.method = m, m.max = 3, conservative = !maj, maj.rule = maj)
+        got <- suppressWarnings(do.call(gpupc::gpu_pc, c(a, backend = "cuda")))
+        ev <- gpupc::gpupc_last_run()$orient$stats
+        expect_match(ev$evaluator, "^cuda")
+        expect_gt(ev$tests, 0)
+        cpu <- suppressWarnings(do.call(gpupc::gpu_pc, c(a, backend = "cpu")))
+        expect_identical(got@graph, cpu@graph)
+        expect_identical(gpupc::as_sepset_list(got), gpupc::as_sepset_list(cpu))
+      }
+    }
+  }
+})
+
 test_that("backend = 'auto' runs (on the CPU without a GPU) and says so when verbose", {
   want <- pcalg::skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25)
   r <- capture_all(gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, backend = "auto",

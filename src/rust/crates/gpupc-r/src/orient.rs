@@ -255,7 +255,12 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
             }
             "dis" | "bin" => {
                 let t = gsquare_test(&data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?;
-                let out = native(&t, pool()?, &g, &mut sep, alpha, rule, &mut watch)?;
+                let out = if backend == "cuda" {
+                    // the skeleton ran on the GPU: so do the triple checks' tests
+                    run_checks(&g, &mut sep, alpha, rule, &mut pc_cuda::CudaGSquareBatch::new(&t, pool()?)?, &mut watch)?
+                } else {
+                    native(&t, pool()?, &g, &mut sep, alpha, rule, &mut watch)?
+                };
                 let (k, n_min) = t.small_n_tests();
                 small_n = [k as f64, n_min as f64, t.data.n as f64];
                 out
@@ -327,8 +332,8 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
 /// as for `gpupc_skeleton`; R runs pcalg's own checks for any other test, so that R calls it). `edges`: m x 2 integer matrix of the skeleton's edges (1-based);
 /// `unf`: NULL or a k x 3 integer matrix of triples to treat as unfaithful (pcalg's `unfVect`).
 /// `sepset`: R's list, or the skeleton's sepset handle, which the rewrites then go into (and
-/// the result's `pairs` is empty). `backend`: "cuda" runs the triple checks' Gaussian tests on the
-/// GPU (`pc_cuda::CudaGaussBatch`), anything else on the CPU.
+/// the result's `pairs` is empty). `backend`: "cuda" runs the triple checks' tests on the GPU
+/// (`pc_cuda::CudaGaussBatch`, `pc_cuda::CudaGSquareBatch`), anything else on the CPU.
 #[extendr]
 #[allow(clippy::too_many_arguments)]
 fn gpupc_orient(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj, backend: &str) -> Robj {

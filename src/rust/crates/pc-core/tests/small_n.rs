@@ -108,3 +108,44 @@ fn small_n_counts_from_outcomes_equal_the_cpus() {
     assert!(with_small >= 20, "{with_small}");
     assert!(beyond >= 5, "{beyond}");
 }
+
+/// `count_small_n_listed` (the GPU's triple-check evaluator counts its tests with it) counts what
+/// `p_value` counts when it runs the same listed tests: mixed |S| from 0 to 5, Dis and Bin.
+#[test]
+fn small_n_counts_of_listed_tests_equal_p_values() {
+    let mut with_small = 0;
+    let mut without = 0;
+    for seed in 0..30u64 {
+        let p = 8;
+        let n = [15, 30, 60, 150, 400][(seed % 5) as usize];
+        let bin = seed % 3 == 0;
+        let kind = if bin { GSquareKind::Bin } else { GSquareKind::Dis };
+        let (codes, nlev) = data(seed + 100, n, p, bin);
+        let make = || GSquareTest::new(DiscreteData::new(n, p, codes.clone(), nlev.clone()).unwrap(), kind, seed % 2 == 1).unwrap();
+        let (cpu_t, listed) = (make(), make());
+        let mut st = seed;
+        let tests: Vec<(u32, u32, Vec<u32>)> = (0..40)
+            .map(|_| {
+                let x = (lcg(&mut st) % p as u64) as u32;
+                let y = (x + 1 + (lcg(&mut st) % (p as u64 - 1)) as u32) % p as u32;
+                let l = (lcg(&mut st) % 6) as usize;
+                let s: Vec<u32> = (0..p as u32).filter(|&v| v != x && v != y).take(l).collect();
+                (x, y, s)
+            })
+            .collect();
+        let mut sc = GSquareScratch::default();
+        for (x, y, s) in &tests {
+            cpu_t.p_value(&mut sc, *x, *y, s).unwrap();
+        }
+        let k = listed.count_small_n_listed(tests.iter().map(|(x, y, s)| (*x, *y, s.as_slice())));
+        assert_eq!(listed.small_n_tests(), cpu_t.small_n_tests(), "seed {seed}");
+        assert_eq!(k, cpu_t.small_n_tests().0);
+        if k > 0 && k < tests.len() as u64 {
+            with_small += 1;
+        } else {
+            without += 1;
+        }
+    }
+    assert!(with_small >= 10, "{with_small}");
+    assert!(without >= 1, "{without}");
+}

@@ -145,6 +145,16 @@ impl<'a> CudaGSquare<'a> {
         &self.gpu.info
     }
 
+    /// The device this backend runs on (the triple checks' evaluator reuses it).
+    pub(crate) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Tests per round (see [`CudaGSquare::set_round_budget`]).
+    pub(crate) fn round_budget(&self) -> usize {
+        self.budget
+    }
+
     /// Kernel, copy and host times per level (`upload_c_s` is the data's upload).
     pub fn timings(&self) -> &CudaTimings {
         &self.timings
@@ -190,7 +200,7 @@ impl<'a> CudaGSquare<'a> {
 
     /// The kernel's largest table per test (words), or 0 when its table fits in shared memory
     /// or the test is not run.
-    fn global_words(&self, x: u32, y: u32, s: &[u32]) -> u64 {
+    pub(crate) fn global_words(&self, x: u32, y: u32, s: &[u32]) -> u64 {
         let n = self.test.data.n;
         let bin = self.test.kind == GSquareKind::Bin;
         test_words(n, &self.lev, bin, x, y, s).filter(|&w| w > SHARED_WORDS as u64).unwrap_or(0)
@@ -224,7 +234,7 @@ impl<'a> CudaGSquare<'a> {
 /// The device side of a level's rounds: buffers that grow to the largest round and are reused
 /// (none is zeroed: the kernels write every value they read), and the launch and the wait of a
 /// round apart, so that the host writes the next round while the device computes.
-struct Rounds<'g, 'a> {
+pub(crate) struct Rounds<'g, 'a> {
     b: &'g CudaGSquare<'a>,
     l: usize,
     tx: Option<CudaSlice<u32>>,
@@ -237,8 +247,8 @@ struct Rounds<'g, 'a> {
     /// Brackets of the kernels of the round in flight (device time, whatever the host does).
     start: CudaEvent,
     end: CudaEvent,
-    clock: Clock,
-    tests: u64,
+    pub(crate) clock: Clock,
+    pub(crate) tests: u64,
 }
 
 /// `buf` with room for at least `len` values (its contents are not kept).
@@ -254,11 +264,17 @@ fn room<T: DeviceRepr>(gpu: &Gpu, buf: &mut Option<CudaSlice<T>>, len: usize, wh
 }
 
 impl<'g, 'a> Rounds<'g, 'a> {
-    fn new(b: &'g CudaGSquare<'a>, l: usize) -> Result<Self> {
+    pub(crate) fn new(b: &'g CudaGSquare<'a>, l: usize) -> Result<Self> {
         let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = b.gpu.ctx.new_event(timed).map_err(cuda_err("creating a GPU event"))?;
         let end = b.gpu.ctx.new_event(timed).map_err(cuda_err("creating a GPU event"))?;
         Ok(Rounds { b, l, tx: None, ty: None, ts: None, stat: None, df: None, p: None, scratch: None, start, end, clock: Clock::default(), tests: 0 })
+    }
+
+    /// The level (|S|) of the batches launched from now on (listed tests of several sizes:
+    /// `gsquare_batch`); `finish` does not depend on it.
+    pub(crate) fn set_level(&mut self, l: usize) {
+        self.l = l;
     }
 }
 

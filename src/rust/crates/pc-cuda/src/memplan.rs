@@ -69,6 +69,13 @@ pub fn gsquare_setup(n: usize, p: usize, chunk: usize, free: u64) -> Result<u64,
     fits(gsquare_data_bytes(n, p, chunk), 0, free, "suffStat$dm", || format!("the data ({n} rows x {p} variables, one byte each)"))
 }
 
+/// One round (or listed launch) of `gsquare_tests`: per test x, y (u32), `level` set members
+/// (u32), G^2, df and p (f64), as the rounds' buffers allocate them (a quarter more than asked).
+pub fn gsquare_round_bytes(tests: usize, level: usize) -> u64 {
+    let per = 4 * (2 + level as u64) + 3 * 8;
+    (tests as u64).saturating_mul(per).saturating_mul(5) / 4
+}
+
 /// Blocks of `gsquare_tests` whose tables of `slot_words` u32 cells fit in half the free memory
 /// (`have_words` of scratch already held count as free), at most `grid`; an error when not even
 /// one does (a table grows with the rows of `suffStat$dm`).
@@ -164,6 +171,9 @@ mod tests {
         assert_eq!(gsquare_table_slots(GB, 0, 1 << 20, 1000).unwrap(), 128);
         assert_eq!(gsquare_table_slots(GB, 1 << 28, 1 << 20, 1000).unwrap(), 256);
         assert_eq!(gsquare_table_slots(80 * GB, 0, 10_000, 792).unwrap(), 792);
+        // a listed launch of 65,536 tests at |S| = 32 (the triple checks' largest): 12.8 MB
+        assert_eq!(gsquare_round_bytes(65_536, 32), 65_536 * (4 * 34 + 24) * 5 / 4);
+        assert_eq!(gsquare_round_bytes(4, 0), 4 * 32 * 5 / 4);
         let (arg, bytes, free) = arg_of(gsquare_table_slots(GB, 0, 1 << 28, 10).unwrap_err());
         assert_eq!((arg, bytes, free), ("suffStat$dm", GB, GB / 2));
     }

@@ -56,6 +56,23 @@ impl GSquareTest {
         Ok(())
     }
 
+    /// Adds to [`GSquareTest::small_n_tests`] the tests among `tests` (x, y, S) with n < 10 df:
+    /// for an evaluator of listed tests that computes them elsewhere (the GPU) and runs each
+    /// test exactly once, as [`GSquareTest::p_value`] would have counted them. Returns the count.
+    pub fn count_small_n_listed<'s>(&self, tests: impl IntoIterator<Item = (u32, u32, &'s [u32])>) -> u64 {
+        let n = self.data.n as f64;
+        let (mut count, mut min_df) = (0u64, f64::INFINITY);
+        for (x, y, s) in tests {
+            let (df, _) = self.df_strata(x as usize, y as usize, s);
+            if n < 10.0 * df {
+                count += 1;
+                min_df = min_df.min(df);
+            }
+        }
+        self.note_small_n(count, min_df);
+        count
+    }
+
     /// (small-n tests, their smallest df) in the prefixes of `edges` (level-wide bound `max_df`).
     fn small_n_in(&self, plan: &LevelPlan, edges: &[EdgeWork], outcomes: &[EdgeOutcome], max_df: f64) -> (u64, f64) {
         let (n, l) = (self.data.n as f64, plan.level);
