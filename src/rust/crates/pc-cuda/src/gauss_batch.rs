@@ -169,19 +169,26 @@ impl BatchEvaluator for CudaGaussBatch<'_> {
             }
         }
         if !split.cpu.is_empty() {
-            let mut sub = TestBatch::default();
-            for &t in &split.cpu {
-                sub.push(batch.x[t], batch.y[t], batch.set(t).iter().copied());
-            }
-            let mut pv = Vec::new();
-            self.cpu.p_values(&sub, &mut pv, watch)?;
-            for (k, &t) in split.cpu.iter().enumerate() {
-                out[t] = pv[k];
-            }
+            on_cpu(&mut self.cpu, batch, &split.cpu, out, watch)?;
             self.timings.cpu_tests += split.cpu.len() as u64;
         }
         Ok(())
     }
+}
+
+/// Evaluates tests `idx` of `batch` on `cpu` (the tests a GPU evaluator leaves to its CPU twin)
+/// and writes their p-values to their places in `out`.
+pub(crate) fn on_cpu(cpu: &mut dyn BatchEvaluator, batch: &TestBatch, idx: &[usize], out: &mut [f64], watch: &mut dyn Watch) -> pc_core::error::Result<()> {
+    let mut sub = TestBatch::default();
+    for &t in idx {
+        sub.push(batch.x[t], batch.y[t], batch.set(t).iter().copied());
+    }
+    let mut pv = Vec::new();
+    cpu.p_values(&sub, &mut pv, watch)?;
+    for (k, &t) in idx.iter().enumerate() {
+        out[t] = pv[k];
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -241,15 +241,7 @@ impl BatchEvaluator for CudaGSquareBatch<'_> {
             self.test.count_small_n_listed(plan.gpu_tests().map(|t| (batch.x[t], batch.y[t], batch.set(t))));
         }
         if !plan.cpu.is_empty() {
-            let mut sub = TestBatch::default();
-            for &t in &plan.cpu {
-                sub.push(batch.x[t], batch.y[t], batch.set(t).iter().copied());
-            }
-            let mut pv = Vec::new();
-            self.cpu.p_values(&sub, &mut pv, watch)?;
-            for (k, &t) in plan.cpu.iter().enumerate() {
-                out[t] = pv[k];
-            }
+            crate::gauss_batch::on_cpu(&mut self.cpu, batch, &plan.cpu, out, watch)?;
             self.timings.cpu_tests += plan.cpu.len() as u64;
         }
         Ok(())
