@@ -192,10 +192,11 @@ pub(crate) fn on_cpu(cpu: &mut dyn BatchEvaluator, batch: &TestBatch, idx: &[usi
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn batch(sizes: &[usize]) -> TestBatch {
+    /// Test t is (t, t + 1 | 100, 101, ...) with |S| = sizes[t].
+    pub(crate) fn batch(sizes: &[usize]) -> TestBatch {
         let mut b = TestBatch::default();
         for (t, &l) in sizes.iter().enumerate() {
             b.push(t as u32, t as u32 + 1, (0..l as u32).map(|k| 100 + k));

@@ -253,15 +253,8 @@ mod tests {
     use super::*;
     use crate::windows::tests::{chain_data, Lcg};
     use pc_core::citest::{CiTest, GSquareKind, GSquareScratch};
+    use crate::gauss_batch::tests::batch;
     use pc_core::NullWatch;
-
-    fn batch(sizes: &[usize]) -> TestBatch {
-        let mut b = TestBatch::default();
-        for (t, &l) in sizes.iter().enumerate() {
-            b.push(t as u32, t as u32 + 1, (0..l as u32).map(|k| 100 + k));
-        }
-        b
-    }
 
     #[test]
     fn launches_group_by_set_size_in_batch_order_within_the_budget() {
