@@ -26,6 +26,7 @@ for (name in nets) {
   truth <- amat(bn.net(fit)) != 0
   sk_l <- learned | t(learned); sk_t <- truth | t(truth)
   tp <- sum(sk_l & sk_t) / 2
+  message(sprintf("%s: gpu_pc %.2f s, %d edges learned (%d in the true skeleton)", name, t_pc, sum(sk_l) / 2, tp))
   t_jt <- el(jt <- tryCatch(gpu_jtree(pc, data = smp, backend = backend), error = function(e) e))
   row <- data.frame(network = name, nodes = ncol(D), samples = n, backend = backend,
                     true_edges = sum(sk_t) / 2, learned_edges = sum(sk_l) / 2, edges_in_truth = tp,
@@ -36,11 +37,15 @@ for (name in nets) {
   } else {
     row$cliques <- jt$stats$cliques; row$max_clique_cells <- jt$stats$max_clique_cells
     row$total_cells <- jt$stats$total_clique_cells
+    message(sprintf("%s: gpu_jtree %.2f s, %d cliques, largest %g cells, %g cells in all", name, t_jt,
+                    jt$stats$cliques, jt$stats$max_clique_cells, jt$stats$total_clique_cells))
     row$query_s <- el(q <- gpu_query(jt))
+    message(sprintf("%s: one query %.3f s", name, row$query_s))
     ev <- jt_sample_evidence(fit, batch, 0.05, seed = 2)
     # a state the data never showed is not a state of the learned network: unobserved there
     for (v in names(ev)) ev[[v]][!ev[[v]] %in% jt$states[[v]]] <- NA
     row$batch_s <- el(qb <- suppressWarnings(gpu_query(jt, evidence = ev)))
+    message(sprintf("%s: %d evidence sets %.2f s", name, batch, row$batch_s))
   }
   print(row, row.names = FALSE)
   res <- rbind(res, row)

@@ -3,13 +3,24 @@
 //! identical from run to run (no atomics; every sum runs in one thread in a fixed order).
 //!
 //! The plan's flat arrays and the potentials go up once; each chunk of rows (sized from free
-//! device memory) runs: one `jt_init`, then per tree depth from the deepest one `jt_reduce`
-//! (cliques onto their separators; runs longer than `REDUCE_SPLIT` in parts, then `jt_combine`
-//! adds the parts in order, as the CPU engine does) and one `jt_absorb` (parents multiply in their children's
-//! messages); for marginals per depth from the root one `jt_reduce` (parents onto separators) and
+//! device memory) runs: per tree depth from the deepest one `jt_collect` (the depth's cliques
+//! build their tables, potentials times evidence times their children's messages, the CPU
+//! engine's init and absorb value for value, store them and marginalise them onto their
+//! separators in the same pass; runs longer than `REDUCE_SPLIT` in parts, then `jt_combine` adds
+//! the parts in order, as the CPU engine does); for marginals per depth from the root one `jt_reduce` (parents onto separators) and
 //! one `jt_scatter`, then one `jt_reduce` for every variable's marginal; for the MPE one
-//! `jt_decode` (a thread per row). The host normalises with pc-jtree's own code.
+//! `jt_decode` (a thread per row). The host normalises with pc-jtree's own code, for one chunk
+//! while the GPU runs the next.
+//!
+//! Launch shape (`Shape`): groups of W lanes (W the smallest power of two >= the chunk's rows, at
+//! most 32) each take one cell or item and all (or a slice of) its rows, so the index arithmetic
+//! of a cell is shared by its rows; row slices are added (grid y) only where a launch has too few
+//! cells to fill the device. Evidence goes up by variable (`hard[var * B + row]`) so the lanes of
+//! a group read it coalesced. `CudaJtree::set_profile(true)` synchronises after every launch and
+//! books its time and the table bytes it must move per (phase, depth): `CudaJtree::profile`.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
@@ -53,6 +64,60 @@ pub struct JtTimings {
     pub launches: u64,
     pub chunks: usize,
     pub rows_per_chunk: usize,
+    /// Host time normalising the chunks' results (overlapped with the next chunk's kernels).
+    pub host_s: f64,
+    /// Whether the cell maps are on the device (`jt_maps`), and their bytes.
+    pub maps: bool,
+    pub map_bytes: u64,
+    pub map_s: f64,
+}
+
+/// One row of the launch profile (`CudaJtree::set_profile`): a phase at one depth, over all chunks.
+#[derive(Clone, Debug, Default)]
+pub struct ProfileRow {
+    pub phase: &'static str,
+    pub depth: usize,
+    pub launches: u64,
+    pub seconds: f64,
+    /// Table and message bytes the launches must read and write (each value once).
+    pub bytes: f64,
+}
+
+/// Launch geometry: grid (x groups of blocks, y row slices), lanes per group 2^lw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub grid_x: u32,
+    pub grid_y: u32,
+    pub lw: u32,
+}
+
+/// The launch shape for `units` cells (or items) of `b` rows on `sms` multiprocessors, blocks of
+/// `BLOCK` threads: W = 2^lw lanes per unit; row slices only as many as it takes to give the
+/// device about 2048 threads per multiprocessor; at most 32 blocks per multiprocessor per slice
+/// (the kernels loop grid-stride).
+pub fn shape(units: u64, b: usize, sms: u32) -> Shape {
+    let w = (b.max(1) as u64).next_power_of_two().min(32);
+    let lw = w.trailing_zeros();
+    let gpb = BLOCK as u64 / w;
+    let sms = sms.max(1) as u64;
+    let max_slices = (b.max(1) as u64).div_ceil(w).min(65_535);
+    let target_groups = sms * 2048 / w;
+    let slices = target_groups.div_ceil(units.max(1)).clamp(1, max_slices);
+    let cap = (sms * 32 / slices).max(1);
+    let grid_x = units.div_ceil(gpb).clamp(1, cap) as u32;
+    Shape { grid_x, grid_y: slices as u32, lw }
+}
+
+/// Where each clique's cells start in the cell maps (1 + children + homed variables entries per
+/// cell), and the number of entries.
+pub fn map_offsets(plan: &Plan) -> (Vec<u64>, u64) {
+    let mut offs = Vec::with_capacity(plan.cliques.len());
+    let mut e = 0u64;
+    for c in &plan.cliques {
+        offs.push(e);
+        e += c.cells * (1 + c.n_child + c.homed.len()) as u64;
+    }
+    (offs, e)
 }
 
 struct Flat {
@@ -143,6 +208,8 @@ struct Dev {
     vars_start: CudaSlice<u32>,
     vars: CudaSlice<u32>,
     base: CudaSlice<f64>,
+    /// The cell maps (per clique its first entry; the entries), where they fit.
+    maps: Option<(CudaSlice<u64>, CudaSlice<u32>)>,
 }
 
 /// A compiled tree resident on the GPU.
@@ -154,6 +221,7 @@ pub struct CudaJtree<'a> {
     istart: Vec<u64>,
     static_bytes: usize,
     pub timings: JtTimings,
+    prof: Option<RefCell<BTreeMap<(usize, &'static str, usize), ProfileRow>>>,
 }
 
 impl<'a> CudaJtree<'a> {
@@ -163,7 +231,7 @@ impl<'a> CudaJtree<'a> {
             let gpu = Gpu::open()?;
             let m = module::module_for(&gpu.ctx, "jtree.cu", JTREE_SRC).map_err(PcError::Cuda)?;
             let get = |n: &str| m.function(n).map_err(PcError::Cuda);
-            let f = [get("jt_reduce")?, get("jt_init")?, get("jt_absorb")?, get("jt_scatter")?, get("jt_decode")?, get("jt_combine")?];
+            let f = [get("jt_reduce")?, get("jt_collect")?, get("jt_scatter")?, get("jt_decode")?, get("jt_combine")?, get("jt_maps")?];
             let mut timings = JtTimings { compile_s: m.compile_seconds, target: m.target.clone(), ..Default::default() };
             let fl = flatten(plan)?;
             let static_bytes = 8 * plan.base.len() + 4 * (fl.bpool.len() + fl.opool.len()) + std::mem::size_of::<Proj>() * fl.pj.len();
@@ -183,11 +251,48 @@ impl<'a> CudaJtree<'a> {
                 vars_start: gpu.up(&mut clock, &fl.vars_start, "uploading cliques")?,
                 vars: gpu.up(&mut clock, &fl.vars, "uploading cliques")?,
                 base: gpu.up(&mut clock, &plan.base, "uploading the potentials")?,
+                maps: None,
             };
             gpu.stream.synchronize().map_err(cuda_err("uploading the tree"))?;
             timings.upload_s = clock.transfer;
-            Ok(CudaJtree { plan, gpu, f, d, static_bytes, timings, istart: fl.istart })
+            let mut me = CudaJtree { plan, gpu, f, d, static_bytes, timings, istart: fl.istart, prof: None };
+            me.make_maps()?;
+            Ok(me)
         })
+    }
+
+    /// The cell maps (`jt_maps`): per clique cell its up separator cell, its children's separator
+    /// cells and its homed variables' states, so that collect and scatter read them instead of
+    /// dividing them out of the cell number for every row block. 4 bytes per entry, made on the
+    /// device once per tree; only where they take at most a tenth of the free memory (the
+    /// tables of the rows get the rest) and every separator cell has a 32-bit number.
+    /// `GPUPC_JT_MAPS=0` leaves them out (the kernels then compute the same numbers).
+    fn make_maps(&mut self) -> Result<()> {
+        let plan = self.plan;
+        let (offs, entries) = map_offsets(plan);
+        let bytes = 4 * entries + 8 * offs.len() as u64;
+        let off = std::env::var("GPUPC_JT_MAPS").is_ok_and(|v| v == "0");
+        let free = self.gpu.free_bytes()? as u64;
+        if off || plan.sep_cells > u32::MAX as u64 || bytes > free / 10 {
+            return Ok(());
+        }
+        let t = Instant::now();
+        let mut clock = Clock::default();
+        let map_off = self.gpu.up(&mut clock, &offs, "uploading the cell maps' offsets")?;
+        let mut map = self.gpu.alloc::<u32>(entries as usize, "allocating the cell maps")?;
+        let (nc, cells, k32) = (plan.cliques.len() as u32, plan.total_cells, plan.cliques.len() as u32);
+        let mut lb = self.gpu.stream.launch_builder(&self.f[5]);
+        lb.arg(&self.d.cl_off).arg(&nc).arg(&cells).arg(&self.d.pj).arg(&k32).arg(&self.d.dig).arg(&self.d.cl_child);
+        lb.arg(&self.d.homed_start).arg(&self.d.homed).arg(&map_off).arg(&mut map);
+        // SAFETY: as jt_maps declares; map holds the entries map_offsets counted.
+        unsafe { lb.launch(self.cfg(cells)) }.map_err(cuda_err("launching jt_maps"))?;
+        self.gpu.stream.synchronize().map_err(cuda_err("making the cell maps"))?;
+        self.d.maps = Some((map_off, map));
+        self.static_bytes += bytes as usize;
+        self.timings.maps = true;
+        self.timings.map_bytes = bytes;
+        self.timings.map_s = t.elapsed().as_secs_f64();
+        Ok(())
     }
 
     pub fn device_name(&self) -> &str {
@@ -198,8 +303,37 @@ impl<'a> CudaJtree<'a> {
         let free = self.gpu.free_bytes()? as u64;
         // the MPE's states (n ints per row) fit in the margin left beside the tables
         let budget = crate::memplan::jtree_budget(free, memory_bytes, rows, self.plan.n_vars());
-        pc_jtree::engine::chunk_rows(self.plan, rows, budget)
-            .map_err(|e| PcError::Cuda(format!("{e} (free GPU memory)")))
+        let c = pc_jtree::engine::chunk_rows(self.plan, rows, budget).map_err(|e| PcError::Cuda(format!("{e} (free GPU memory)")))?;
+        // whole warps of rows (aligned rows of each cell) where the chunk is not the whole batch
+        Ok(if c < rows && c >= 64 { c - c % 32 } else { c })
+    }
+
+    /// Profiling on (from empty) or off: on, every launch is waited for and booked.
+    pub fn set_profile(&mut self, on: bool) {
+        self.prof = on.then(|| RefCell::new(BTreeMap::new()));
+    }
+
+    /// The launch profile since `set_profile(true)`, phases in schedule order.
+    pub fn profile(&self) -> Vec<ProfileRow> {
+        self.prof.as_ref().map(|p| p.borrow().values().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Profiling: waits for the launch just made and books it (order: position in the schedule).
+    fn book(&self, order: usize, phase: &'static str, depth: usize, bytes: f64, t: Instant) -> Result<()> {
+        if let Some(p) = &self.prof {
+            self.gpu.stream.synchronize().map_err(cuda_err("profiling"))?;
+            let mut p = p.borrow_mut();
+            let row = p.entry((order, phase, depth)).or_insert_with(|| ProfileRow { phase, depth, ..Default::default() });
+            row.launches += 1;
+            row.seconds += t.elapsed().as_secs_f64();
+            row.bytes += bytes;
+        }
+        Ok(())
+    }
+
+    fn shape(&self, units: u64, b: usize) -> (LaunchConfig, u32) {
+        let s = shape(units, b, self.gpu.info.multiprocessors.max(1) as u32);
+        (LaunchConfig { grid_dim: (s.grid_x, s.grid_y, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }, s.lw)
     }
 
     fn cfg(&self, total: u64) -> LaunchConfig {
@@ -208,28 +342,69 @@ impl<'a> CudaJtree<'a> {
         LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
     }
 
-    fn reduce(&self, p0: usize, np: usize, b: u64, max: bool, tables: &CudaSlice<f64>, out: &mut CudaSlice<f64>, scratch: &mut CudaSlice<f64>, launches: &mut u64) -> Result<()> {
+    /// Projections p0..p0+np onto `out` (runs longer than `REDUCE_SPLIT` through `scratch` and
+    /// `jt_combine`). With `collect` (the chunk's evidence, `p0..` a depth's up projections) the
+    /// cliques' tables are built and stored in the same pass (`jt_collect`), else read (`jt_reduce`).
+    #[allow(clippy::too_many_arguments)]
+    fn reduce(&self, p0: usize, np: usize, b: usize, max: bool, collect: Option<&EvDev>, bufs: &mut Bufs, out: Out, launches: &mut u64, tag: (usize, &'static str, usize)) -> Result<()> {
         if np == 0 {
             return Ok(());
         }
         let items = self.istart[p0 + np] - self.istart[p0];
         let cells: u64 = (p0..p0 + np).map(|i| self.proj(i).base.len() as u64).sum();
+        let read: u64 = (p0..p0 + np).map(|i| self.proj(i).base.len() as u64 * self.proj(i).len).sum();
         let split_any = items != cells;
-        let (p0u, npu, mode, split) = (p0 as u32, np as u32, max as i32, REDUCE_SPLIT);
-        let mut lb = self.gpu.stream.launch_builder(&self.f[0]);
-        lb.arg(&self.d.pj).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&items).arg(&b).arg(&mode).arg(&split);
-        lb.arg(&self.d.bpool).arg(&self.d.opool).arg(tables).arg(&mut *out).arg(&mut *scratch);
-        // SAFETY: argument list as jt_reduce declares it; every index stays inside the plan's
-        // arrays; scratch holds the plan's scratch_cells x b values.
-        unsafe { lb.launch(self.cfg(items * b)) }.map_err(cuda_err("launching jt_reduce"))?;
+        let (p0u, npu, mode, split, bu, k32) = (p0 as u32, np as u32, max as i32, REDUCE_SPLIT, b as u32, self.plan.cliques.len() as u32);
+        let (cfg, lw) = self.shape(items, b);
+        let t = Instant::now();
+        let Bufs { tables, msg, dmsg, marg, scratch, .. } = bufs;
+        // distribute writes the scatter factor: its sums over the messages sent up (msg)
+        let ratio = matches!(out, Out::Dmsg) as i32;
+        let (dst, old) = match out {
+            Out::Msg => (msg, &self.d.base),
+            Out::Dmsg => (dmsg, &*msg),
+            Out::Marg => (marg, &*msg),
+        };
+        let z = 0u64;
+        match collect {
+            None => {
+                let mut lb = self.gpu.stream.launch_builder(&self.f[0]);
+                lb.arg(&self.d.pj).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&items).arg(&bu).arg(&lw).arg(&mode).arg(&split);
+                lb.arg(&self.d.bpool).arg(&self.d.opool).arg(&*tables).arg(&mut *dst).arg(&mut *scratch).arg(&ratio).arg(old);
+                // SAFETY: argument list as jt_reduce declares it; every index stays inside the plan's
+                // arrays; scratch holds the plan's scratch_cells x b values.
+                unsafe { lb.launch(cfg) }.map_err(cuda_err("launching jt_reduce"))?;
+            }
+            Some(ev) => {
+                let mut lb = self.gpu.stream.launch_builder(&self.f[1]);
+                lb.arg(&self.d.pj).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&items).arg(&bu).arg(&lw).arg(&mode).arg(&split);
+                lb.arg(&self.d.bpool).arg(&self.d.opool).arg(&self.d.dig).arg(&k32).arg(&self.d.cl_child);
+                lb.arg(&self.d.homed_start).arg(&self.d.homed).arg(&self.d.base).arg(&ev.hard).arg(&ev.soft_col).arg(&ev.soft);
+                // the children's messages are read, this depth's written: msg is both (disjoint cells)
+                lb.arg(&mut *tables).arg(&mut *dst).arg(&mut *scratch);
+                match &self.d.maps {
+                    Some((off, map)) => lb.arg(off).arg(map),
+                    None => lb.arg(&z).arg(&z),
+                };
+                // SAFETY: as jt_collect declares; hard holds n x b, soft soft_width x b values; the
+                // messages read (children, deeper) and written (this depth) are disjoint cells.
+                unsafe { lb.launch(cfg) }.map_err(cuda_err("launching jt_collect"))?;
+            }
+        }
         *launches += 1;
+        // jt_collect writes each table value once (and reads the small messages), jt_reduce reads it
+        let moved = read + items;
+        self.book(tag.0, tag.1, tag.2, 8.0 * moved as f64 * b as f64, t)?;
         if split_any {
-            let mut lb = self.gpu.stream.launch_builder(&self.f[5]);
-            lb.arg(&self.d.pj).arg(&self.d.outs).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&cells).arg(&b).arg(&mode).arg(&split);
-            lb.arg(&*scratch).arg(out);
+            let (cfg, lw) = self.shape(cells, b);
+            let t = Instant::now();
+            let mut lb = self.gpu.stream.launch_builder(&self.f[4]);
+            lb.arg(&self.d.pj).arg(&self.d.outs).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&cells).arg(&bu).arg(&lw).arg(&mode).arg(&split);
+            lb.arg(&*scratch).arg(&mut *dst).arg(&ratio).arg(old);
             // SAFETY: as jt_combine declares.
-            unsafe { lb.launch(self.cfg(cells * b)) }.map_err(cuda_err("launching jt_combine"))?;
+            unsafe { lb.launch(cfg) }.map_err(cuda_err("launching jt_combine"))?;
             *launches += 1;
+            self.book(tag.0 + 1, "combine", tag.2, 8.0 * (items + cells) as f64 * b as f64, t)?;
         }
         Ok(())
     }
@@ -255,56 +430,69 @@ impl<'a> CudaJtree<'a> {
         let plan = self.plan;
         let n = plan.n_vars();
         let k = plan.cliques.len();
-        let bb = b as u64;
+        let bu = b as u32;
         let mut clock = Clock::default();
-        let hard = self.gpu.up(&mut clock, &ev.hard[r0 * n..(r0 + b) * n], "uploading evidence")?;
-        let soft_col = self.gpu.up(&mut clock, &ev.soft_col, "uploading evidence")?;
-        let soft = self.gpu.up(&mut clock, &ev.soft[r0 * ev.soft_width..(r0 + b) * ev.soft_width], "uploading evidence")?;
-        let (nu, k32, sw) = (n as u32, k as u32, ev.soft_width as u64);
-        {
-            let (c0, nc, cells) = (0u32, k as u32, plan.total_cells);
-            let mut lb = self.gpu.stream.launch_builder(&self.f[1]);
-            lb.arg(&self.d.cl_off).arg(&c0).arg(&nc).arg(&cells).arg(&bb).arg(&self.d.homed_start).arg(&self.d.homed);
-            lb.arg(&self.d.base).arg(&hard).arg(&nu).arg(&soft_col).arg(&sw).arg(&soft).arg(&mut bufs.tables);
-            // SAFETY: as jt_init declares; hard/soft hold b rows.
-            unsafe { lb.launch(self.cfg(cells * bb)) }.map_err(cuda_err("launching jt_init"))?;
-            *launches += 1;
-        }
-        let ds = &plan.depth_start;
-        for d in (0..=plan.max_depth()).rev() {
-            self.reduce(ds[d], ds[d + 1] - ds[d], bb, max, &bufs.tables, &mut bufs.msg, &mut bufs.scratch, launches)?;
-            if d > 0 {
-                let (c0, nc) = (ds[d - 1] as u32, (ds[d] - ds[d - 1]) as u32);
-                let cells = self.cells(ds[d - 1], ds[d]);
-                let mut lb = self.gpu.stream.launch_builder(&self.f[2]);
-                lb.arg(&self.d.cl_off).arg(&c0).arg(&nc).arg(&cells).arg(&bb).arg(&self.d.cl_child);
-                lb.arg(&self.d.pj).arg(&k32).arg(&self.d.dig).arg(&bufs.msg).arg(&mut bufs.tables);
-                // SAFETY: as jt_absorb declares.
-                unsafe { lb.launch(self.cfg(cells * bb)) }.map_err(cuda_err("launching jt_absorb"))?;
-                *launches += 1;
+        // evidence by variable: value (var, row) at var * b + row
+        let mut hard_t = vec![-1i32; n * b];
+        for r in 0..b {
+            for (v, &h) in ev.hard[(r0 + r) * n..(r0 + r + 1) * n].iter().enumerate() {
+                hard_t[v * b + r] = h;
             }
         }
+        let sw = ev.soft_width;
+        let mut soft_t = vec![0.0f64; sw * b];
+        for r in 0..b {
+            for (i, &x) in ev.soft[(r0 + r) * sw..(r0 + r + 1) * sw].iter().enumerate() {
+                soft_t[i * b + r] = x;
+            }
+        }
+        let ev_dev = EvDev {
+            hard: self.gpu.up(&mut clock, &hard_t, "uploading evidence")?,
+            soft_col: self.gpu.up(&mut clock, &ev.soft_col, "uploading evidence")?,
+            soft: self.gpu.up(&mut clock, &soft_t, "uploading evidence")?,
+        };
+        let k32 = k as u32;
+        let ds = &plan.depth_start;
+        let md = plan.max_depth();
+        // collect: per depth from the deepest, the cliques' tables built, stored and marginalised
+        for d in (0..=md).rev() {
+            self.reduce(ds[d], ds[d + 1] - ds[d], b, max, Some(&ev_dev), bufs, Out::Msg, launches, (10 + 10 * (md - d), "collect", d))?;
+        }
+        let o = 10 + 10 * (md + 1);
         if max {
-            let mut lb = self.gpu.stream.launch_builder(&self.f[4]);
+            let bb = b as u64;
+            let (nu, t) = (n as u32, Instant::now());
+            let mut lb = self.gpu.stream.launch_builder(&self.f[3]);
             lb.arg(&self.d.cl_off).arg(&k32).arg(&bb).arg(&self.d.pj).arg(&self.d.bpool).arg(&self.d.opool).arg(&self.d.dig);
             lb.arg(&self.d.vars_start).arg(&self.d.vars).arg(&nu).arg(&bufs.tables).arg(&mut bufs.states);
             // SAFETY: as jt_decode declares; states holds b x n ints.
             unsafe { lb.launch(self.cfg(bb)) }.map_err(cuda_err("launching jt_decode"))?;
             *launches += 1;
+            self.book(o, "decode", 0, 0.0, t)?;
             return Ok(());
         }
-        for d in 0..plan.max_depth() {
-            self.reduce(k + ds[d + 1], ds[d + 2] - ds[d + 1], bb, false, &bufs.tables, &mut bufs.dmsg, &mut bufs.scratch, launches)?;
+        for d in 0..md {
+            let o = o + 10 * d;
+            self.reduce(k + ds[d + 1], ds[d + 2] - ds[d + 1], b, false, None, bufs, Out::Dmsg, launches, (o, "distribute reduce", d))?;
             let (c0, nc) = (ds[d + 1] as u32, (ds[d + 2] - ds[d + 1]) as u32);
             let cells = self.cells(ds[d + 1], ds[d + 2]);
-            let mut lb = self.gpu.stream.launch_builder(&self.f[3]);
-            lb.arg(&self.d.cl_off).arg(&c0).arg(&nc).arg(&cells).arg(&bb).arg(&self.d.pj).arg(&self.d.dig);
-            lb.arg(&bufs.msg).arg(&bufs.dmsg).arg(&mut bufs.tables);
+            let (cfg, lw) = self.shape(cells, b);
+            let t = Instant::now();
+            let mut lb = self.gpu.stream.launch_builder(&self.f[2]);
+            let z = 0u64;
+            lb.arg(&self.d.cl_off).arg(&c0).arg(&nc).arg(&cells).arg(&bu).arg(&lw).arg(&self.d.pj).arg(&self.d.dig);
+            lb.arg(&bufs.dmsg).arg(&mut bufs.tables);
+            match &self.d.maps {
+                Some((off, map)) => lb.arg(off).arg(map),
+                None => lb.arg(&z).arg(&z),
+            };
+            lb.arg(&self.d.cl_child).arg(&self.d.homed_start);
             // SAFETY: as jt_scatter declares.
-            unsafe { lb.launch(self.cfg(cells * bb)) }.map_err(cuda_err("launching jt_scatter"))?;
+            unsafe { lb.launch(cfg) }.map_err(cuda_err("launching jt_scatter"))?;
             *launches += 1;
+            self.book(o + 2, "scatter", d + 1, 16.0 * cells as f64 * b as f64, t)?;
         }
-        self.reduce(2 * k, n, bb, false, &bufs.tables, &mut bufs.marg, &mut bufs.scratch, launches)
+        self.reduce(2 * k, n, b, false, None, bufs, Out::Marg, launches, (10 + 10 * (2 * md + 2), "marginals", 0))
     }
 
     fn bufs(&self, chunk: usize, max: bool) -> Result<Bufs> {
@@ -320,8 +508,20 @@ impl<'a> CudaJtree<'a> {
         })
     }
 
-    fn run(&mut self, ev: &Evidence, max: bool, memory_bytes: Option<u64>, mut take: impl FnMut(&Self, &Bufs, usize, usize, &mut Clock) -> Result<()>) -> Result<()> {
+    /// Every chunk: its kernels, then `fetch` (downloads); `finish` (host work on what was
+    /// fetched) of a chunk runs while the GPU propagates the next one.
+    fn run<T>(
+        &mut self,
+        ev: &Evidence,
+        max: bool,
+        memory_bytes: Option<u64>,
+        fetch: impl Fn(&Self, &Bufs, usize, &mut Clock) -> Result<T>,
+        mut finish: impl FnMut(T, usize, usize),
+    ) -> Result<()> {
         ev.check(&self.plan.card).map_err(|e| PcError::Cuda(e.to_string()))?;
+        // what an earlier call freed goes back to the device first (the stream-ordered pool keeps
+        // it otherwise, and the chunks would be sized from what is left)
+        self.gpu.release_freed()?;
         let chunk = self.chunk_rows(ev.rows, memory_bytes)?;
         let _ = self.static_bytes;
         guard("propagating on the GPU", || {
@@ -329,21 +529,34 @@ impl<'a> CudaJtree<'a> {
             let mut clock = Clock::default();
             let mut launches = 0u64;
             let mut chunks = 0;
+            let mut host = 0.0;
+            let mut pending: Option<(T, usize, usize)> = None;
             let mut r0 = 0;
             while r0 < ev.rows {
                 let b = chunk.min(ev.rows - r0);
                 let t = Instant::now();
                 self.run_chunk(ev, r0, b, max, &mut bufs, &mut launches)?;
+                if let Some((data, pr0, pb)) = pending.take() {
+                    let th = Instant::now();
+                    finish(data, pr0, pb);
+                    host += th.elapsed().as_secs_f64();
+                }
                 self.gpu.finish_launch(&mut clock, t, "junction-tree propagation")?;
-                take(self, &bufs, r0, b, &mut clock)?;
+                pending = Some((fetch(self, &bufs, b, &mut clock)?, r0, b));
                 r0 += b;
                 chunks += 1;
+            }
+            if let Some((data, pr0, pb)) = pending.take() {
+                let th = Instant::now();
+                finish(data, pr0, pb);
+                host += th.elapsed().as_secs_f64();
             }
             self.timings.kernel_s = clock.kernel;
             self.timings.transfer_s = clock.transfer;
             self.timings.launches = launches;
             self.timings.chunks = chunks;
             self.timings.rows_per_chunk = chunk;
+            self.timings.host_s = host;
             Ok(())
         })
     }
@@ -353,12 +566,17 @@ impl<'a> CudaJtree<'a> {
         let plan = self.plan;
         let width = plan.marg_cells as usize;
         let mut out = Marginals { rows: ev.rows, width, values: vec![0.0; ev.rows * width], pe: vec![0.0; ev.rows] };
-        self.run(ev, false, memory_bytes, |me, bufs, r0, b, clock| {
-            let marg = me.gpu.down(clock, &bufs.marg, plan.marg_cells as usize * b, "downloading marginals")?;
-            let roots = me.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading P(evidence)")?;
-            finish_marginals(plan, &marg, &roots, b, r0, &mut out);
-            Ok(())
-        })?;
+        self.run(
+            ev,
+            false,
+            memory_bytes,
+            |me, bufs, b, clock| {
+                let marg = me.gpu.down(clock, &bufs.marg, plan.marg_cells as usize * b, "downloading marginals")?;
+                let roots = me.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading P(evidence)")?;
+                Ok((marg, roots))
+            },
+            |(marg, roots), r0, b| finish_marginals(plan, &marg, &roots, b, r0, &mut out),
+        )?;
         Ok(out)
     }
 
@@ -367,15 +585,37 @@ impl<'a> CudaJtree<'a> {
         let plan = self.plan;
         let n = plan.n_vars();
         let mut out = Mpe { rows: ev.rows, states: vec![-1; ev.rows * n], prob: vec![0.0; ev.rows] };
-        self.run(ev, true, memory_bytes, |me, bufs, r0, b, clock| {
-            let st = me.gpu.down(clock, &bufs.states, n * b, "downloading the MPE")?;
-            out.states[r0 * n..(r0 + b) * n].copy_from_slice(&st);
-            let roots = me.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading the MPE's probability")?;
-            finish_mpe(plan, &roots, b, r0, &mut out);
-            Ok(())
-        })?;
+        self.run(
+            ev,
+            true,
+            memory_bytes,
+            |me, bufs, b, clock| {
+                let st = me.gpu.down(clock, &bufs.states, n * b, "downloading the MPE")?;
+                let roots = me.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading the MPE's probability")?;
+                Ok((st, roots))
+            },
+            |(st, roots), r0, b| {
+                out.states[r0 * n..(r0 + b) * n].copy_from_slice(&st);
+                finish_mpe(plan, &roots, b, r0, &mut out);
+            },
+        )?;
         Ok(out)
     }
+}
+
+/// Where a reduction writes.
+#[derive(Clone, Copy)]
+enum Out {
+    Msg,
+    Dmsg,
+    Marg,
+}
+
+/// A chunk's evidence on the device, by variable.
+struct EvDev {
+    hard: CudaSlice<i32>,
+    soft_col: CudaSlice<i32>,
+    soft: CudaSlice<f64>,
 }
 
 struct Bufs {
@@ -393,10 +633,28 @@ mod tests {
 
     #[test]
     fn kernel_source_declares_every_kernel_and_the_projection_layout() {
-        for k in ["jt_reduce", "jt_init", "jt_absorb", "jt_scatter", "jt_decode", "jt_combine"] {
+        for k in ["jt_reduce", "jt_collect", "jt_scatter", "jt_decode", "jt_combine"] {
             assert!(JTREE_SRC.contains(&format!("__global__ void {k}(")), "{k}");
         }
         assert!(JTREE_SRC.contains("u64 table, out, base, off, len;\n    u32 nbase, off_ident, dig, ndig;"));
         assert_eq!(std::mem::size_of::<Proj>(), 56);
+    }
+
+    #[test]
+    fn launch_shape_shares_a_cells_index_work_among_its_rows() {
+        // one row: a lane per cell, no slices
+        assert_eq!(shape(27_000_000, 1, 132), Shape { grid_x: 132 * 32, grid_y: 1, lw: 0 });
+        assert_eq!(shape(1_000_000, 1, 132).grid_x, 1_000_000u32.div_ceil(256));
+        // 5 rows: groups of 8 lanes
+        assert_eq!(shape(100, 5, 132).lw, 3);
+        // hundreds of rows, many cells: warps of 32 rows, each group over all rows
+        let s = shape(27_000_000, 244, 132);
+        assert_eq!((s.lw, s.grid_y, s.grid_x), (5, 1, 132 * 32));
+        // few cells: row slices fill the device, at most one per 32 rows
+        let s = shape(10, 244, 132);
+        assert_eq!((s.lw, s.grid_y, s.grid_x), (5, 8, 2));
+        let s = shape(1000, 10_000, 132);
+        assert_eq!((s.grid_y, s.grid_x), (9, 125));
+        assert!(shape(0, 0, 0).grid_x >= 1);
     }
 }

@@ -53,6 +53,13 @@ pub struct JtreeArgs {
     /// jtree-pyagrum.py to compare with pyAgrum's.
     #[arg(long)]
     pub mpe_out: Option<PathBuf>,
+    /// After the timed batch, run its first N rows again with every launch waited for and timed
+    /// (per phase and depth, with the table bytes each must move) and print that profile.
+    #[arg(long, default_value_t = 0)]
+    pub profile_rows: usize,
+    /// Append the profile here (network, phase, depth, launches, seconds, bytes, GB/s).
+    #[arg(long)]
+    pub profile_csv: Option<PathBuf>,
 }
 
 pub fn read_bif(p: &PathBuf) -> Res<Network> {
@@ -96,6 +103,48 @@ pub fn sampled_evidence(net: &Network, rows: usize, frac: f64, rng: &mut Rng) ->
         }
     }
     Ok(ev)
+}
+
+/// The batch's first rows again, every launch waited for: time and bytes per phase and depth.
+fn profile(g: &mut pc_cuda::jtree::CudaJtree, name: &str, ev: &Evidence, csv: Option<&PathBuf>) -> Res<()> {
+    g.set_profile(true);
+    let t = Instant::now();
+    g.marginals(ev, None).map_err(|e| e.to_string())?;
+    let wall = t.elapsed().as_secs_f64();
+    let rows = g.profile();
+    g.set_profile(false);
+    let (ks, kb): (f64, f64) = rows.iter().fold((0.0, 0.0), |a, r| (a.0 + r.seconds, a.1 + r.bytes));
+    println!("  profile of {} rows ({} chunks of {}): {wall:.3} s wall, {ks:.3} s in kernels, {:.1} GB of tables moved ({:.0} GB/s over the kernels)", ev.rows, g.timings.chunks, g.timings.rows_per_chunk, kb / 1e9, kb / ks / 1e9);
+    let mut by_phase: Vec<(&str, f64, f64, u64)> = Vec::new();
+    for r in &rows {
+        match by_phase.iter_mut().find(|p| p.0 == r.phase) {
+            Some(p) => {
+                p.1 += r.seconds;
+                p.2 += r.bytes;
+                p.3 += r.launches;
+            }
+            None => by_phase.push((r.phase, r.seconds, r.bytes, r.launches)),
+        }
+    }
+    for (ph, s, b, l) in &by_phase {
+        println!("    {ph:<18} {l:>6} launches {s:>9.4} s ({:>5.1}%) {:>9.2} GB {:>7.0} GB/s", 100.0 * s / ks, b / 1e9, b / s / 1e9);
+    }
+    let mut top: Vec<_> = rows.iter().collect();
+    top.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+    for r in top.iter().take(8) {
+        println!("    top: {:<18} depth {:>3} {:>9.4} s {:>9.2} GB {:>7.0} GB/s", r.phase, r.depth, r.seconds, r.bytes / 1e9, r.bytes / r.seconds / 1e9);
+    }
+    if let Some(p) = csv {
+        let new = !p.exists();
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| e.to_string())?;
+        if new {
+            writeln!(f, "network,rows,phase,depth,launches,seconds,bytes,gb_per_s").map_err(|e| e.to_string())?;
+        }
+        for r in &rows {
+            writeln!(f, "{name},{},{},{},{},{},{},{}", ev.rows, r.phase, r.depth, r.launches, r.seconds, r.bytes, r.bytes / r.seconds / 1e9).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
 }
 
 fn rows_of(ev: &Evidence, m: usize) -> Evidence {
@@ -172,7 +221,14 @@ pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
         let mpe_c = mpe_cpu(&plan, &mev, opts).map_err(|e| e.to_string())?;
         let (mut single_gpu, mut batch_gpu, mut chunk, mut dmarg, mut dpe, mut ident, mut same, mut dprob) = (f64::NAN, f64::NAN, 0, f64::NAN, f64::NAN, false, 0, f64::NAN);
         if !a.cpu_only {
+            let t = Instant::now();
             let mut g = pc_cuda::jtree::CudaJtree::new(&plan).map_err(|e| e.to_string())?;
+            println!(
+                "  GPU set-up {:.3} s (kernels compiled in {:.3} s); cell maps: {}",
+                t.elapsed().as_secs_f64(),
+                g.timings.compile_s,
+                if g.timings.maps { format!("{:.1} MB made in {:.3} s", g.timings.map_bytes as f64 / 1e6, g.timings.map_s) } else { "off".into() }
+            );
             let m1 = g.marginals(&none, None).map_err(|e| e.to_string())?; // warm-up
             let t = Instant::now();
             let m1b = g.marginals(&none, None).map_err(|e| e.to_string())?;
@@ -182,6 +238,13 @@ pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
             let mg = g.marginals(&ev, None).map_err(|e| e.to_string())?;
             batch_gpu = t.elapsed().as_secs_f64();
             chunk = g.timings.rows_per_chunk;
+            println!(
+                "  GPU batch: {} chunks of {chunk} rows, {} launches, kernels (wall, per chunk) {:.3} s, transfers {:.3} s, host normalising {:.3} s (overlapped)",
+                g.timings.chunks, g.timings.launches, g.timings.kernel_s, g.timings.transfer_s, g.timings.host_s
+            );
+            if a.profile_rows > 0 {
+                profile(&mut g, &name, &rows_of(&ev, a.profile_rows), a.profile_csv.as_ref())?;
+            }
             let rep = if a.repeat_rows == 0 { ev.rows } else { a.repeat_rows.min(ev.rows) };
             let mg2 = g.marginals(&rows_of(&ev, rep), None).map_err(|e| e.to_string())?;
             let w2 = mg2.width;

@@ -1,8 +1,16 @@
 // Junction-tree propagation for a batch of B evidence sets (pc-jtree's engine, same arithmetic).
-// Value (cell, row) of a table sits at cell * B + row, so consecutive threads (rows) read
-// consecutive doubles. Projections: clique cell = base[j] + off[t] (off = t when marked identity);
-// a clique cell r maps to subset cell j = sum_i (r / stride_i % card_i) * sstride_i.
-// Every launch covers one tree depth (all its cliques or separators); threads loop grid-stride.
+// Value (cell, row) of a table sits at cell * B + row. Projections: clique cell = base[j] + off[t]
+// (off = t when marked identity); a clique cell r maps to subset cell j =
+// sum_i (r / stride_i % card_i) * sstride_i.
+//
+// Threads: a block of 256 is 256 / W groups of W lanes (W = 2^lw, the smallest power of two >= B,
+// at most 32). A group takes one unit at a time (a clique cell, or a projection's item), grid-
+// stride over blockIdx.x, and does that unit's index arithmetic (which clique, which separator
+// cells) once; its lanes then take the rows b = blockIdx.y * W + lane, + gridDim.y * W, ... < B.
+// So with B in the hundreds a warp is one cell and 32 consecutive rows (coalesced), and the index
+// work of a cell is shared by all its rows instead of being repeated per (cell, row).
+// Every launch covers one tree depth (all its cliques or separators). Collect is one fused
+// kernel per depth (jt_collect: build, store and marginalise each table in one pass).
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -12,7 +20,7 @@ struct Proj {
     u32 nbase, off_ident, dig, ndig;
 };
 
-__device__ __forceinline__ u64 find_start(const u64* starts, u64 lo_val, u32 n, u64 g) {
+__device__ __forceinline__ u32 find_start(const u64* starts, u64 lo_val, u32 n, u64 g) {
     // last i with starts[i] - lo_val <= g
     u32 lo = 0, hi = n;
     while (hi - lo > 1) {
@@ -33,110 +41,221 @@ __device__ __forceinline__ u64 subset_cell(const Proj& p, const u32* dig, u64 r6
     return j;
 }
 
+struct Lanes {
+    u64 grp, ngrp;  // this group, number of groups
+    u32 b0, bstep;  // first row, row step
+};
+
+__device__ __forceinline__ Lanes lanes(u32 lw) {
+    Lanes l;
+    u32 gpb = blockDim.x >> lw;
+    l.grp = (u64)blockIdx.x * gpb + (threadIdx.x >> lw);
+    l.ngrp = (u64)gridDim.x * gpb;
+    l.b0 = blockIdx.y * (1u << lw) + (threadIdx.x & ((1u << lw) - 1));
+    l.bstep = gridDim.y << lw;
+    return l;
+}
+
 // Projections p0..p0+np of the tables (mode 0 sum, 1 max); item k of projection i is (j, part)
 // = (k / parts, k % parts), a run of at most `split` configurations. Items start at istart[i];
 // a projection of one part writes its output, one of several its partial sums (to scratch, at
-// the item's place counted from istart[p0]), which jt_combine then adds in order.
-extern "C" __global__ void jt_reduce(const Proj* pj, const u64* istart, u32 p0, u32 np, u64 items, u64 B, int mode,
-                                     u64 split, const u32* bpool, const u32* opool, const double* tables, double* out,
-                                     double* scratch) {
+// the item's place counted from istart[p0]), which jt_combine then adds in order. With `ratio`
+// (distribute) the output is the scatter factor, the sum over the message sent up from the same
+// cells (0 where that is 0): what the CPU engine's scatter multiplies by, computed once per
+// separator cell instead of once per clique cell.
+extern "C" __global__ void jt_reduce(const Proj* pj, const u64* istart, u32 p0, u32 np, u64 items, u32 B, u32 lw,
+                                     int mode, u64 split, const u32* bpool, const u32* opool, const double* tables,
+                                     double* out, double* scratch, int ratio, const double* old) {
+    Lanes l = lanes(lw);
     u64 lo = istart[p0];
-    u64 total = items * B;
-    for (u64 idx = blockIdx.x * (u64)blockDim.x + threadIdx.x; idx < total; idx += (u64)gridDim.x * blockDim.x) {
-        u64 g = idx / B, b = idx % B;
-        u32 i = p0 + (u32)find_start(istart + p0, lo, np, g);
-        Proj p = pj[i];
+    for (u64 g = l.grp; g < items; g += l.ngrp) {
+        u32 i = p0 + find_start(istart + p0, lo, np, g);
+        const Proj& p = pj[i];
         u64 parts = (p.len + split - 1) / split;
         u64 k = g - (istart[i] - lo);
         u64 j = k / parts, part = k % parts;
-        u64 base = p.table + bpool[p.base + j];
-        u64 t1 = min(p.len, (part + 1) * split);
-        double acc = 0.0;
-        for (u64 t = part * split; t < t1; t++) {
-            u64 o = p.off_ident ? t : (u64)opool[p.off + t];
-            double x = tables[(base + o) * B + b];
-            if (mode == 0) acc += x; else if (x > acc) acc = x;
+        const double* tb = tables + (p.table + bpool[p.base + j]) * B;
+        u32 t0 = (u32)(part * split), t1 = (u32)min(p.len, (part + 1) * split);
+        double* dst = parts == 1 ? out + (p.out + j) * B : scratch + g * B;
+        const u32* op = opool + p.off;
+        bool ident = p.off_ident != 0;
+        for (u32 b = l.b0; b < B; b += l.bstep) {
+            const double* tr = tb + b;
+            double acc = 0.0;
+            if (mode == 0) {
+                if (ident) for (u32 t = t0; t < t1; t++) acc += tr[(u64)t * B];
+                else for (u32 t = t0; t < t1; t++) acc += tr[(u64)op[t] * B];
+            } else {
+                for (u32 t = t0; t < t1; t++) {
+                    double x = tr[(u64)(ident ? t : op[t]) * B];
+                    if (x > acc) acc = x;
+                }
+            }
+            if (ratio && parts == 1) {
+                double o = old[(p.out + j) * B + b];
+                acc = o == 0.0 ? 0.0 : acc / o;
+            }
+            dst[b] = acc;
         }
-        if (parts == 1) out[(p.out + j) * B + b] = acc;
-        else scratch[g * B + b] = acc;
     }
 }
 
 // The partial sums of the split projections among p0..p0+np (outputs contiguous from
 // pj[p0].out, `cells` of them), in part order.
 extern "C" __global__ void jt_combine(const Proj* pj, const u64* outs, const u64* istart, u32 p0, u32 np, u64 cells,
-                                      u64 B, int mode, u64 split, const double* scratch, double* out) {
+                                      u32 B, u32 lw, int mode, u64 split, const double* scratch, double* out, int ratio,
+                                      const double* old) {
+    Lanes l = lanes(lw);
     u64 lo = outs[p0];
-    u64 total = cells * B;
-    for (u64 idx = blockIdx.x * (u64)blockDim.x + threadIdx.x; idx < total; idx += (u64)gridDim.x * blockDim.x) {
-        u64 g = idx / B, b = idx % B;
-        u32 i = p0 + (u32)find_start(outs + p0, lo, np, g);
-        Proj p = pj[i];
+    for (u64 g = l.grp; g < cells; g += l.ngrp) {
+        u32 i = p0 + find_start(outs + p0, lo, np, g);
+        const Proj& p = pj[i];
         u64 parts = (p.len + split - 1) / split;
         if (parts == 1) continue;
         u64 j = g - (p.out - lo);
-        u64 first = istart[i] - istart[p0] + j * parts;
-        double acc = 0.0;
-        for (u64 k = 0; k < parts; k++) {
-            double x = scratch[(first + k) * B + b];
-            if (mode == 0) acc += x; else if (x > acc) acc = x;
+        const double* sc = scratch + (istart[i] - istart[p0] + j * parts) * B;
+        double* dst = out + (p.out + j) * B;
+        for (u32 b = l.b0; b < B; b += l.bstep) {
+            double acc = 0.0;
+            for (u64 k = 0; k < parts; k++) {
+                double x = sc[k * B + b];
+                if (mode == 0) acc += x; else if (x > acc) acc = x;
+            }
+            if (ratio) {
+                double o = old[(p.out + j) * B + b];
+                acc = o == 0.0 ? 0.0 : acc / o;
+            }
+            dst[b] = acc;
         }
-        out[(p.out + j) * B + b] = acc;
     }
 }
 
-// f(c, r, v) for every cell of cliques c0..c0+nc (one depth, or all) and every row: c the
-// clique, r the cell in it, v the table value; grid-stride.
-template <class F>
-__device__ __forceinline__ void for_cells(const u64* cl_off, u32 c0, u32 nc, u64 cells, u64 B, double* tables, F f) {
+// Collect at one depth, fused: cliques p0..p0+np (their up projections are projections p0..; a
+// clique's number is its up projection's) build their tables (the potentials times the evidence
+// of the chunk's rows, times their children's messages in child order: the CPU engine's init and
+// absorb, value for value), store them and marginalise them onto their separators in the same
+// pass (items and parts as jt_reduce). Each cell of a clique lies on exactly one (item, t), so
+// every table value is written once and never read back here. `msg`: the children's messages
+// are read (deeper cliques), this depth's written (other cells). With the cell maps (`map`, not
+// null: jt_maps) a cell's separator cells and homed states are read instead of computed. Evidence
+// by variable:
+// hard[var * B + b] (state or -1), soft[(col + s) * B + b].
+extern "C" __global__ void jt_collect(const Proj* pj, const u64* istart, u32 p0, u32 np, u64 items, u32 B, u32 lw,
+                                      int mode, u64 split, const u32* bpool, const u32* opool, const u32* dig, u32 k,
+                                      const u32* cl_child, const u32* homed_start, const u32* homed,
+                                      const double* base, const int* hard, const int* soft_col, const double* soft,
+                                      double* tables, double* msg, double* scratch, const u64* map_off, const u32* map) {
+    Lanes l = lanes(lw);
+    u64 lo = istart[p0];
+    for (u64 g = l.grp; g < items; g += l.ngrp) {
+        u32 i = p0 + find_start(istart + p0, lo, np, g);
+        const Proj& p = pj[i];
+        u64 parts = (p.len + split - 1) / split;
+        u64 kk = g - (istart[i] - lo);
+        u64 j = kk / parts, part = kk % parts;
+        u32 bj = bpool[p.base + j];
+        u32 t0 = (u32)(part * split), t1 = (u32)min(p.len, (part + 1) * split);
+        double* dst = parts == 1 ? msg + (p.out + j) * B : scratch + g * B;
+        const u32* op = opool + p.off;
+        bool ident = p.off_ident != 0;
+        const double* pot = base + p.table;
+        double* tb = tables + p.table * B;
+        u32 h0 = homed_start[i], h1 = homed_start[i + 1];
+        u32 c0 = cl_child[2 * i], c1 = c0 + cl_child[2 * i + 1];
+        if (map) {
+            // the cell maps: a cell's separator cells and homed states read, not divided out
+            u32 nch = c1 - c0, nh = h1 - h0, e = 1 + nch + nh;
+            const u32* mp = map + map_off[i];
+            for (u32 b = l.b0; b < B; b += l.bstep) {
+                double acc = 0.0;
+                for (u32 t = t0; t < t1; t++) {
+                    u32 r = bj + (ident ? t : op[t]);
+                    const u32* m = mp + (u64)r * e;
+                    double v = pot[r];
+                    for (u32 h = 0; h < nh; h++) {
+                        u32 var = homed[3 * (h0 + h)];
+                        int s = (int)m[1 + nch + h];
+                        int hv = hard[(u64)var * B + b];
+                        if (hv >= 0 && hv != s) v = 0.0;
+                        int col = soft_col[var];
+                        if (col >= 0) v *= soft[((u64)col + (u64)s) * B + b];
+                    }
+                    for (u32 q = 0; q < nch; q++) v *= msg[(u64)m[1 + q] * B + b];
+                    tb[(u64)r * B + b] = v;
+                    if (mode == 0) acc += v; else if (v > acc) acc = v;
+                }
+                dst[b] = acc;
+            }
+            continue;
+        }
+        for (u32 b = l.b0; b < B; b += l.bstep) {
+            double acc = 0.0;
+            for (u32 t = t0; t < t1; t++) {
+                u32 r = bj + (ident ? t : op[t]);
+                double v = pot[r];
+                for (u32 h = h0; h < h1; h++) {
+                    u32 var = homed[3 * h], st = homed[3 * h + 1], cd = homed[3 * h + 2];
+                    int s = (int)((r / st) % cd);
+                    int hv = hard[(u64)var * B + b];
+                    if (hv >= 0 && hv != s) v = 0.0;
+                    int col = soft_col[var];
+                    if (col >= 0) v *= soft[((u64)col + (u64)s) * B + b];
+                }
+                for (u32 ch = c0; ch < c1; ch++) {
+                    const Proj& q = pj[k + ch];
+                    v *= msg[(q.out + subset_cell(q, dig, r)) * B + b];
+                }
+                tb[(u64)r * B + b] = v;
+                if (mode == 0) acc += v; else if (v > acc) acc = v;
+            }
+            dst[b] = acc;
+        }
+    }
+}
+
+// Cliques c0..c0+nc (one depth) take their parent's separator marginal over their own message:
+// times the factor jt_reduce computed per separator cell (`ratio`). The separator cell from the
+// cell map where there is one.
+extern "C" __global__ void jt_scatter(const u64* cl_off, u32 c0, u32 nc, u64 cells, u32 B, u32 lw, const Proj* pj,
+                                      const u32* dig, const double* ratio, double* tables, const u64* map_off,
+                                      const u32* map, const u32* cl_child, const u32* homed_start) {
+    Lanes l = lanes(lw);
     u64 lo = cl_off[c0];
-    u64 total = cells * B;
-    for (u64 idx = blockIdx.x * (u64)blockDim.x + threadIdx.x; idx < total; idx += (u64)gridDim.x * blockDim.x) {
-        u64 g = idx / B, b = idx % B;
-        u32 c = c0 + (u32)find_start(cl_off + c0, lo, nc, g);
-        f(c, lo + g - cl_off[c], b, tables[(lo + g) * B + b], lo + g);
+    for (u64 g = l.grp; g < cells; g += l.ngrp) {
+        u32 c = c0 + find_start(cl_off + c0, lo, nc, g);
+        u32 r = (u32)(lo + g - cl_off[c]);
+        u64 m;
+        if (map) {
+            u32 e = 1 + cl_child[2 * c + 1] + homed_start[c + 1] - homed_start[c];
+            m = map[map_off[c] + (u64)r * e];
+        } else {
+            const Proj& p = pj[c];
+            m = p.out + subset_cell(p, dig, r);
+        }
+        const double* f = ratio + m * B;
+        double* tr = tables + (lo + g) * B;
+        for (u32 b = l.b0; b < B; b += l.bstep) tr[b] *= f[b];
     }
 }
 
-// Cliques c0..c0+nc: the potentials times the evidence of the chunk's rows.
-extern "C" __global__ void jt_init(const u64* cl_off, u32 c0, u32 nc, u64 cells, u64 B, const u32* homed_start,
-                                   const u32* homed, const double* base, const int* hard, u32 n, const int* soft_col,
-                                   u64 soft_width, const double* soft, double* tables) {
-    for_cells(cl_off, c0, nc, cells, B, tables, [&](u32 c, u64 r, u64 b, double& v, u64 cell) {
-        double y = base[cell];
-        for (u32 h = homed_start[c]; h < homed_start[c + 1]; h++) {
-            u32 var = homed[3 * h], st = homed[3 * h + 1], cd = homed[3 * h + 2];
-            int s = (int)(((u32)r / st) % cd);
-            int hv = hard[b * n + var];
-            if (hv >= 0 && hv != s) y = 0.0;
-            int col = soft_col[var];
-            if (col >= 0) y *= soft[b * soft_width + (u64)col + (u64)s];
+// The cell maps, once per tree: per clique cell (cells of clique c from map_off[c], 1 + children
+// + homed entries each) its up separator cell, its children's separator cells (in child order)
+// and its homed variables' states.
+extern "C" __global__ void jt_maps(const u64* cl_off, u32 nc, u64 cells, const Proj* pj, u32 k, const u32* dig,
+                                   const u32* cl_child, const u32* homed_start, const u32* homed, const u64* map_off,
+                                   u32* map) {
+    for (u64 g = blockIdx.x * (u64)blockDim.x + threadIdx.x; g < cells; g += (u64)gridDim.x * blockDim.x) {
+        u32 c = find_start(cl_off, 0, nc, g);
+        u32 r = (u32)(g - cl_off[c]);
+        u32 c0 = cl_child[2 * c], nch = cl_child[2 * c + 1], h0 = homed_start[c], h1 = homed_start[c + 1];
+        u32* m = map + map_off[c] + (u64)r * (1 + nch + h1 - h0);
+        m[0] = (u32)(pj[c].out + subset_cell(pj[c], dig, r));
+        for (u32 q = 0; q < nch; q++) {
+            const Proj& p = pj[k + c0 + q];
+            m[1 + q] = (u32)(p.out + subset_cell(p, dig, r));
         }
-        v = y;
-    });
-}
-
-// Cliques c0..c0+nc (one depth) multiply in their children's messages, in child order.
-extern "C" __global__ void jt_absorb(const u64* cl_off, u32 c0, u32 nc, u64 cells, u64 B, const u32* cl_child,
-                                     const Proj* pj, u32 k, const u32* dig, const double* msg, double* tables) {
-    for_cells(cl_off, c0, nc, cells, B, tables, [&](u32 c, u64 r, u64 b, double& v, u64) {
-        u32 first = cl_child[2 * c], nch = cl_child[2 * c + 1];
-        for (u32 ch = first; ch < first + nch; ch++) {
-            Proj p = pj[k + ch];
-            v *= msg[(p.out + subset_cell(p, dig, r)) * B + b];
-        }
-    });
-}
-
-// Cliques c0..c0+nc (one depth) take their parent's separator marginal over their own message.
-extern "C" __global__ void jt_scatter(const u64* cl_off, u32 c0, u32 nc, u64 cells, u64 B, const Proj* pj,
-                                      const u32* dig, const double* msg, const double* dmsg, double* tables) {
-    for_cells(cl_off, c0, nc, cells, B, tables, [&](u32 c, u64 r, u64 b, double& v, u64) {
-        Proj p = pj[c];
-        u64 m = (p.out + subset_cell(p, dig, r)) * B + b;
-        double old = msg[m];
-        v *= (old == 0.0 ? 0.0 : dmsg[m] / old);
-    });
+        for (u32 h = h0; h < h1; h++) m[1 + nch + h - h0] = (r / homed[3 * h + 1]) % homed[3 * h + 2];
+    }
 }
 
 // One thread per row: the MPE from the roots down (in each clique the largest cell consistent with
