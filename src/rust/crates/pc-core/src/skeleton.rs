@@ -235,8 +235,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
                     }
                 }
                 dense_end(&mut st, backend)?;
-                let stopped = level <= 1 || level > m_max;
-                if stopped {
+                if level <= 1 || level > m_max {
                     let max_ord = st.n_edgetests.len() as i32 - 2;
                     return Ok(finish(st, max_ord));
                 }

@@ -155,10 +155,7 @@ impl BatchEvaluator for CudaGaussBatch<'_> {
     }
 
     fn p_values(&mut self, batch: &TestBatch, out: &mut Vec<f64>, watch: &mut dyn Watch) -> pc_core::error::Result<()> {
-        let n = batch.len();
-        out.clear();
-        out.try_reserve_exact(n).map_err(|_| PcError::Internal(format!("out of memory for {n} p-values")))?;
-        out.resize(n, f64::NAN);
+        nan_filled(out, batch.len())?;
         let split = split_tests(batch, !self.test.has_nan());
         for (v, idx) in split.gpu.iter().enumerate() {
             for part in idx.chunks(CHUNK) {
@@ -174,6 +171,14 @@ impl BatchEvaluator for CudaGaussBatch<'_> {
         }
         Ok(())
     }
+}
+
+/// Makes `out` n NaNs (one p-value slot per test of a batch), allocated fallibly.
+pub(crate) fn nan_filled(out: &mut Vec<f64>, n: usize) -> pc_core::error::Result<()> {
+    out.clear();
+    out.try_reserve_exact(n).map_err(|_| PcError::Internal(format!("out of memory for {n} p-values")))?;
+    out.resize(n, f64::NAN);
+    Ok(())
 }
 
 /// Evaluates tests `idx` of `batch` on `cpu` (the tests a GPU evaluator leaves to its CPU twin)

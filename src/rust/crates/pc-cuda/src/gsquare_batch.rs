@@ -231,10 +231,7 @@ impl BatchEvaluator for CudaGSquareBatch<'_> {
     }
 
     fn p_values(&mut self, batch: &TestBatch, out: &mut Vec<f64>, watch: &mut dyn Watch) -> pc_core::error::Result<()> {
-        let n = batch.len();
-        out.clear();
-        out.try_reserve_exact(n).map_err(|_| PcError::Internal(format!("out of memory for {n} p-values")))?;
-        out.resize(n, f64::NAN);
+        crate::gauss_batch::nan_filled(out, batch.len())?;
         let plan = plan_launches(batch, MAX_LEVEL, self.g.round_budget());
         if !plan.launches.is_empty() {
             guard("running the triple checks on the GPU", || self.run_gpu(batch, &plan, out, watch))?;
