@@ -86,8 +86,14 @@ impl RoundOpts<'_> {
 pub trait RoundEval {
     /// Starts evaluating `b` (uploads and launches; need not wait).
     fn launch(&mut self, b: &Batch) -> Result<(), PcError>;
-    /// Waits for the batch last launched (`b`) and puts its p-values into `p`, one per test.
+    /// Waits for the oldest batch launched and not yet finished (`b`) and puts its p-values into
+    /// `p`, one per test.
     fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError>;
+    /// How many launched batches it holds at once: with 2, [`run_pipelined`] launches a round
+    /// before it waits for the previous one, so the device never waits for the host between them.
+    fn in_flight(&self) -> usize {
+        1
+    }
 }
 
 /// The tests of one edge in a batch: `count` keys from `start` on, at positions `first..`.
@@ -406,6 +412,8 @@ pub fn run_pipelined(
     let mut p = Vec::new();
     let mut pending: Option<usize> = None;
     let mut turn = 0;
+    // the next round queued behind the pending one, or launched once that one is finished
+    let queued = eval.in_flight() >= 2;
     loop {
         if !keep_going(w.decided()) {
             return Err(PcError::Interrupted);
@@ -416,11 +424,16 @@ pub fn run_pipelined(
             w.next_batch(g, opts, &mut batches[g]);
         }
         let done = pending.take();
+        if let (Some(g), true) = (g, queued) {
+            eval.launch(&batches[g])?;
+        }
         if let Some(q) = done {
             eval.finish(&batches[q], &mut p)?;
         }
         if let Some(g) = g {
-            eval.launch(&batches[g])?;
+            if !queued {
+                eval.launch(&batches[g])?;
+            }
             pending = Some(g);
             turn = g + 1;
         }
@@ -484,30 +497,40 @@ pub(crate) mod tests {
         a.best == b.best && a.p_best.to_bits() == b.p_best.to_bits() && a.max_fail.to_bits() == b.max_fail.to_bits()
     }
 
-    /// A RoundEval from a function of a batch: computed at launch, handed back at finish.
+    /// A RoundEval from a function of a batch: computed at launch, handed back at finish; with
+    /// `depth` 2 it holds two launches at once (as the discrete backend's `Rounds`).
     pub(crate) struct Eager<F: FnMut(&Batch) -> Vec<f64>> {
         f: F,
-        held: Option<Vec<f64>>,
+        held: std::collections::VecDeque<Vec<f64>>,
+        depth: usize,
         rounds: usize,
     }
 
     impl<F: FnMut(&Batch) -> Vec<f64>> Eager<F> {
         pub(crate) fn new(f: F) -> Self {
-            Eager { f, held: None, rounds: 0 }
+            Eager { f, held: Default::default(), depth: 1, rounds: 0 }
+        }
+
+        pub(crate) fn queued(f: F) -> Self {
+            Eager { depth: 2, ..Eager::new(f) }
         }
     }
 
     impl<F: FnMut(&Batch) -> Vec<f64>> RoundEval for Eager<F> {
         fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
-            assert!(self.held.is_none(), "a batch launched before the last one was finished");
+            assert!(self.held.len() < self.depth, "more batches launched than it holds");
             self.rounds += 1;
-            self.held = Some((self.f)(b));
+            let p = (self.f)(b);
+            self.held.push_back(p);
             Ok(())
         }
         fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
-            *p = self.held.take().expect("finish without a launch");
-            assert_eq!(p.len(), b.len(), "finish was given another batch than the one launched");
+            *p = self.held.pop_front().expect("finish without a launch");
+            assert_eq!(p.len(), b.len(), "finish was given another batch than the oldest launched");
             Ok(())
+        }
+        fn in_flight(&self) -> usize {
+            self.depth
         }
     }
 
@@ -533,22 +556,26 @@ pub(crate) mod tests {
                     let mut sc = EdgeScratch::<GSquareScratch>::default();
                     let want: Vec<EdgeOutcome> =
                         plan.edges.iter().map(|e| eval_edge(&plan, &test, &mut sc, e, &mut || true).unwrap()).collect();
-                    for (budget, growth, pool) in
+                    for ((budget, growth, pool), depth) in
                         [(1, 200, None), (3, 125, Some(&pool)), (17, 200, None), (1000, 150, None), (1000, 200, Some(&pool))]
+                            .into_iter()
+                            .enumerate()
+                            .flat_map(|(k, c)| if k % 2 == 1 { vec![(c, 1), (c, 2)] } else { vec![(c, 1)] })
                     {
                         let opts = RoundOpts { budget, growth, pool, words: Some(&words) };
                         let mut tsc = GSquareScratch::default();
-                        let mut eval = Eager::new(|b: &Batch| {
+                        let eval_batch = |b: &Batch| {
                             let sizes = (0..b.len()).map(|t| words(b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]));
                             assert_eq!(b.max_words, sizes.max().unwrap_or(0));
                             (0..b.len()).map(|t| test.p_value(&mut tsc, b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]).unwrap()).collect()
-                        });
+                        };
+                        let mut eval = if depth == 1 { Eager::new(eval_batch) } else { Eager::queued(eval_batch) };
                         let got = run_pipelined(&plan, &opts, &mut eval, |_| true).unwrap();
                         assert_eq!(got.len(), want.len());
                         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
                             assert!(
                                 same(g, w),
-                                "case {case} {order:?} level {level} budget {budget} growth {growth} pool {} edge {k}: {g:?} vs {w:?}",
+                                "case {case} {order:?} level {level} budget {budget} growth {growth} pool {} depth {depth} edge {k}: {g:?} vs {w:?}",
                                 pool.is_some()
                             );
                         }

@@ -54,6 +54,10 @@ pub struct DiscreteArgs {
     /// Growth of an edge's window from round to round, in percent (default: the backend's).
     #[arg(long)]
     growth: Option<u64>,
+    /// How the G^2 kernel counts tables of fewer than 65536 cells: "packed" (the backend's
+    /// default), "runs", or "both" (the runs of each, which must be identical to each other).
+    #[arg(long, default_value = "packed")]
+    count: String,
     #[command(flatten)]
     common: Common,
 }
@@ -158,6 +162,16 @@ fn run_gpu(g: &mut CudaGSquare, p: usize, order: Order, c: &Common) -> Res<(Skel
     Ok((r, s.elapsed().as_secs_f64(), first))
 }
 
+/// `--count`: the settings of `CudaGSquare::set_packed` to run, in order.
+fn count_modes(arg: &str) -> Res<Vec<bool>> {
+    match arg {
+        "packed" => Ok(vec![true]),
+        "runs" => Ok(vec![false]),
+        "both" => Ok(vec![true, false]),
+        o => Err(format!("--count must be packed, runs or both, not {o}")),
+    }
+}
+
 fn tests(r: &SkeletonResult) -> f64 {
     r.n_edgetests.iter().sum()
 }
@@ -186,10 +200,13 @@ pub fn cmd_discrete(a: &DiscreteArgs) -> Res<ExitCode> {
         let mut g = CudaGSquare::new(&t).map_err(|e| e.to_string())?;
         let mut runs = Vec::new();
         let mut gs = 0.0;
-        for _ in 0..c.repeat.max(1) {
-            let (r, s, _) = run_gpu(&mut g, p, order, c)?;
-            gs += s;
-            runs.push(r);
+        for packed in count_modes(&a.count)? {
+            g.set_packed(packed);
+            for _ in 0..c.repeat.max(1) {
+                let (r, s, _) = run_gpu(&mut g, p, order, c)?;
+                gs += s;
+                runs.push(r);
+            }
         }
         let (v, rel) = verdict(&cr, &runs);
         max_rel = max_rel.max(rel);
@@ -225,9 +242,10 @@ pub fn cmd_discrete(a: &DiscreteArgs) -> Res<ExitCode> {
         );
     }
     println!(
-        "discrete parity: {} cases, {ok} identical, {bad} differ, {nondet} nondeterministic; GPU runs per case {}; pMax max rel diff {max_rel:.2e}",
+        "discrete parity: {} cases, {ok} identical, {bad} differ, {nondet} nondeterministic; GPU runs per case {} (count {}); pMax max rel diff {max_rel:.2e}",
         a.cases,
-        c.repeat.max(1)
+        c.repeat.max(1) * count_modes(&a.count)?.len(),
+        a.count
     );
     Ok(if nondet > 0 {
         ExitCode::from(2)
@@ -271,7 +289,13 @@ fn one_data_set(a: &DiscreteArgs) -> Res<ExitCode> {
         g.set_threads(c.threads).map_err(|e| e.to_string())?;
         println!("gpu: {}; setup {:.3} s (NVRTC {:.3} s, upload {:.3} s)", g.info(), s.elapsed().as_secs_f64(), g.timings().compile_s, g.timings().upload_c_s);
         let mut runs = Vec::new();
-        for k in 0..c.repeat.max(1) {
+        let modes = count_modes(&a.count)?;
+        let reps = c.repeat.max(1);
+        for k in 0..reps * modes.len() {
+            if k % reps == 0 {
+                g.set_packed(modes[k / reps]);
+                println!("count: {}", if modes[k / reps] { "packed" } else { "runs" });
+            }
             let (r, s, first) = run_gpu(&mut g, p, Order::Stable, c)?;
             let lv = &g.timings().levels[first..];
             println!(
@@ -283,7 +307,7 @@ fn one_data_set(a: &DiscreteArgs) -> Res<ExitCode> {
                 r.max_ord,
                 tests(&r)
             );
-            if k == 0 {
+            if k % reps == 0 {
                 println!("  gpu: level  edges     tests  seconds  kernel_s  copy_s  host_s  other_s  launches  gpu_tests");
                 for (l, t) in r.levels.iter().zip(lv) {
                     println!(

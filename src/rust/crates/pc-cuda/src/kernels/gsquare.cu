@@ -189,6 +189,59 @@ __device__ __forceinline__ void count_table(u32* tab, const uint4* __restrict__ 
     }
 }
 
+// Word j of a 16-byte chunk (j is a constant once the loops over a chunk are unrolled).
+__device__ __forceinline__ u32 chunk_word(const uint4& v, int j) {
+    return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
+
+// count_table for a table of fewer than 65536 cells, in fewer instructions: a word's four codes
+// go into two words of two 16-bit lanes (bytes 0 and 2, bytes 1 and 3), so one multiply-add
+// makes two samples' cells; no runs (their branches cost more than they saved); each thread
+// counts the cell of its first sample in a register (real tables are skewed: the lanes' atomics
+// on one cell, all to one address, are replayed one by one) and adds it once at the end. The
+// table's counts are count_table's, whatever the order of the additions.
+__device__ __forceinline__ void count_table_packed(u32* tab, const uint4* __restrict__ vx,
+                                                   const uint4* __restrict__ vy, const uint4* const* scol,
+                                                   const u32* smul, int l, u32 lx, u64 n, u32 chunks, u32 tid,
+                                                   u32 nthreads) {
+    u32 hot = 0xFFFFFFFFu, hot_n = 0;
+    for (u32 ch = tid; ch < chunks; ch += nthreads) {
+        const uint4 a = vx[ch], b = vy[ch];
+        u32 lo[4], hi[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const u32 wa = chunk_word(a, j), wb = chunk_word(b, j);
+            lo[j] = __byte_perm(wa, 0, 0x4240) + lx * __byte_perm(wb, 0, 0x4240);
+            hi[j] = __byte_perm(wa, 0, 0x4341) + lx * __byte_perm(wb, 0, 0x4341);
+        }
+        for (int k = 0; k < l; ++k) {
+            const uint4 v = scol[k][ch];
+            const u32 m = smul[k];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const u32 w = chunk_word(v, j);
+                lo[j] += m * __byte_perm(w, 0, 0x4240);
+                hi[j] += m * __byte_perm(w, 0, 0x4341);
+            }
+        }
+        if (hot == 0xFFFFFFFFu) hot = lo[0] & 0xFFFFu;
+        const u64 first = (u64)ch * CHUNK;
+        const u32 valid = n - first >= CHUNK ? CHUNK : (u32)(n - first);
+#pragma unroll
+        for (int i = 0; i < CHUNK; ++i) {
+            // sample 4j + 0, 1, 2, 3 of word j: lo's low lane, hi's low lane, lo's high, hi's high
+            const int j = i >> 2, q = i & 3;
+            const u32 w = (q & 1) ? hi[j] : lo[j];
+            const u32 c = (q & 2) ? (w >> 16) : (w & 0xFFFFu);
+            if ((u32)i < valid) {
+                if (c == hot) ++hot_n;
+                else atomicAdd(&tab[c], 1u);
+            }
+        }
+    }
+    if (hot_n > 0) atomicAdd(&tab[hot], hot_n);
+}
+
 // One block per test (blockDim.x a multiple of 32, at most MAXBLOCK); see the file's head.
 // stat_out[t] and df_out[t] are G^2 and the degrees of freedom after pcalg's df rules (adaptDF
 // with the binary-case constants, as discrete.rs explains); a test with n < 10 df is not run and
@@ -197,7 +250,7 @@ extern "C" __global__ void __launch_bounds__(MAXBLOCK) gsquare_tests(
     const u8* __restrict__ data, u64 n, u64 stride, const u32* __restrict__ lev, const u32* __restrict__ tx,
     const u32* __restrict__ ty, const u32* __restrict__ ts, int l, u32 n_tasks, int bin, int adapt_df,
     u32 shared_words, u32* __restrict__ scratch, u64 slot_words, double* __restrict__ stat_out,
-    double* __restrict__ df_out) {
+    double* __restrict__ df_out, int packed) {
     extern __shared__ u32 smem[];
     __shared__ double warp_s[MAXBLOCK / 32];
     __shared__ double warp_c[MAXBLOCK / 32];
@@ -244,31 +297,41 @@ extern "C" __global__ void __launch_bounds__(MAXBLOCK) gsquare_tests(
 
         const uint4* vx = (const uint4*)(data + (u64)x * stride);
         const uint4* vy = (const uint4*)(data + (u64)y * stride);
-        // two calls, so that each inlined copy knows its table's memory (shared atomics are faster
-        // than generic ones)
-        if (words <= shared_words) count_table(smem, vx, vy, scol, smul, l, lx, n, chunks, tid, nthreads);
-        else count_table(scratch + (u64)blockIdx.x * slot_words, vx, vy, scol, smul, l, lx, n, chunks, tid, nthreads);
+        // two calls each, so that each inlined copy knows its table's memory (shared atomics are
+        // faster than generic ones)
+        u32* slot = scratch + (u64)blockIdx.x * slot_words;
+        if (packed && cells < 65536) {
+            if (words <= shared_words) count_table_packed(smem, vx, vy, scol, smul, l, lx, n, chunks, tid, nthreads);
+            else count_table_packed(slot, vx, vy, scol, smul, l, lx, n, chunks, tid, nthreads);
+        } else {
+            if (words <= shared_words) count_table(smem, vx, vy, scol, smul, l, lx, n, chunks, tid, nthreads);
+            else count_table(slot, vx, vy, scol, smul, l, lx, n, chunks, tid, nthreads);
+        }
         __syncthreads();
 
-        for (u64 w = tid; w < (u64)lx * n_strata; w += nthreads) {
-            u64 k = w / lx;
-            u32 i = (u32)(w - k * lx);
+        // Indices in 32 bits (a test that runs has fewer than n < 2^32 cells, as discrete.rs's
+        // test_words shows), and no division per cell: 64-bit divisions per cell were most of the
+        // kernel's instructions on MUNIN's large tables.
+        const u32 ns = (u32)n_strata;
+        for (u32 w = tid; w < lx * ns; w += nthreads) {
+            const u32 k = w / lx;
+            const u32 i = w - k * lx;
             const u32* t = tab + k * block + i;
             u32 sum = 0;
-            for (u32 j = 0; j < ly; ++j) sum += t[(u64)lx * j];
+            for (u32 j = 0; j < ly; ++j) sum += t[lx * j];
             rowm[w] = sum;
         }
-        for (u64 w = tid; w < (u64)ly * n_strata; w += nthreads) {
-            u64 k = w / ly;
-            u32 j = (u32)(w - k * ly);
-            const u32* t = tab + k * block + (u64)lx * j;
+        for (u32 w = tid; w < ly * ns; w += nthreads) {
+            const u32 k = w / ly;
+            const u32 j = w - k * ly;
+            const u32* t = tab + k * block + lx * j;
             u32 sum = 0;
             for (u32 i = 0; i < lx; ++i) sum += t[i];
             colm[w] = sum;
         }
         __syncthreads();
         u32 obs = 0;
-        for (u64 k = tid; k < n_strata; k += nthreads) {
+        for (u32 k = tid; k < ns; k += nthreads) {
             u32 sum = 0;
             for (u32 i = 0; i < lx; ++i) sum += rowm[k * lx + i];
             nk[k] = sum;
@@ -276,24 +339,33 @@ extern "C" __global__ void __launch_bounds__(MAXBLOCK) gsquare_tests(
         }
         __syncthreads();
 
-        // each thread a contiguous run of cells, in the CPU's cell order
-        const u64 per = (cells + nthreads - 1) / nthreads;
-        const u64 c0 = (u64)tid * per;
-        const u64 c1 = c0 + per < cells ? c0 + per : cells;
+        // each thread a contiguous run of cells, in the CPU's cell order; cell c is (i, j, k) with
+        // c = i + lx (j + ly k), stepped along instead of divided out
+        const u32 ncells = (u32)cells;
+        const u32 per = (ncells + nthreads - 1) / nthreads;
+        const u32 c0 = tid * per < ncells ? tid * per : ncells;
+        const u32 c1 = c0 + per < ncells ? c0 + per : ncells;
+        u32 k = c0 / block;
+        u32 j = (c0 - k * block) / lx;
+        u32 i = c0 - k * block - j * lx;
         double s = 0.0, comp = 0.0;
         u32 nz = 0;
-        for (u64 c = c0; c < c1; ++c) {
+        for (u32 c = c0; c < c1; ++c) {
             const u32 v = tab[c];
-            if (v == 0) continue;
-            ++nz;
-            const u64 k = c / block;
-            const u32 r = (u32)(c - k * block);
-            const u32 j = r / lx;
-            const u32 i = r - j * lx;
-            const double vv = (double)v;
-            const double rc = (double)rowm[k * lx + i] * (double)colm[k * ly + j];
-            const double ratio = l == 0 ? (double)n * (vv / rc) : vv * ((double)nk[k] / rc);
-            sum_add(s, comp, 2.0 * vv * log(ratio));
+            if (v != 0) {
+                ++nz;
+                const double vv = (double)v;
+                const double rc = (double)rowm[k * lx + i] * (double)colm[k * ly + j];
+                const double ratio = l == 0 ? (double)n * (vv / rc) : vv * ((double)nk[k] / rc);
+                sum_add(s, comp, 2.0 * vv * log(ratio));
+            }
+            if (++i == lx) {
+                i = 0;
+                if (++j == ly) {
+                    j = 0;
+                    ++k;
+                }
+            }
         }
         // the threads' compensated sums, combined in a fixed tree (identical from run to run)
 #pragma unroll

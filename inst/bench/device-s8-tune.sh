@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Device run, session 8: how the G^2 kernel counts its tables, on LINK and MUNIN (export-codes.R
+# samples, n = 20000): by runs of equal cells (sessions 4-7) against packed (two samples per
+# multiply-add, no runs, each thread's first cell in a register), each run's phases per level; the
+# parity suite with both; and Nsight Compute's view of one level-1 launch of each (NCU=1).
+#   DEV=.dev-s8 bash inst/bench/device-s8-tune.sh
+set -u
+DEV=${DEV:-.dev-s8}
+RDIR=${RDIR:-/tmp/r-s8}
+. "$(dirname "$0")/device-env.sh"
+B="$PWD/$DEV/pcbench"
+[ -s /tmp/link.bin ] || "$R" inst/bench/export-codes.R link 20000 /tmp/link.bin
+[ -s /tmp/munin.bin ] || "$R" inst/bench/export-codes.R munin 20000 /tmp/munin.bin
+for d in munin link; do
+  echo "== $d: packed, then runs"
+  timeout 60 "$B" discrete --codes /tmp/$d.bin --backend cuda --repeat 3 --count both --threads 16 2>&1 \
+    | tee "$OUT/gsquare-$d-count-s8.txt" | grep -E "^count|gpu run|gpu: +[01] |NONDET"
+done
+echo "== pcbench discrete --cases 60 --repeat 2 --count both"
+timeout 200 "$B" discrete --cases 60 --repeat 2 --count both --threads 16 2>&1 | tee "$OUT/pcbench-discrete-parity-s8.txt" | tail -2
+echo "== LINK, CPU against GPU (packed)"
+timeout 90 "$B" discrete --codes /tmp/link.bin --backend both --repeat 2 --threads 16 2>&1 | tee "$OUT/gsquare-link-parity-s8.txt" | grep -E "^(cpu|gpu run|parity|NONDET)"
+if [ -n "${NCU:-}" ]; then
+  for c in packed runs; do
+    timeout 120 /usr/local/cuda/bin/ncu --set full -k gsquare_tests --launch-skip 20 --launch-count 1 "$B" discrete --codes /tmp/munin.bin \
+      --backend cuda --repeat 1 --count $c --threads 16 > "$OUT/ncu-munin-$c-s8.txt" 2>&1
+    echo "== ncu $c"; grep -E "  Duration|Executed Instructions  |L1/TEX Cache Throughput|Issue Slots Busy|excessive wavefronts" "$OUT/ncu-munin-$c-s8.txt"
+  done
+fi

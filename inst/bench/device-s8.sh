@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Device run, session 8 (issue 11's last goal, MUNIN under 0.6 s through R), after
+# device-s8-tune.sh (the kernel's packed count and two rounds in flight, with pcbench):
+#   r        gpu_skeleton() through R (discrete-r-timing.R: LINK and MUNIN samples of
+#            export-codes.R, n = 20000, a warm-up and 8 timed calls each, every call checked
+#            identical to the first)
+#   pcalg    gpu-check.R --discrete 1: bnlearn networks against pcalg::pc() and the CPU backend
+#   DEV=.dev-s8 RDIR=/tmp/r-s8 bash inst/bench/device-s8.sh      (PHASES to pick)
+set -u
+DEV=${DEV:-.dev-s8}
+RDIR=${RDIR:-/tmp/r-s8}
+. "$(dirname "$0")/device-env.sh"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/machine.txt"
+for ph in ${PHASES:-r pcalg}; do
+case $ph in
+r)
+  [ -s /tmp/link.bin ] || "$R" inst/bench/export-codes.R link 20000 /tmp/link.bin
+  [ -s /tmp/munin.bin ] || "$R" inst/bench/export-codes.R munin 20000 /tmp/munin.bin
+  echo "== gpu_skeleton() through R"
+  timeout ${R_S:-150} "$R" inst/bench/discrete-r-timing.R --repeat 8 /tmp/link.bin /tmp/munin.bin 2>&1 | tee "$OUT/gpu-skeleton-r-s8.txt" | grep -v "^[0-9]*: n=" | tail -22 ;;
+pcalg)
+  echo "== gpu-check.R --discrete 1 (against pcalg and the CPU backend)"
+  timeout ${PCALG_S:-300} "$R" inst/bench/gpu-check.R --out "$OUT/check" --parity 0 --bench 0 --discrete 1 2>&1 | tee "$OUT/gpu-check-discrete-s8.log" | tail -6 ;;
+esac
+done
