@@ -19,7 +19,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use pc_core::backend::{Backend, Control, Watch};
 use pc_core::citest::{GSquareKind, GSquareTest};
 use pc_core::cpu::ParallelCpu;
@@ -29,6 +29,7 @@ use pc_core::PcError;
 use crate::device::DeviceInfo;
 use crate::gauss::{CudaTimings, LevelTimings};
 use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
+use crate::inflight::{room, RoundBuffers};
 use crate::level0::run_level0;
 use crate::memplan;
 use crate::module;
@@ -242,89 +243,22 @@ impl<'a> CudaGSquare<'a> {
 
 /// The device side of a level's rounds: buffers that grow to the largest round and are reused
 /// (none is zeroed: the kernels write every value they read), and the launch and the wait of a
-/// round apart, so that the host writes the next round while the device computes. Two rounds may
-/// be in flight: each goes through a slot of its own (pinned host buffers for its tests and its
-/// p-values, its events), so a round's upload, kernels and p-value download are queued behind the
-/// other's on the one stream, and the device buffers, used in stream order, are shared.
+/// round apart, so that the host writes the next round while the device computes; two rounds in
+/// flight ([`RoundBuffers`]).
 pub(crate) struct Rounds<'g, 'a> {
     b: &'g CudaGSquare<'a>,
     l: usize,
-    tx: Option<CudaSlice<u32>>,
-    ty: Option<CudaSlice<u32>>,
-    ts: Option<CudaSlice<u32>>,
+    bufs: RoundBuffers,
     stat: Option<CudaSlice<f64>>,
     df: Option<CudaSlice<f64>>,
-    p: Option<CudaSlice<f64>>,
     scratch: Option<CudaSlice<u32>>,
-    slots: [Slot; 2],
-    /// The rounds in flight, oldest first: (slot, tests).
-    queue: std::collections::VecDeque<(usize, usize)>,
-    next_slot: usize,
     pub(crate) clock: Clock,
     pub(crate) tests: u64,
 }
 
-/// One round in flight: its tests (x, then y, then the sets) and its p-values in page-locked
-/// memory (so the copies are asynchronous), and events around its kernels and after its download.
-struct Slot {
-    up: Option<PinnedHostSlice<u32>>,
-    down: Option<PinnedHostSlice<f64>>,
-    start: CudaEvent,
-    end: CudaEvent,
-    copied: CudaEvent,
-}
-
-impl Slot {
-    fn new(gpu: &Gpu) -> Result<Self> {
-        let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let ev = || gpu.ctx.new_event(timed).map_err(cuda_err("creating a GPU event"));
-        Ok(Slot { up: None, down: None, start: ev()?, end: ev()?, copied: ev()? })
-    }
-}
-
-/// `buf` with room for at least `len` values of page-locked host memory (its contents are not
-/// kept), a quarter more than asked for.
-fn pinned_room<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, buf: &mut Option<PinnedHostSlice<T>>, len: usize, what: &str) -> Result<()> {
-    if buf.as_ref().is_none_or(|b| b.len() < len) {
-        *buf = None;
-        let cap = len.max(1).saturating_add(len / 4);
-        // SAFETY: written (by the host, or by a copy from the device) before it is read.
-        *buf = Some(unsafe { gpu.ctx.alloc_pinned_with_flags::<T>(cap, 0) }.map_err(cuda_err(what))?);
-    }
-    Ok(())
-}
-
-/// `buf` with room for at least `len` values (its contents are not kept).
-fn room<T: DeviceRepr>(gpu: &Gpu, buf: &mut Option<CudaSlice<T>>, len: usize, what: &str) -> Result<()> {
-    if buf.as_ref().is_none_or(|b| b.len() < len) {
-        *buf = None; // free the smaller one first
-        // a quarter more than asked for, so that slowly growing rounds do not reallocate each time
-        let cap = len.max(1).saturating_add(len / 4);
-        // SAFETY: the buffers of `Rounds` are written (uploads, kernels) before they are read.
-        *buf = Some(unsafe { gpu.stream.alloc::<T>(cap) }.map_err(cuda_err(what))?);
-    }
-    Ok(())
-}
-
 impl<'g, 'a> Rounds<'g, 'a> {
     pub(crate) fn new(b: &'g CudaGSquare<'a>, l: usize) -> Result<Self> {
-        let slots = [Slot::new(&b.gpu)?, Slot::new(&b.gpu)?];
-        Ok(Rounds {
-            b,
-            l,
-            tx: None,
-            ty: None,
-            ts: None,
-            stat: None,
-            df: None,
-            p: None,
-            scratch: None,
-            slots,
-            queue: Default::default(),
-            next_slot: 0,
-            clock: Clock::default(),
-            tests: 0,
-        })
+        Ok(Rounds { b, l, bufs: RoundBuffers::new(&b.gpu)?, stat: None, df: None, scratch: None, clock: Clock::default(), tests: 0 })
     }
 
     /// The level (|S|) of the batches launched from now on (listed tests of several sizes:
@@ -365,49 +299,21 @@ impl RoundEval for Rounds<'_, '_> {
             let slots = self.scratch.as_ref().map_or(0, |s| s.len()) as u64 / slot_words;
             grid = grid.min(slots.min(u32::MAX as u64) as u32);
         }
-        room(gpu, &mut self.tx, m, "round tests")?;
-        room(gpu, &mut self.ty, m, "round tests")?;
-        room(gpu, &mut self.ts, m * l, "round tests")?;
         room(gpu, &mut self.stat, m, "round statistics")?;
         room(gpu, &mut self.df, m, "round statistics")?;
-        room(gpu, &mut self.p, m, "round p-values")?;
-        let (Some(tx), Some(ty), Some(ts), Some(stat), Some(df), Some(p), Some(scratch)) =
-            (&mut self.tx, &mut self.ty, &mut self.ts, &mut self.stat, &mut self.df, &mut self.p, &mut self.scratch)
+        self.clock.transfer += t.elapsed().as_secs_f64();
+        let k = self.bufs.begin(gpu, batch, l, &mut self.clock)?;
+        let bufs = &mut self.bufs;
+        let (Some(tx), Some(ty), Some(ts), Some(p), Some(stat), Some(df), Some(scratch)) =
+            (&bufs.tx, &bufs.ty, &bufs.ts, &mut bufs.p, &mut self.stat, &mut self.df, &mut self.scratch)
         else {
             return Err(PcError::Internal("round buffers missing".into()));
         };
-        let up = |src: &[u32], dst: &mut CudaSlice<u32>| {
-            if src.is_empty() {
-                return Ok(());
-            }
-            gpu.stream.memcpy_htod(src, dst).map_err(cuda_err("round tests"))
-        };
-        // the tests into the slot's pinned buffer (its last round was finished: nothing of it is
-        // in flight), then copied asynchronously behind whatever the stream holds
-        if self.queue.len() >= self.slots.len() {
-            return Err(PcError::Internal("a third round launched before the first was finished".into()));
-        }
-        let k = self.next_slot;
-        let slot = &mut self.slots[k];
-        pinned_room(gpu, &mut slot.up, 2 * m + m * l, "round tests")?;
-        pinned_room(gpu, &mut slot.down, m, "round p-values")?;
-        let host = slot.up.as_mut().map(|u| u.as_mut_slice()).transpose().map_err(cuda_err("round tests"))?.unwrap_or_default();
-        let (hx, rest) = host.split_at_mut(m);
-        let (hy, rest) = rest.split_at_mut(m);
-        let hs = &mut rest[..m * l];
-        hx.copy_from_slice(&batch.x);
-        hy.copy_from_slice(&batch.y);
-        hs.copy_from_slice(&batch.s);
-        up(hx, tx)?;
-        up(hy, ty)?;
-        up(hs, ts)?;
-        self.clock.transfer += t.elapsed().as_secs_f64();
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (b.block, 1, 1), shared_mem_bytes: SHARED_WORDS * 4 };
         let (nu, stride, li, mu, binf, adapt, shw, packed) =
             (n as u64, b.stride as u64, l as i32, m as u32, bin as i32, b.test.adapt_df as i32, SHARED_WORDS, b.packed as i32);
-        slot.start.record(&gpu.stream).map_err(cuda_err("recording a GPU event"))?;
         let mut lb = gpu.stream.launch_builder(&b.f);
-        lb.arg(&b.data).arg(&nu).arg(&stride).arg(&b.lev_d).arg(&*tx).arg(&*ty).arg(&*ts).arg(&li).arg(&mu);
+        lb.arg(&b.data).arg(&nu).arg(&stride).arg(&b.lev_d).arg(tx).arg(ty).arg(ts).arg(&li).arg(&mu);
         lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut *scratch).arg(&slot_words).arg(&mut *stat).arg(&mut *df).arg(&packed);
         // SAFETY: argument types and order follow gsquare_tests; data holds p columns of `stride`
         // bytes (a multiple of 16, from a 256-byte aligned allocation); tx/ty hold at least m
@@ -416,21 +322,14 @@ impl RoundEval for Rounds<'_, '_> {
         // kernel's 256.
         unsafe { lb.launch(cfg) }.map_err(cuda_err("launching gsquare_tests"))?;
         launch_pchisq_points(gpu, &b.f_p, stat, df, p, m)?;
-        slot.end.record(&gpu.stream).map_err(cuda_err("recording a GPU event"))?;
-        // the p-values into the slot's pinned buffer, queued before any later round's kernels
-        // can overwrite them
-        let down = slot.down.as_mut().map(|d| d.as_mut_slice()).transpose().map_err(cuda_err("round p-values"))?.unwrap_or_default();
-        gpu.stream.memcpy_dtoh(&p.slice(0..m), &mut down[..m]).map_err(cuda_err("round p-values"))?;
-        slot.copied.record(&gpu.stream).map_err(cuda_err("recording a GPU event"))?;
-        self.queue.push_back((k, m));
-        self.next_slot = (k + 1) % self.slots.len();
+        self.bufs.end(gpu, k, m)?;
         self.clock.launches += 2;
         self.tests += m as u64;
         Ok(())
     }
 
     fn in_flight(&self) -> usize {
-        self.slots.len()
+        crate::inflight::SLOTS
     }
 
     fn finish(&mut self, batch: &Batch, out: &mut Vec<f64>) -> Result<()> {
@@ -439,20 +338,9 @@ impl RoundEval for Rounds<'_, '_> {
         if m == 0 {
             return Ok(());
         }
-        let (k, launched) = self.queue.pop_front().ok_or_else(|| PcError::Internal("finish before launch".into()))?;
-        if launched != m {
-            return Err(PcError::Internal(format!("finish of a round of {m} tests, the oldest in flight has {launched}")));
-        }
-        let slot = &mut self.slots[k];
-        // the host's wait for the device is booked with the copies (kernel time from the events)
-        let t = Instant::now();
-        slot.copied.synchronize().map_err(|e| PcError::Cuda(format!("kernel gsquare_tests failed: {e}")))?;
-        self.clock.transfer += t.elapsed().as_secs_f64();
-        self.clock.kernel += slot.start.elapsed_ms(&slot.end).map_err(cuda_err("reading a GPU event"))? as f64 / 1e3;
-        let down = slot.down.as_mut().map(|d| d.as_mut_slice()).transpose().map_err(cuda_err("round p-values"))?.unwrap_or_default();
+        // the host's wait for the device is booked with the copies (kernel time from the events);
         // into the level's one vector: a fresh one per round cost page faults
-        out.extend_from_slice(&down[..m]);
-        Ok(())
+        self.bufs.finish(m, out, &mut self.clock, "gsquare_tests")
     }
 }
 

@@ -19,6 +19,7 @@ pub mod gauss_multi;
 mod gpu;
 pub mod gsquare_batch;
 pub mod host;
+mod inflight;
 pub mod jtree;
 pub mod level0;
 pub mod memplan;
