@@ -43,7 +43,7 @@
 #' (n p bytes: 1 GB for 10^6 rows of 1000 variables), so a variable may have at most 255
 #' levels (`nlev`; more is an error naming `suffStat$nlev`, on every backend). Each block of
 #' GPU threads builds one test's contingency table in shared memory, or, when the table is
-#' larger than 8192 cells, in its own slot of global memory (at most 0.9 n words of 4 bytes,
+#' larger than 4096 words (cells and margins), in its own slot of global memory (at most 0.9 n words of 4 bytes,
 #' since a test only runs when n >= 10 df); when free memory would not hold a slot per block,
 #' fewer blocks run at once. Both `method = "stable"` and `"stable.fast"` run on the GPU.
 #'

@@ -17,7 +17,7 @@ r)
   [ -s /tmp/link.bin ] || "$R" inst/bench/export-codes.R link 20000 /tmp/link.bin
   [ -s /tmp/munin.bin ] || "$R" inst/bench/export-codes.R munin 20000 /tmp/munin.bin
   echo "== gpu_skeleton() through R"
-  timeout ${R_S:-150} "$R" inst/bench/discrete-r-timing.R --repeat 8 /tmp/link.bin /tmp/munin.bin 2>&1 | tee "$OUT/gpu-skeleton-r-s8.txt" | grep -v "^[0-9]*: n=" | tail -22 ;;
+  timeout ${R_S:-150} "$R" inst/bench/discrete-r-timing.R --repeat ${REPS:-8} /tmp/link.bin /tmp/munin.bin 2>&1 | tee "$OUT/gpu-skeleton-r-s8.txt" | grep -v "^[0-9]*: n=" | tail -22 ;;
 pcalg)
   echo "== gpu-check.R --discrete 1 (against pcalg and the CPU backend)"
   timeout ${PCALG_S:-300} "$R" inst/bench/gpu-check.R --out "$OUT/check" --parity 0 --bench 0 --discrete 1 2>&1 | tee "$OUT/gpu-check-discrete-s8.log" | tail -6 ;;

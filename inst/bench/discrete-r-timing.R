@@ -1,6 +1,7 @@
 # gpu_skeleton() through R on samples that export-codes.R wrote (the suite's own data: LINK, MUNIN),
 # disCItest, alpha = 0.01, backend = "cuda": a warm-up call (compiles the kernel), then REPEAT timed
-# calls, each with its phases (gpupc_last_run()), checked identical to the first; with CPU=NAME the
+# calls, each with its phases and levels (gpupc_last_run()) and the seconds R's collector took
+# during it (gc.time()), checked identical to the first; with CPU=NAME the
 # CPU backend's result on that sample is compared with the GPU's:
 #   Rscript inst/bench/discrete-r-timing.R [--repeat K] [--cpu NAME] FILE.bin ...
 args <- commandArgs(trailingOnly = TRUE)
@@ -36,9 +37,11 @@ for (path in args) {
   name <- sub("\\.bin$", "", basename(path))
   suff <- read_codes(path)
   run <- function(backend) {
+    gc0 <- gc.time()[[1]]
     t0 <- proc.time()[["elapsed"]]
     r <- gpu_skeleton(suff, disCItest, alpha = 0.01, labels = colnames(suff$dm), backend = backend)
-    list(value = r, secs = proc.time()[["elapsed"]] - t0, last = gpupc_last_run())
+    secs <- proc.time()[["elapsed"]] - t0
+    list(value = r, secs = secs, last = gpupc_last_run(), gc = gc.time()[[1]] - gc0)
   }
   w <- run("cuda")
   cat(sprintf("%s: p = %d, n = %d; warm-up %.3f s, %d edges left\n", name, ncol(suff$dm), nrow(suff$dm),
@@ -48,9 +51,11 @@ for (path in args) {
     g <- run("cuda")
     if (is.null(first)) first <- g$value
     ph <- g$last$phases
-    cat(sprintf("%s cuda run %d: gpu_skeleton %.3f s, identical to run 1: %s; phases: %s\n", name, k, g$secs,
-                same_result(first, g$value),
-                paste(sprintf("%s %.3f", names(ph), unlist(ph)), collapse = ", ")))
+    lv <- g$last$levels
+    cat(sprintf("%s cuda run %d: gpu_skeleton %.3f s, identical to run 1: %s; R's collector %.3f s; phases: %s; levels: %s\n",
+                name, k, g$secs, same_result(first, g$value), g$gc,
+                paste(sprintf("%s %.3f", names(ph), unlist(ph)), collapse = ", "),
+                paste(sprintf("%d %.3f", lv$level, lv$seconds), collapse = ", ")))
   }
   if (identical(cpu_for, name)) {
     c1 <- run("cpu")

@@ -46,10 +46,14 @@ const DEFAULT_BLOCK: u32 = 128;
 pub const CHUNK: usize = 16;
 /// The kernel's deepest level.
 pub const MAX_LEVEL: usize = 32;
-/// Table words a block keeps in shared memory (32 KB; more goes to global scratch).
-const SHARED_WORDS: u32 = 8192;
-/// Resident blocks per multiprocessor the grid is sized for.
-const BLOCKS_PER_SM: u32 = 6;
+/// Table words a block keeps in shared memory by default (16 KB; a larger table goes to the
+/// block's slot of global scratch). On the H100 (`device-s8-tune.sh` with OCC=1,
+/// `occupancy-s8/`), MUNIN's level-1 kernels took 0.320 s with 8192 words, 0.253 s with 4096 and
+/// 0.254 s with 2048 (more blocks per multiprocessor); LINK's 0.040, 0.031 and 0.031 s. Capping
+/// the registers at 48 or 64 as well changed them by 2% or less.
+const SHARED_WORDS: u32 = 4096;
+/// The most a block may take without asking the driver for more than 48 KB of shared memory.
+const MAX_SHARED_WORDS: u32 = 8192;
 
 /// The codes with each column padded with zeros to `stride` bytes (`stride >= n`).
 pub fn padded_columns(codes: &[u8], n: usize, p: usize, stride: usize) -> std::borrow::Cow<'_, [u8]> {
@@ -90,6 +94,9 @@ pub struct CudaGSquare<'a> {
     /// Whether tables of fewer than 65536 cells are counted by `count_table_packed` (two samples
     /// per multiply-add, no runs, each thread's first cell in a register) rather than by runs.
     packed: bool,
+    /// Table words a block keeps in shared memory (a larger table goes to the block's slot of
+    /// global scratch).
+    shared_words: u32,
     data: CudaSlice<u8>,
     /// Bytes from one column's start to the next (n rounded up to a multiple of CHUNK).
     stride: usize,
@@ -141,7 +148,7 @@ impl<'a> CudaGSquare<'a> {
                 upload_c_s: t.elapsed().as_secs_f64(),
                 ..Default::default()
             };
-            Ok(CudaGSquare { test, gpu, f, f_p, packed: true, data, stride, block: DEFAULT_BLOCK, lev_d, lev, timings, budget: round_budget(n), growth: DEFAULT_GROWTH, pool: None })
+            Ok(CudaGSquare { test, gpu, f, f_p, packed: true, shared_words: SHARED_WORDS, data, stride, block: DEFAULT_BLOCK, lev_d, lev, timings, budget: round_budget(n), growth: DEFAULT_GROWTH, pool: None })
         })
     }
 
@@ -197,6 +204,16 @@ impl<'a> CudaGSquare<'a> {
         self.packed = on;
     }
 
+    /// Table words a block keeps in shared memory (default 4096, at most 8192); for tuning.
+    pub fn set_shared_words(&mut self, words: Option<u32>) -> Result<()> {
+        let w = words.unwrap_or(SHARED_WORDS);
+        if !(256..=MAX_SHARED_WORDS).contains(&w) {
+            return Err(PcError::invalid("shared_words", format!("must be from 256 to {MAX_SHARED_WORDS}, not {w}")));
+        }
+        self.shared_words = w;
+        Ok(())
+    }
+
     /// Threads per block of `gsquare_tests` (default 128; a multiple of 32 from 32 to 256); for
     /// tuning.
     pub fn set_block(&mut self, threads: Option<u32>) -> Result<()> {
@@ -213,7 +230,7 @@ impl<'a> CudaGSquare<'a> {
     pub(crate) fn global_words(&self, x: u32, y: u32, s: &[u32]) -> u64 {
         let n = self.test.data.n;
         let bin = self.test.kind == GSquareKind::Bin;
-        test_words(n, &self.lev, bin, x, y, s).filter(|&w| w > SHARED_WORDS as u64).unwrap_or(0)
+        test_words(n, &self.lev, bin, x, y, s).filter(|&w| w > self.shared_words as u64).unwrap_or(0)
     }
 
     fn level_gpu(&self, plan: &LevelPlan, ctl: &Control, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
@@ -279,7 +296,12 @@ impl RoundEval for Rounds<'_, '_> {
         let n = b.test.data.n;
         let bin = b.test.kind == GSquareKind::Bin;
         let slot_words = batch.max_words;
-        let per_sm = BLOCKS_PER_SM * (BLOCK / b.block);
+        let f = &b.f;
+        // the blocks that are resident at once
+        let per_sm = f
+            .occupancy_max_active_blocks_per_multiprocessor(b.block, b.shared_words as usize * 4, None)
+            .map_err(cuda_err("reading gsquare_tests' occupancy"))?
+            .max(1);
         let mut grid = (gpu.info.multiprocessors.max(1) as u32 * per_sm).min(m as u32);
         let t = Instant::now();
         room(gpu, &mut self.scratch, 0, "table scratch")?;
@@ -309,10 +331,10 @@ impl RoundEval for Rounds<'_, '_> {
         else {
             return Err(PcError::Internal("round buffers missing".into()));
         };
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (b.block, 1, 1), shared_mem_bytes: SHARED_WORDS * 4 };
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (b.block, 1, 1), shared_mem_bytes: b.shared_words * 4 };
         let (nu, stride, li, mu, binf, adapt, shw, packed) =
-            (n as u64, b.stride as u64, l as i32, m as u32, bin as i32, b.test.adapt_df as i32, SHARED_WORDS, b.packed as i32);
-        let mut lb = gpu.stream.launch_builder(&b.f);
+            (n as u64, b.stride as u64, l as i32, m as u32, bin as i32, b.test.adapt_df as i32, b.shared_words, b.packed as i32);
+        let mut lb = gpu.stream.launch_builder(f);
         lb.arg(&b.data).arg(&nu).arg(&stride).arg(&b.lev_d).arg(tx).arg(ty).arg(ts).arg(&li).arg(&mu);
         lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut *scratch).arg(&slot_words).arg(&mut *stat).arg(&mut *df).arg(&packed);
         // SAFETY: argument types and order follow gsquare_tests; data holds p columns of `stride`

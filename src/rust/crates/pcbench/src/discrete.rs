@@ -58,6 +58,9 @@ pub struct DiscreteArgs {
     /// default), "runs", or "both" (the runs of each, which must be identical to each other).
     #[arg(long, default_value = "packed")]
     count: String,
+    /// Table words a block of the G^2 kernel keeps in shared memory (default: the backend's).
+    #[arg(long)]
+    shared_words: Option<u32>,
     #[command(flatten)]
     common: Common,
 }
@@ -286,6 +289,7 @@ fn one_data_set(a: &DiscreteArgs) -> Res<ExitCode> {
         let mut g = CudaGSquare::new(&t).map_err(|e| e.to_string())?;
         g.set_block(a.block).map_err(|e| e.to_string())?;
         g.set_window_growth(a.growth);
+        g.set_shared_words(a.shared_words).map_err(|e| e.to_string())?;
         g.set_threads(c.threads).map_err(|e| e.to_string())?;
         println!("gpu: {}; setup {:.3} s (NVRTC {:.3} s, upload {:.3} s)", g.info(), s.elapsed().as_secs_f64(), g.timings().compile_s, g.timings().upload_c_s);
         let mut runs = Vec::new();
