@@ -121,8 +121,13 @@ pub fn fill(batch: &TestBatch, launch: &Launch, words: Option<TestWords>, b: &mu
 pub trait LevelRounds {
     /// Starts evaluating `b`, whose tests have `level` conditioning variables each.
     fn launch_level(&mut self, level: usize, b: &Batch) -> Result<()>;
-    /// Waits for the batch last launched (`b`) and puts its p-values into `p`, one per test.
+    /// Waits for the oldest launch not yet finished (`b`) and puts its p-values into `p`, one per
+    /// test.
     fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<()>;
+    /// How many launches it holds at once (2: the next one is queued before the host waits).
+    fn in_flight(&self) -> usize {
+        1
+    }
 }
 
 impl LevelRounds for Rounds<'_, '_> {
@@ -132,6 +137,9 @@ impl LevelRounds for Rounds<'_, '_> {
     }
     fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<()> {
         crate::windows::RoundEval::finish(self, b, p)
+    }
+    fn in_flight(&self) -> usize {
+        crate::windows::RoundEval::in_flight(self)
     }
 }
 
@@ -152,12 +160,17 @@ pub fn run_launches(
     let k = plan.launches.len();
     let mut bufs = [Batch::default(), Batch::default()];
     let mut p = Vec::new();
+    // with two in flight, launch c is queued behind launch c - 1 before the host waits for that one
+    let queued = eval.in_flight() >= 2;
     for c in 0..=k {
         if c < k {
             if !keep_going() {
                 return Err(PcError::Interrupted);
             }
             fill(batch, &plan.launches[c], words, &mut bufs[c % 2])?;
+            if queued {
+                eval.launch_level(plan.launches[c].level, &bufs[c % 2])?;
+            }
         }
         if c > 0 {
             let q = c - 1;
@@ -170,7 +183,7 @@ pub fn run_launches(
                 out[t] = v;
             }
         }
-        if c < k {
+        if c < k && !queued {
             eval.launch_level(plan.launches[c].level, &bufs[c % 2])?;
         }
     }
@@ -286,26 +299,37 @@ mod tests {
     /// batch as the kernel reads it (x, y, `level` members per test), handed back at finish.
     struct CpuRounds<'a> {
         test: &'a GSquareTest,
-        held: Option<Vec<f64>>,
+        held: std::collections::VecDeque<Vec<f64>>,
         launches: usize,
         budget: usize,
+        /// Launches held at once (2: as the device's `Rounds`).
+        depth: usize,
+    }
+
+    impl<'a> CpuRounds<'a> {
+        fn new(test: &'a GSquareTest, budget: usize, depth: usize) -> Self {
+            CpuRounds { test, held: Default::default(), launches: 0, budget, depth }
+        }
     }
 
     impl LevelRounds for CpuRounds<'_> {
         fn launch_level(&mut self, level: usize, b: &Batch) -> Result<()> {
-            assert!(self.held.is_none(), "a launch before the last one was finished");
+            assert!(self.held.len() < self.depth, "more launches than it holds");
             assert!(b.len() <= self.budget && !b.is_empty());
             assert_eq!(b.s.len(), b.len() * level);
             let mut sc = GSquareScratch::default();
             let p = (0..b.len()).map(|t| self.test.p_value(&mut sc, b.x[t], b.y[t], &b.s[t * level..(t + 1) * level])).collect::<Result<Vec<_>>>()?;
-            self.held = Some(p);
+            self.held.push_back(p);
             self.launches += 1;
             Ok(())
         }
         fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<()> {
-            *p = self.held.take().expect("finish without a launch");
+            *p = self.held.pop_front().expect("finish without a launch");
             assert_eq!(p.len(), b.len());
             Ok(())
+        }
+        fn in_flight(&self) -> usize {
+            self.depth
         }
     }
 
@@ -346,13 +370,13 @@ mod tests {
             }
             let mut want = Vec::new();
             ParallelBatch::new(&t_cpu, &pool).p_values(&b, &mut want, &mut NullWatch).unwrap();
-            for (budget, max_level) in [(1, 32), (3, 4), (17, 32), (1 << 20, 2)] {
+            for (budget, max_level, depth) in [(1, 32, 1), (3, 4, 2), (17, 32, 1), (17, 32, 2), (1 << 20, 2, 2)] {
                 let fresh = make();
                 let t_gpu = if budget == 1 { &t_gpu } else { &fresh };
                 let plan = plan_launches(&b, max_level, budget);
                 let mut got = vec![f64::NAN; b.len()];
                 let words = |x: u32, y: u32, s: &[u32]| (x + y) as u64 * s.len() as u64;
-                let mut ev = CpuRounds { test: &t_dev, held: None, launches: 0, budget };
+                let mut ev = CpuRounds::new(&t_dev, budget, depth);
                 run_launches(&b, &plan, Some(&words), &mut ev, &mut got, || true).unwrap();
                 assert_eq!(ev.launches, plan.launches.len());
                 t_gpu.count_small_n_listed(plan.gpu_tests().map(|t| (b.x[t], b.y[t], b.set(t))));
@@ -368,7 +392,7 @@ mod tests {
                 }
                 to_cpu += !plan.cpu.is_empty() as u32;
                 for t in 0..b.len() {
-                    assert_eq!(got[t].to_bits(), want[t].to_bits(), "case {case} budget {budget} test {t}");
+                    assert_eq!(got[t].to_bits(), want[t].to_bits(), "case {case} budget {budget} depth {depth} test {t}");
                 }
                 assert_eq!(t_gpu.small_n_tests(), t_cpu.small_n_tests(), "case {case} budget {budget}");
             }
@@ -388,7 +412,7 @@ mod tests {
             b2.push(k as u32 % 3, 3 + k as u32 % 3, []);
         }
         let plan = plan_launches(&b2, 32, 1);
-        let mut ev = CpuRounds { test: &t, held: None, launches: 0, budget: 1 };
+        let mut ev = CpuRounds::new(&t, 1, 1);
         let mut asked = 0;
         let mut out = vec![0.0; b2.len()];
         let e = run_launches(&b2, &plan, None, &mut ev, &mut out, || {

@@ -8,7 +8,8 @@
 //! k * sides + s) by the pool's threads, and each edge's outcome is read off its own p-values in
 //! parallel, exactly as [`crate::windows::Windows::absorb`] walks a window: the first test in
 //! side order with an NA-mapped p >= alpha decides the edge. While the device runs one chunk, the
-//! host writes the next (one chunk in flight, as in [`crate::windows::run_pipelined`]).
+//! host writes the next, and with an evaluator that holds two (the discrete `Rounds`) queues it
+//! behind the running one before it waits (as [`crate::windows::run_pipelined`]).
 
 use pc_core::plan::{EdgeOutcome, EdgeWork, LevelPlan};
 use pc_core::PcError;
@@ -108,6 +109,8 @@ pub fn run_level0(
     let mut p = Vec::new();
     let mut pending: Option<usize> = None; // the chunk in flight (in batches[c % 2])
     let mut decided = 0;
+    // with two in flight, chunk c is queued behind chunk c - 1 before the host waits for that one
+    let queued = eval.in_flight() >= 2;
     for c in 0..=chunks.len() {
         if !keep_going(decided) {
             return Err(PcError::Interrupted);
@@ -115,10 +118,13 @@ pub fn run_level0(
         if let Some(&(a, b)) = chunks.get(c) {
             pool.install(|| write_chunk(&plan.edges[a..b], k, opts.words, &mut batches[c % 2]));
         }
+        if queued && c < chunks.len() {
+            eval.launch(&batches[c % 2])?;
+        }
         if let Some(q) = pending.take() {
             eval.finish(&batches[q % 2], &mut p)?;
         }
-        if c < chunks.len() {
+        if !queued && c < chunks.len() {
             eval.launch(&batches[c % 2])?;
         }
         if c > 0 {
@@ -181,22 +187,25 @@ mod tests {
                 // every pair's p-value once (the batches look them up: CI's debug build is slow)
                 let mut tsc = GSquareScratch::default();
                 let pv: Vec<f64> = (0..p * p).map(|k| test.p_value(&mut tsc, (k % p) as u32, (k / p) as u32, &[]).unwrap()).collect();
-                for (budget, pool) in [(1, None), (2, Some(&pool)), (7, None), (50, Some(&pool)), (1 << 20, None)] {
+                for (budget, pool, depth) in
+                    [(1, None, 1), (2, Some(&pool), 2), (7, None, 1), (7, None, 2), (50, Some(&pool), 1), (1 << 20, None, 2)]
+                {
                     let opts = RoundOpts { budget, growth: 125, pool, words: Some(&words) };
                     let mut tests = 0usize;
-                    let mut eval = Eager::new(|b: &Batch| {
+                    let check = |b: &Batch| {
                         assert!(b.s.is_empty());
                         assert!(b.len() <= budget.max(2), "a batch of {} tests for budget {budget}", b.len());
                         assert_eq!(b.max_words, (0..b.len()).map(|t| words(b.x[t], b.y[t], &[])).max().unwrap_or(0));
                         tests += b.len();
                         (0..b.len()).map(|t| pv[b.x[t] as usize + b.y[t] as usize * p]).collect()
-                    });
+                    };
+                    let mut eval = if depth == 1 { Eager::new(check) } else { Eager::queued(check) };
                     let got = run_level0(&plan, &opts, &mut eval, |_| true).unwrap();
                     drop(eval);
                     assert_eq!(tests as u64, plan.edges.iter().map(|e| e.n_tests()).sum::<u64>());
                     assert_eq!(got.len(), want.len());
                     for (e, (g, w)) in got.iter().zip(&want).enumerate() {
-                        assert!(same(g, w), "case {case} {order:?} budget {budget} edge {e}: {g:?} vs {w:?}");
+                        assert!(same(g, w), "case {case} {order:?} budget {budget} depth {depth} edge {e}: {g:?} vs {w:?}");
                     }
                 }
             }
