@@ -296,9 +296,9 @@ impl RoundEval for Rounds<'_, '_> {
         let n = b.test.data.n;
         let bin = b.test.kind == GSquareKind::Bin;
         let slot_words = batch.max_words;
-        let f = &b.f;
         // the blocks that are resident at once
-        let per_sm = f
+        let per_sm = b
+            .f
             .occupancy_max_active_blocks_per_multiprocessor(b.block, b.shared_words as usize * 4, None)
             .map_err(cuda_err("reading gsquare_tests' occupancy"))?
             .max(1);
@@ -334,7 +334,7 @@ impl RoundEval for Rounds<'_, '_> {
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (b.block, 1, 1), shared_mem_bytes: b.shared_words * 4 };
         let (nu, stride, li, mu, binf, adapt, shw, packed) =
             (n as u64, b.stride as u64, l as i32, m as u32, bin as i32, b.test.adapt_df as i32, b.shared_words, b.packed as i32);
-        let mut lb = gpu.stream.launch_builder(f);
+        let mut lb = gpu.stream.launch_builder(&b.f);
         lb.arg(&b.data).arg(&nu).arg(&stride).arg(&b.lev_d).arg(tx).arg(ty).arg(ts).arg(&li).arg(&mu);
         lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut *scratch).arg(&slot_words).arg(&mut *stat).arg(&mut *df).arg(&packed);
         // SAFETY: argument types and order follow gsquare_tests; data holds p columns of `stride`

@@ -261,7 +261,8 @@ impl BatchEvaluator for CudaGSquareBatch<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::windows::tests::{chain_data, Lcg};
+    use crate::windows::tests::{chain_data, Eager, Lcg};
+    use crate::windows::RoundEval;
     use pc_core::citest::{CiTest, GSquareKind, GSquareScratch};
     use crate::gauss_batch::tests::batch;
     use pc_core::NullWatch;
@@ -295,41 +296,29 @@ mod tests {
         assert!(fill(&b, &Launch { level: 1, tests: vec![0] }, None, &mut out).is_err());
     }
 
-    /// A CPU twin of the device's rounds: each launch's p-values computed at launch from the
-    /// batch as the kernel reads it (x, y, `level` members per test), handed back at finish.
-    struct CpuRounds<'a> {
-        test: &'a GSquareTest,
-        held: std::collections::VecDeque<Vec<f64>>,
-        launches: usize,
-        budget: usize,
-        /// Launches held at once (2: as the device's `Rounds`).
-        depth: usize,
-    }
-
-    impl<'a> CpuRounds<'a> {
-        fn new(test: &'a GSquareTest, budget: usize, depth: usize) -> Self {
-            CpuRounds { test, held: Default::default(), launches: 0, budget, depth }
-        }
-    }
-
-    impl LevelRounds for CpuRounds<'_> {
+    /// The windows' CPU twin (`Eager`) as the triple checks' evaluator: each launch is checked to
+    /// hold `level` members per test, and computed at launch from the batch as the kernel reads it.
+    impl<F: FnMut(&Batch) -> Vec<f64>> LevelRounds for Eager<F> {
         fn launch_level(&mut self, level: usize, b: &Batch) -> Result<()> {
-            assert!(self.held.len() < self.depth, "more launches than it holds");
-            assert!(b.len() <= self.budget && !b.is_empty());
             assert_eq!(b.s.len(), b.len() * level);
-            let mut sc = GSquareScratch::default();
-            let p = (0..b.len()).map(|t| self.test.p_value(&mut sc, b.x[t], b.y[t], &b.s[t * level..(t + 1) * level])).collect::<Result<Vec<_>>>()?;
-            self.held.push_back(p);
-            self.launches += 1;
-            Ok(())
+            RoundEval::launch(self, b)
         }
         fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<()> {
-            *p = self.held.pop_front().expect("finish without a launch");
-            assert_eq!(p.len(), b.len());
-            Ok(())
+            RoundEval::finish(self, b, p)
         }
         fn in_flight(&self) -> usize {
-            self.depth
+            RoundEval::in_flight(self)
+        }
+    }
+
+    /// G^2 p-values of a launch's tests, as the kernel reads them (x, y, |S| = s.len() / len
+    /// members per test), for a launch of at most `budget` tests.
+    fn cpu_launch(test: &GSquareTest, budget: usize) -> impl FnMut(&Batch) -> Vec<f64> + '_ {
+        move |b: &Batch| {
+            assert!(b.len() <= budget && !b.is_empty());
+            let level = b.s.len() / b.len();
+            let mut sc = GSquareScratch::default();
+            (0..b.len()).map(|t| test.p_value(&mut sc, b.x[t], b.y[t], &b.s[t * level..(t + 1) * level]).unwrap()).collect()
         }
     }
 
@@ -376,9 +365,9 @@ mod tests {
                 let plan = plan_launches(&b, max_level, budget);
                 let mut got = vec![f64::NAN; b.len()];
                 let words = |x: u32, y: u32, s: &[u32]| (x + y) as u64 * s.len() as u64;
-                let mut ev = CpuRounds::new(&t_dev, budget, depth);
+                let mut ev = if depth == 1 { Eager::new(cpu_launch(&t_dev, budget)) } else { Eager::queued(cpu_launch(&t_dev, budget)) };
                 run_launches(&b, &plan, Some(&words), &mut ev, &mut got, || true).unwrap();
-                assert_eq!(ev.launches, plan.launches.len());
+                assert_eq!(ev.rounds, plan.launches.len());
                 t_gpu.count_small_n_listed(plan.gpu_tests().map(|t| (b.x[t], b.y[t], b.set(t))));
                 // the CPU part as the evaluator runs it
                 let mut sub = TestBatch::default();
@@ -412,7 +401,7 @@ mod tests {
             b2.push(k as u32 % 3, 3 + k as u32 % 3, []);
         }
         let plan = plan_launches(&b2, 32, 1);
-        let mut ev = CpuRounds::new(&t, 1, 1);
+        let mut ev = Eager::new(cpu_launch(&t, 1));
         let mut asked = 0;
         let mut out = vec![0.0; b2.len()];
         let e = run_launches(&b2, &plan, None, &mut ev, &mut out, || {
@@ -421,7 +410,7 @@ mod tests {
         })
         .unwrap_err();
         assert!(matches!(e, PcError::Interrupted));
-        assert_eq!(ev.launches, 2);
+        assert_eq!(ev.rounds, 2);
     }
 
     #[test]

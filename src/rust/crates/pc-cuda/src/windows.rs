@@ -503,7 +503,8 @@ pub(crate) mod tests {
         f: F,
         held: std::collections::VecDeque<Vec<f64>>,
         depth: usize,
-        rounds: usize,
+        /// Batches launched so far.
+        pub(crate) rounds: usize,
     }
 
     impl<F: FnMut(&Batch) -> Vec<f64>> Eager<F> {

@@ -310,8 +310,7 @@ extern "C" __global__ void __launch_bounds__(MAXBLOCK) gsquare_tests(
         __syncthreads();
 
         // Indices in 32 bits (a test that runs has fewer than n < 2^32 cells, as discrete.rs's
-        // test_words shows), and no division per cell: 64-bit divisions per cell were most of the
-        // kernel's instructions on MUNIN's large tables.
+        // test_words shows), and no division per cell (the G^2 loop below steps them).
         const u32 ns = (u32)n_strata;
         for (u32 w = tid; w < lx * ns; w += nthreads) {
             const u32 k = w / lx;
