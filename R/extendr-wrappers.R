@@ -33,8 +33,8 @@ rs_jt_compile <- function(names, states, parents, cpts, triangulation, max_cells
   .Call(wrap__gpupc_jt_compile, names, states, parents, cpts, triangulation, max_cells, threads)
 }
 
-rs_jt_query <- function(ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb) {
-  .Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb)
+rs_jt_query <- function(ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices) {
+  .Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices)
 }
 
 rs_orient <- function(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend) {

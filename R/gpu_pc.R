@@ -117,7 +117,7 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
     o <- orient_pcalgo(skel, suffStat, indepTest, alpha, solve.confl = solve.confl, rule = rule,
                        numCores = numCores, verbose = verbose, sepsets = sk$sepsets,
                        backend = if (startsWith(sk$backend, "cuda")) "cuda" else "cpu",
-                       fallback = identical(backend, "auto"))
+                       fallback = identical(backend, "auto"), device = .gpupc_state$last$devices)
     info <- o$info
     sepsets <- o$sepsets
     o$pcalgo

@@ -142,12 +142,17 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   dense <- test$kind == "gauss" && choice$backend == "cuda"
   check_memory(p, if (dense) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
                p_arg, dense = dense)
+  dev <- list(devices = NULL, why = NULL)
   run <- function(b) {
     if (test$kind == "rfun" && b == "cpu")
       return(run_rfun(indepTest, suffStat, p, alpha, start, fixed, NAdelete, m.max, method,
                       threads, level_hooks(verbose, method, b)))
     data <- test$data
-    if (b == "cuda") data$devices <- resolve_devices(devices)
+    if (b == "cuda") {
+      size <- switch(test$kind, gauss = p, dis = , bin = as.double(nrow(data$dm)) * p * p / 2, Inf)
+      dev <<- choose_devices(devices, test$kind, size, method, from_data = !is.null(data$data) && test$kind == "gauss")
+      data$devices <- dev$devices
+    } else dev <<- list(devices = NULL, why = NULL)
     rs_skeleton(test$kind, data, NULL, p, alpha, start, fixed, NAdelete, m.max,
                 method, b, threads, level_hooks(verbose, method, b))
   }
@@ -165,7 +170,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   out <- as_pcalgo(res, labels, cl)
   t3 <- proc.time()[["elapsed"]]
   ph <- unlist(res$phases)
-  .gpupc_state$last <- list(backend = res$backend, why = choice$why, levels = as.data.frame(res$levels),
+  .gpupc_state$last <- list(backend = res$backend, why = choice$why, devices = dev$devices,
+                            devices_why = dev$why, levels = as.data.frame(res$levels),
                             details = res$extra,
                             phases = c(r_checks_s = t1 - t0, ph,
                                        r_output_s = max(0, t2 - t1 - sum(ph)),
@@ -198,7 +204,10 @@ attach_sepsets <- function(out, sepsets) {
 #' What the last [gpu_skeleton()] or [gpu_pc()] call in this session ran on, and where its time
 #' went, kept outside the `pcAlgo` object so that the object stays identical to pcalg's.
 #'
-#' @return A list: `backend` (e.g. `"cpu (16 threads)"`), `why` (why that backend was chosen) and
+#' @return A list: `backend` (e.g. `"cpu (16 threads)"`), `why` (why that backend was chosen),
+#'   `devices` and `devices_why` (with the GPU backend: the GPUs the run used, and why those: with
+#'   `devices = NULL` every usable GPU where the work is large enough to gain from them, else the
+#'   first) and
 #'   `levels`, a data frame with one row per level: `level`, `edges` (at the level's start),
 #'   `tests`, `removed`, `seconds` (the whole level), `plan_seconds` (listing each edge's
 #'   tests) and `backend_seconds` (running them); and `details`, the backend's own figures (for

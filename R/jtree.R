@@ -18,6 +18,10 @@
 #' @param backend `"auto"` (the GPU when [gpu_info()] finds one), `"cpu"` or `"cuda"`: where
 #'   [gpu_query()] and [gpu_mpe()] propagate.
 #' @param numCores CPU threads (NULL: all cores); always a pool built for the call.
+#' @param devices The GPUs a batch may use, as numbered by `gpu_info()$devices$device`; `NULL`
+#'   (the default, or `getOption("gpupc.devices")`) uses every usable GPU for large batches (the
+#'   evidence sets split into one block per device) and the first for small ones;
+#'   [gpupc_last_run()] says which.
 #' @param max.cells The clique tables of one evidence set may hold at most this many cells; a
 #'   larger tree stops with an error before anything is allocated.
 #' @return A `gpu_jtree` object: the compiled tree (an external pointer, not saved with the
@@ -28,9 +32,11 @@
 #' gpu_query(jt, nodes = c("lung", "tub"), evidence = list(asia = "yes", xray = "yes"))
 #' @export
 gpu_jtree <- function(x, data = NULL, triangulation = c("minfill", "minweight"), method = "bayes", iss = 1,
-                      backend = c("auto", "cpu", "cuda"), numCores = NULL, max.cells = 2^31) {
+                      backend = c("auto", "cpu", "cuda"), numCores = NULL, max.cells = 2^31,
+                      devices = getOption("gpupc.devices", NULL)) {
   triangulation <- match.arg(triangulation)
   backend <- match.arg(backend)
+  devices <- check_devices(devices, backend)
   if (!is.numeric(max.cells) || length(max.cells) != 1 || is.na(max.cells) || max.cells < 1)
     abort_arg("max.cells", "must be a single number >= 1.")
   threads <- jt_threads(numCores)
@@ -41,7 +47,7 @@ gpu_jtree <- function(x, data = NULL, triangulation = c("minfill", "minweight"),
   forced <- backend == "cuda"
   if (backend == "auto") backend <- if (isTRUE(gpu_info()$usable)) "cuda" else "cpu"
   structure(list(ptr = res$ptr, forced = forced, nodes = net$names, states = stats::setNames(net$states, net$names),
-                 offsets = res$offsets, stats = res$stats, backend = backend, threads = threads,
+                 offsets = res$offsets, stats = res$stats, backend = backend, threads = threads, devices = devices,
                  triangulation = triangulation),
             class = "gpu_jtree")
 }
@@ -149,12 +155,18 @@ jt_run <- function(jt, ev, what, backend) {
   fallback <- is.null(backend) && !isTRUE(jt$forced)
   backend <- backend %||% jt$backend
   if (!backend %in% c("cpu", "cuda")) abort_arg("backend", "must be \"cpu\" or \"cuda\".")
-  res <- rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, backend, jt$threads, 4)
+  dev <- if (backend == "cuda") choose_devices(jt$devices, "jtree", ev$rows) else list(devices = NULL, why = NULL)
+  res <- rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, backend, jt$threads, 4, dev$devices)
   if (!is.null(res$error) && res$kind == "cuda" && fallback) {
     message("gpupc: the GPU failed (", res$error, "); running on the CPU instead")
-    res <- rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, "cpu", jt$threads, 4)
+    backend <- "cpu"
+    dev <- list(devices = NULL, why = NULL)
+    res <- rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, "cpu", jt$threads, 4, NULL)
   }
   if (!is.null(res$error)) raise_jt_error(res, "evidence")
+  .gpupc_state$last <- list(backend = backend, why = if (backend == "cuda") "the tree's backend" else "CPU",
+                            devices = dev$devices, devices_why = dev$why, query = what,
+                            evidence_sets = ev$rows, phases = c(query_s = res$seconds))
   res
 }
 

@@ -42,12 +42,12 @@ pdag_graphnel <- function(from, to, weight, labels, directed) {
 # and the triple checks rewrite in place. Returns list(pcalgo, info, sepsets): `sepsets` is the
 # handle still to be made into the pcalgo's sepset slot (attach_sepsets()), or NULL when the slot
 # is final. `backend`: "cuda" runs the triple checks' gaussCItest, disCItest and binCItest tests
-# on the GPU (where the skeleton ran); a GPU failure then reruns them on the CPU with a message
-# when `fallback`.
+# on the GPU `device` (the skeleton's first); a GPU failure then reruns them on the CPU with a
+# message when `fallback`.
 orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_real_,
                           solve.confl = FALSE, rule = c("none", "conservative", "majority"),
                           numCores = NULL, unfTriples = NULL, verbose = FALSE, sepsets = NULL,
-                          backend = "cpu", fallback = TRUE) {
+                          backend = "cpu", fallback = TRUE, device = NULL) {
   rule <- match.arg(rule)
   labels <- skel@graph@nodes
   p <- length(labels)
@@ -73,6 +73,8 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
     }
   }
   if (!is.null(unfTriples)) storage.mode(unfTriples) <- "integer"
+  # the triple checks are small batches: they run on one GPU, the skeleton's first
+  if (!is.null(device)) test$data$devices <- device[1]
   run <- function(b) {
     rs_orient(p, edges, if (is.null(sepsets)) skel@sepset else sepsets, solve.confl, rule, test$kind, test$data,
               if (rule == "none") 0 else as.double(alpha), check_threads(numCores), unfTriples, b)

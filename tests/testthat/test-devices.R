@@ -59,6 +59,39 @@ test_that("every usable device gives one device's result, Gaussian and discrete"
   expect_identical(every@pMax, one@pMax)
   expect_identical(every@sepset, one@sepset)
   expect_identical(every@n.edgetests, one@n.edgetests)
-  used <- gpupc::gpupc_last_run()$details$devices
-  expect_equal(if (is.null(used)) all[1] else used, all)
+  # gaussCItest takes one GPU unless `devices` names more; gpupc_last_run() says which and why
+  lr <- gpupc::gpupc_last_run()
+  expect_equal(lr$devices, all[1])
+  expect_true(is.character(lr$devices_why) && nzchar(lr$devices_why))
+  forced <- gpupc::gpu_skeleton(dv_suff, pcalg::gaussCItest, 0.01, p = 30, backend = "cuda", devices = all)
+  expect_identical(forced@pMax, one@pMax)
+  expect_identical(forced@sepset, one@sepset)
+  expect_equal(gpupc::gpupc_last_run()$devices, all)
+})
+
+test_that("the default devices follow the work: one GPU for small work, every GPU for large", {
+  two <- c(0L, 1L)
+  pick <- function(...) gpupc:::choose_devices(NULL, ..., usable = two)
+  # gaussCItest: one GPU whatever p (its time is not the kernels'), and says why
+  for (p in c(50, 20000, 60000)) {
+    d <- pick("gauss", p)
+    expect_equal(d$devices, 0L)
+    expect_match(d$why, "^one GPU")
+  }
+  # G^2 tests by n p^2 / 2
+  expect_equal(pick("dis", 1e9)$devices, 0L)
+  expect_match(pick("bin", 1e9)$why, "small for several GPUs")
+  expect_equal(pick("dis", 5.4e11)$devices, two)
+  expect_equal(pick("dis", NA_real_)$devices, 0L)
+  # CMI-kNN tests are compute-bound: every GPU
+  expect_equal(pick("cmiknn", Inf)$devices, two)
+  # junction-tree batches by evidence sets
+  expect_equal(pick("jtree", 100)$devices, 0L)
+  expect_equal(pick("jtree", 1e5)$devices, two)
+  # named devices are used as given, checked against the usable ones
+  expect_equal(gpupc:::choose_devices(c(1L, 0L), "gauss", 50, usable = two), list(devices = c(1L, 0L), why = "asked for"))
+  expect_error(gpupc:::choose_devices(3L, "gauss", 50, usable = two), class = "gpupc_invalid_argument")
+  # one usable GPU, or none
+  expect_equal(gpupc:::choose_devices(NULL, "dis", 1e12, usable = 0L)$devices, 0L)
+  expect_null(gpupc:::choose_devices(NULL, "dis", 1e12, usable = integer(0))$devices)
 })

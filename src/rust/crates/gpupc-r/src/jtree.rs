@@ -4,7 +4,8 @@
 //! likelihoods as a rows x width matrix) on the CPU engine or the GPU.
 
 use extendr_api::prelude::*;
-use pc_jtree::engine::Options;
+use pc_core::PcError;
+use pc_jtree::engine::{Marginals, Mpe, Options};
 use pc_jtree::{Evidence, Heuristic, JtError, Limits, Network, Plan};
 
 fn jt_error(e: &JtError) -> Robj {
@@ -104,7 +105,7 @@ fn evidence(plan: &Plan, hard: Robj, soft_col: Robj, soft: Robj, rows: i32) -> R
 /// list(values = rows x width matrix, pe) / list(states = rows x n matrix, prob), or an error list.
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, what: &str, backend: &str, threads: i32, memory_gb: f64) -> Robj {
+fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, what: &str, backend: &str, threads: i32, memory_gb: f64, devices: Robj) -> Robj {
     let plan: &ExternalPtr<Plan> = match (&ptr).try_into() {
         Ok(p) => p,
         Err(_) => return list!(error = "'jt' is not a compiled junction tree (was it saved and reloaded?)", kind = "invalid").into_robj(),
@@ -127,13 +128,7 @@ fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, 
             Err(e) => return jt_error(&e),
         },
         (w, "cuda") => {
-            let r = pc_cuda::jtree::CudaJtree::new(plan).and_then(|mut g| {
-                if w == "mpe" {
-                    g.mpe(&ev, None).map(|m| (None, Some(m)))
-                } else {
-                    g.marginals(&ev, None).map(|m| (Some(m), None))
-                }
-            });
+            let r = crate::multi::ordinals(&devices).and_then(|d| cuda_query(plan, &ev, w == "mpe", &d));
             match r {
                 Ok(x) => x,
                 Err(e) => return cuda_error(&e),
@@ -166,6 +161,36 @@ fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, 
     let mut states: Robj = col.into();
     let _ = states.set_attrib("dim", [rows as i32, n as i32]);
     list!(states = states, prob = m.prob, seconds = secs).into_robj()
+}
+
+/// A batch on the GPUs `devices`: the evidence sets split into one contiguous block per device,
+/// each propagated on its own device at once, the answers put back in the batch's order.
+fn cuda_query(plan: &Plan, ev: &Evidence, mpe: bool, devices: &[usize]) -> Result<(Option<Marginals>, Option<Mpe>), PcError> {
+    let run = |ev: &Evidence, d: usize| -> Result<(Option<Marginals>, Option<Mpe>), PcError> {
+        let mut g = pc_cuda::jtree::CudaJtree::new_on(plan, d)?;
+        if mpe {
+            g.mpe(ev, None).map(|m| (None, Some(m)))
+        } else {
+            g.marginals(ev, None).map(|m| (Some(m), None))
+        }
+    };
+    let k = devices.len().min(ev.rows).max(1);
+    if k == 1 {
+        return run(ev, devices.first().copied().unwrap_or_else(pc_cuda::device::device_ordinal));
+    }
+    let labels = pc_cuda::gauss_multi::device_labels(devices);
+    let parts = pc_core::multi::even_ranges(ev.rows, k);
+    let results: Vec<Result<(Option<Marginals>, Option<Mpe>), PcError>> = std::thread::scope(|s| {
+        let hs: Vec<_> = parts.iter().zip(devices).map(|(r, &d)| s.spawn(move || run(&ev.rows_slice(r.clone()), d))).collect();
+        hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
+    });
+    let (mut margs, mut mpes) = (Vec::with_capacity(k), Vec::with_capacity(k));
+    for (r, label) in results.into_iter().zip(&labels) {
+        let (m, e) = r.map_err(|e| pc_core::multi::label_error(label, e))?;
+        margs.extend(m);
+        mpes.extend(e);
+    }
+    Ok((Marginals::concat(margs), Mpe::concat(mpes)))
 }
 
 extendr_module! {

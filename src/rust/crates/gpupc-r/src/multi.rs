@@ -12,11 +12,18 @@ use crate::entry::{cuda_details, Run};
 /// The ordinals R chose (every usable device by default); `GPUPC_CUDA_DEVICE` (or 0) when the
 /// list holds none.
 pub(crate) fn devices_of(data: &List) -> CoreResult<Vec<usize>> {
-    let v = data.iter().find(|(k, _)| *k == "devices").map(|(_, v)| v);
-    let Some(v) = v.filter(|v| !v.is_null()) else {
+    match data.iter().find(|(k, _)| *k == "devices") {
+        Some((_, v)) => ordinals(&v),
+        None => ordinals(&Robj::from(())),
+    }
+}
+
+/// GPU numbers from R (NULL: the default device).
+pub(crate) fn ordinals(v: &Robj) -> CoreResult<Vec<usize>> {
+    if v.is_null() {
         return Ok(vec![pc_cuda::device::device_ordinal()]);
-    };
-    let d = double_vec(&v, "devices")?;
+    }
+    let d = double_vec(v, "devices")?;
     if d.is_empty() || d.iter().any(|x| !(x.is_finite() && *x >= 0.0 && x.fract() == 0.0 && *x < 65536.0)) {
         return Err(PcError::invalid("devices", "must be GPU numbers (0, 1, ...) as gpu_info()$devices lists them"));
     }
@@ -44,11 +51,11 @@ pub(crate) fn cuda_gsquare(run: &mut Run, t: &pc_core::citest::GSquareTest, devi
         g.set_threads(per)?;
         devs.push(g);
     }
-    let mut b = Split::new(devs, pc_cuda::gauss_multi::device_labels(devices))?;
+    let mut b = Split::new(devs, pc_cuda::gauss_multi::device_labels(devices))?.with_min_split_tests(pc_cuda::discrete::min_split_tests(t.data.n));
     run.setup_s = t0.elapsed().as_secs_f64();
     let out = run.go(&mut b)?;
     let tm = pc_cuda::gauss_multi::combined_timings(b.devs.iter().map(|d| d.timings()));
-    run.extra = with_devices(cuda_details(&tm), devices, 0.0);
+    run.extra = with_split(with_devices(cuda_details(&tm), devices, 0.0), &b);
     Ok(out)
 }
 
@@ -71,7 +78,7 @@ pub(crate) fn cuda_cmiknn(run: &mut Run, t: &pc_cmiknn::CmiKnn, devices: &[usize
         transfer += tm.transfer_s;
         tests += tm.tests as f64;
     }
-    run.extra = list!(kernel_s = kernel, transfer_s = transfer, gpu_tests = tests, devices = devices.iter().map(|&d| d as i32).collect::<Vec<_>>());
+    run.extra = with_split(list!(kernel_s = kernel, transfer_s = transfer, gpu_tests = tests, devices = devices.iter().map(|&d| d as i32).collect::<Vec<_>>()), &b);
     Ok(out)
 }
 
@@ -79,6 +86,17 @@ pub(crate) fn cuda_cmiknn(run: &mut Run, t: &pc_cmiknn::CmiKnn, devices: &[usize
 fn share_threads(threads: usize, k: usize) -> usize {
     let all = if threads == 0 { pc_core::threads::available_cores() } else { threads };
     all.div_ceil(k.max(1)).max(1)
+}
+
+/// `l` with the levels the split backend ran on one device (small) and split.
+fn with_split<B: pc_core::Backend + Send>(l: List, b: &Split<B>) -> List {
+    let mut names: Vec<String> = l.names().map(|n| n.map(|s| s.to_string()).collect()).unwrap_or_default();
+    let mut vals: Vec<Robj> = l.values().collect();
+    names.push("levels_split".into());
+    vals.push((b.levels_split as i32).into_robj());
+    names.push("levels_one_device".into());
+    vals.push((b.levels_alone as i32).into_robj());
+    List::from_names_and_values(names, vals).unwrap_or(l)
 }
 
 fn with_devices(l: List, devices: &[usize], merge_s: f64) -> List {

@@ -248,7 +248,8 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
                 let t = gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?;
                 if backend == "cuda" {
                     // the skeleton ran on the GPU: so do the triple checks' tests
-                    run_checks(&g, &mut sep, alpha, rule, &mut pc_cuda::CudaGaussBatch::new(&t, pool()?)?, &mut watch)?
+                    let d = crate::multi::devices_of(&data)?[0];
+                    run_checks(&g, &mut sep, alpha, rule, &mut pc_cuda::CudaGaussBatch::new_on(&t, pool()?, d)?, &mut watch)?
                 } else {
                     native(&t, pool()?, &g, &mut sep, alpha, rule, &mut watch)?
                 }
@@ -257,7 +258,8 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
                 let t = gsquare_test(&data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?;
                 let out = if backend == "cuda" {
                     // the skeleton ran on the GPU: so do the triple checks' tests
-                    run_checks(&g, &mut sep, alpha, rule, &mut pc_cuda::CudaGSquareBatch::new(&t, pool()?)?, &mut watch)?
+                    let d = crate::multi::devices_of(&data)?[0];
+                    run_checks(&g, &mut sep, alpha, rule, &mut pc_cuda::CudaGSquareBatch::new_on(&t, pool()?, d)?, &mut watch)?
                 } else {
                     native(&t, pool()?, &g, &mut sep, alpha, rule, &mut watch)?
                 };

@@ -196,11 +196,30 @@ pub fn label_error(label: &str, e: PcError) -> PcError {
     }
 }
 
-/// A planned backend per device; each level through [`split_level`]. With one device it is that
-/// device's backend unchanged.
+/// The tests a level's plan holds (every edge's full sequence, both sides).
+pub fn level_tests(plan: &LevelPlan) -> u64 {
+    plan.edges.iter().map(|e| e.n_tests()).sum()
+}
+
+/// Whether a level of `tests` tests is worth splitting over `devices` devices: a split costs
+/// each device a round of fixed work (a sub-plan, its launches, a synchronisation), so a level
+/// smaller than `min_tests` runs on the first device alone. `GPUPC_SPLIT_MIN_TESTS` overrides
+/// `min_tests` (0 splits every level: how the parity suites exercise the split on small cases).
+pub fn worth_splitting(devices: usize, tests: u64, min_tests: u64) -> bool {
+    let min = std::env::var("GPUPC_SPLIT_MIN_TESTS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(min_tests);
+    devices > 1 && tests >= min
+}
+
+/// A planned backend per device; each level through [`split_level`] when it holds at least
+/// `min_split_tests` tests, else on the first device. With one device it is that device's
+/// backend unchanged.
 pub struct Split<B> {
     pub devs: Vec<B>,
     pub labels: Vec<String>,
+    pub min_split_tests: u64,
+    /// Levels run on one device because they were small, and levels split.
+    pub levels_alone: usize,
+    pub levels_split: usize,
 }
 
 impl<B: Backend + Send> Split<B> {
@@ -208,7 +227,13 @@ impl<B: Backend + Send> Split<B> {
         if devs.is_empty() || devs.len() != labels.len() {
             return Err(PcError::Internal("a split backend needs one label per device, and a device".into()));
         }
-        Ok(Split { devs, labels })
+        Ok(Split { devs, labels, min_split_tests: 0, levels_alone: 0, levels_split: 0 })
+    }
+
+    /// Levels of fewer tests run on the first device alone.
+    pub fn with_min_split_tests(mut self, tests: u64) -> Self {
+        self.min_split_tests = tests;
+        self
     }
 }
 
@@ -223,7 +248,13 @@ impl<B: Backend + Send> Backend for Split<B> {
     }
 
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
-        split_level(&mut self.devs, &self.labels, plan, watch)
+        if worth_splitting(self.devs.len(), level_tests(plan), self.min_split_tests) {
+            self.levels_split += 1;
+            split_level(&mut self.devs, &self.labels, plan, watch)
+        } else {
+            self.levels_alone += 1;
+            self.devs[0].run_level(plan, watch).map_err(|e| label_error(&self.labels[0], e))
+        }
     }
 }
 
@@ -312,6 +343,23 @@ mod tests {
             Err(PcError::Cuda(m)) => assert!(m.starts_with("GPU 1: ") && m.contains("out of memory"), "{m}"),
             other => panic!("expected the device's error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn small_levels_run_on_the_first_device_alone() {
+        let plan = plan_of(30);
+        let tests = level_tests(&plan);
+        assert_eq!(tests, plan.edges.iter().map(|e| e.n_tests()).sum::<u64>());
+        assert!(tests > 0 && worth_splitting(2, tests, tests) && !worth_splitting(2, tests, tests + 1) && !worth_splitting(1, tests, 0));
+        let labels: Vec<String> = (0..2).map(|d| format!("GPU {d}")).collect();
+        let devs: Vec<FakeDevice> = (0..2).map(|_| FakeDevice { fail_at: None, blocks: 0 }).collect();
+        let mut s = Split::new(devs, labels).unwrap().with_min_split_tests(tests + 1);
+        let out = s.run_level(&plan, &mut crate::backend::NullWatch).unwrap();
+        assert_eq!(out.len(), plan.edges.len());
+        assert_eq!((s.devs[0].blocks, s.devs[1].blocks, s.levels_alone, s.levels_split), (1, 0, 1, 0));
+        s.min_split_tests = tests;
+        s.run_level(&plan, &mut crate::backend::NullWatch).unwrap();
+        assert!(s.devs[1].blocks > 0 && s.levels_split == 1);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use pc_cmiknn::estimator::{cmi_from_sum, sum_of_chunks, LANES};
 use pc_cmiknn::permute::PermScratch;
 use pc_cmiknn::{p_value, CmiKnn, Outcome};
@@ -25,7 +25,7 @@ use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 use rayon::prelude::*;
 
-use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
+use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::module;
 use crate::windows::run_rounds;
 
@@ -54,7 +54,7 @@ pub struct CmiTimings {
 pub struct CudaCmiKnn<'a> {
     test: &'a CmiKnn,
     gpu: Gpu,
-    f: CudaFunction,
+    f: Kernel,
     ranks: CudaSlice<u32>,
     psi: CudaSlice<f64>,
     pool: rayon::ThreadPool,
@@ -87,7 +87,7 @@ impl<'a> CudaCmiKnn<'a> {
             let gpu = Gpu::open_on(ordinal)?;
             let d = test.data();
             gpu.ensure_free(d.as_slice().len() * 4 + test.psi().len() * 8, "the ranks")?;
-            let compiled = module::module_for(&gpu.ctx, "cmiknn.cu", module::CMIKNN_SRC).map_err(PcError::Cuda)?;
+            let compiled = module::module_for(&gpu, "cmiknn.cu", module::CMIKNN_SRC).map_err(PcError::Cuda)?;
             let f = compiled.function("cmiknn_partials").map_err(PcError::Cuda)?;
             let t = Instant::now();
             let ranks = gpu.stream.clone_htod(d.as_slice()).map_err(cuda_err("could not upload the ranks"))?;
@@ -228,7 +228,7 @@ impl<'a> CudaCmiKnn<'a> {
             let cfg = LaunchConfig { grid_dim: (chunks as u32, n_est as u32, m as u32), block_dim: (LANES as u32, 1, 1), shared_mem_bytes: 0 };
             let (nn, k, px, ne) = (n as u32, test.k() as u32, (test.params().permute == pc_cmiknn::Permute::X) as u32, n_est as u32);
             let t = Instant::now();
-            let mut lb = gpu.stream.launch_builder(&self.f);
+            let mut lb = gpu.launch(&self.f)?;
             lb.arg(&self.ranks).arg(&nn).arg(&self.psi).arg(&k).arg(&d_tx).arg(&d_ty).arg(&d_tl).arg(&d_ts).arg(&d_tp).arg(&d_perm);
             lb.arg(&px).arg(&ne).arg(&mut d_part);
             // SAFETY: argument types and order follow cmiknn_partials; every test's x, y, S are

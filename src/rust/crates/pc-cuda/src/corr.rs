@@ -17,14 +17,14 @@ pub(crate) fn correlation_into(gpu: &Gpu, z: &[f64], rows: usize, p: usize, c: &
     if tiles > 65535 {
         return Err(PcError::invalid("suffStat$data", "too many variables for the GPU's correlation kernel"));
     }
-    let compiled = module::module_for(&gpu.ctx, "corr.cu", module::CORR_SRC).map_err(PcError::Cuda)?;
+    let compiled = module::module_for(&gpu, "corr.cu", module::CORR_SRC).map_err(PcError::Cuda)?;
     let f = compiled.function("corr_syrk").map_err(PcError::Cuda)?;
     // SAFETY: written whole by the upload below before the kernel reads it.
     let mut dz = unsafe { gpu.stream.alloc::<f64>(z.len()) }.map_err(cuda_err("could not allocate the data on the GPU"))?;
     gpu.upload_staged(z, &mut dz, "could not upload the data")?;
     let (n, p32) = (rows as u64, p as u32);
     let cfg = LaunchConfig { grid_dim: (tiles as u32, tiles as u32, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-    let mut b = gpu.stream.launch_builder(&f);
+    let mut b = gpu.launch(&f)?;
     b.arg(&dz).arg(&n).arg(&p32).arg(c);
     // SAFETY: argument types and order follow corr_syrk; dz holds rows x p values, c p x p.
     unsafe { b.launch(cfg) }.map_err(|e| PcError::Cuda(format!("launching corr_syrk: {e}")))?;

@@ -19,7 +19,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use pc_core::backend::{Backend, Control, Watch};
 use pc_core::citest::{GSquareKind, GSquareTest};
 use pc_core::cpu::ParallelCpu;
@@ -28,7 +28,7 @@ use pc_core::PcError;
 
 use crate::device::DeviceInfo;
 use crate::gauss::{CudaTimings, LevelTimings};
-use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Result};
+use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::inflight::{room, RoundBuffers};
 use crate::level0::run_level0;
 use crate::memplan;
@@ -85,12 +85,20 @@ pub fn test_words(n: usize, lev: &[u32], bin: bool, x: u32, y: u32, s: &[u32]) -
     Some(lx * ly * ns + (lx + ly + 1) * ns)
 }
 
+/// The fewest tests a level needs to be split over several devices, for data of `n` rows: a
+/// G^2 test reads its columns once per row, so the work is about tests x n sample visits; below
+/// 1e12 of them (MUNIN at n = 20000: no gain from a second H100 on any level) one device
+/// finishes first.
+pub fn min_split_tests(n: usize) -> u64 {
+    (1e12 / n.max(1) as f64).ceil() as u64
+}
+
 /// The CUDA G^2 backend; see the module docs.
 pub struct CudaGSquare<'a> {
     test: &'a GSquareTest,
     gpu: Gpu,
-    f: CudaFunction,
-    f_p: CudaFunction,
+    f: Kernel,
+    f_p: Kernel,
     /// Whether tables of fewer than 65536 cells are counted by `count_table_packed` (two samples
     /// per multiply-add, no runs, each thread's first cell in a register) rather than by runs.
     packed: bool,
@@ -133,7 +141,7 @@ impl<'a> CudaGSquare<'a> {
             let gpu = Gpu::open_on(ordinal)?;
             let stride = n.next_multiple_of(CHUNK);
             memplan::gsquare_setup(n, p, CHUNK, gpu.free_bytes()? as u64)?;
-            let compiled = module::module_for(&gpu.ctx, "gsquare.cu", module::GSQUARE_SRC).map_err(PcError::Cuda)?;
+            let compiled = module::module_for(&gpu, "gsquare.cu", module::GSQUARE_SRC).map_err(PcError::Cuda)?;
             let f = compiled.function("gsquare_tests").map_err(PcError::Cuda)?;
             let f_p = compiled.function("pchisq_points").map_err(PcError::Cuda)?;
             let t = Instant::now();
@@ -299,7 +307,7 @@ impl RoundEval for Rounds<'_, '_> {
         // the blocks that are resident at once
         let per_sm = b
             .f
-            .occupancy_max_active_blocks_per_multiprocessor(b.block, b.shared_words as usize * 4, None)
+            .occupancy_max_active_blocks_per_multiprocessor(b.block, b.shared_words as usize * 4)
             .map_err(cuda_err("reading gsquare_tests' occupancy"))?
             .max(1);
         let mut grid = (gpu.info.multiprocessors.max(1) as u32 * per_sm).min(m as u32);
@@ -334,7 +342,7 @@ impl RoundEval for Rounds<'_, '_> {
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (b.block, 1, 1), shared_mem_bytes: b.shared_words * 4 };
         let (nu, stride, li, mu, binf, adapt, shw, packed) =
             (n as u64, b.stride as u64, l as i32, m as u32, bin as i32, b.test.adapt_df as i32, b.shared_words, b.packed as i32);
-        let mut lb = gpu.stream.launch_builder(&b.f);
+        let mut lb = gpu.launch(&b.f)?;
         lb.arg(&b.data).arg(&nu).arg(&stride).arg(&b.lev_d).arg(tx).arg(ty).arg(ts).arg(&li).arg(&mu);
         lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut *scratch).arg(&slot_words).arg(&mut *stat).arg(&mut *df).arg(&packed);
         // SAFETY: argument types and order follow gsquare_tests; data holds p columns of `stride`
@@ -393,13 +401,13 @@ impl Backend for CudaGSquare<'_> {
 
 /// Queues `pchisq_points` (`f`): out[k] = pchisq_upper(q[k], df[k]) for every k < m, one thread
 /// each.
-fn launch_pchisq_points(gpu: &Gpu, f: &CudaFunction, q: &CudaSlice<f64>, df: &CudaSlice<f64>, out: &mut CudaSlice<f64>, m: usize) -> Result<()> {
+fn launch_pchisq_points(gpu: &Gpu, f: &Kernel, q: &CudaSlice<f64>, df: &CudaSlice<f64>, out: &mut CudaSlice<f64>, m: usize) -> Result<()> {
     if q.len() < m || df.len() < m || out.len() < m || m > u32::MAX as usize {
         return Err(PcError::Internal(format!("pchisq_points: {} and {} inputs, {} outputs for {m} points", q.len(), df.len(), out.len())));
     }
     let m = m as u32;
     let cfg = LaunchConfig { grid_dim: (m.div_ceil(BLOCK).max(1), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-    let mut lb = gpu.stream.launch_builder(f);
+    let mut lb = gpu.launch(f)?;
     lb.arg(q).arg(df).arg(&m).arg(out);
     // SAFETY: argument types and order follow pchisq_points; q, df and out hold at least m
     // doubles (checked above).
@@ -415,7 +423,7 @@ pub fn device_pchisq(q: &[f64], df: &[f64]) -> Result<Vec<f64>> {
     }
     guard("pchisq on the GPU", || {
         let gpu = Gpu::open()?;
-        let compiled = module::module_for(&gpu.ctx, "gsquare.cu", module::GSQUARE_SRC).map_err(PcError::Cuda)?;
+        let compiled = module::module_for(&gpu, "gsquare.cu", module::GSQUARE_SRC).map_err(PcError::Cuda)?;
         let f = compiled.function("pchisq_points").map_err(PcError::Cuda)?;
         let mut clock = Clock::default();
         let (qd, dd) = (gpu.up(&mut clock, q, "points")?, gpu.up(&mut clock, df, "points")?);

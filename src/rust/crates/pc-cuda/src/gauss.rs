@@ -26,7 +26,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use cudarc::driver::{result as dres, CudaFunction, CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{result as dres, CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
 use pc_core::backend::{Backend, Control, Watch};
 use pc_core::citest::{GaussFlavour, GaussTest};
 use pc_core::cpu::ParallelCpu;
@@ -34,7 +34,7 @@ use pc_core::plan::{unpack_key, EdgeOutcome, EdgeWork, LevelPlan, Order};
 use pc_core::PcError;
 
 use crate::device::DeviceInfo;
-use crate::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Result};
+use crate::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::memplan;
 use crate::host::{self, NO_KEY};
 use crate::module;
@@ -130,22 +130,22 @@ impl CudaTimings {
 }
 
 pub(crate) struct Fns {
-    level0: CudaFunction,
-    level1: CudaFunction,
-    rows_live: CudaFunction,
+    level0: Kernel,
+    level1: Kernel,
+    rows_live: Kernel,
     /// (max level, sets kernel, p-best kernel)
-    sets: Vec<(usize, CudaFunction, CudaFunction)>,
+    sets: Vec<(usize, Kernel, Kernel)>,
     /// (max level, listed-tests kernel) for stable.fast's planned levels
-    pub(crate) listed: Vec<(usize, CudaFunction)>,
+    pub(crate) listed: Vec<(usize, Kernel)>,
 }
 
 /// The kernels of the dense levels 0 and 1 (`gauss_dense.rs`).
 pub(crate) struct DenseFns {
-    pub pmax_init: CudaFunction,
-    pub degrees: CudaFunction,
-    pub fill_rows: CudaFunction,
-    pub level0: CudaFunction,
-    pub level1: CudaFunction,
+    pub pmax_init: Kernel,
+    pub degrees: Kernel,
+    pub fill_rows: Kernel,
+    pub level0: Kernel,
+    pub level1: Kernel,
 }
 
 /// The CUDA Gaussian backend; see the module docs.
@@ -237,7 +237,7 @@ impl CudaGauss {
             // C plus room for a level's lists, and whether pMax and the graph fit beside it;
             // `extra` (the data C is computed from) is held while C is made
             let dense_fits = memplan::gauss_setup(p, (gpu.free_bytes()? as u64).saturating_sub(extra as u64))?;
-            let compiled = module::module_for(&gpu.ctx, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
+            let compiled = module::module_for(&gpu, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
             let get = |name: &str| compiled.function(name).map_err(PcError::Cuda);
             let mut sets = Vec::new();
             let mut listed = Vec::new();
@@ -355,7 +355,7 @@ impl CudaGauss {
             let (e0, mu) = (start as u64, m as u64);
             let cfg = LaunchConfig { grid_dim: ((m as u32).div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let t = Instant::now();
-            let mut b = self.gpu.stream.launch_builder(&self.f.level0);
+            let mut b = self.gpu.launch(&self.f.level0)?;
             b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&upper).arg(&ebase).arg(&n_rows).arg(&e0).arg(&mu);
             b.arg(&zfac).arg(&flag).arg(&mut p0_d).arg(&mut p1_d);
             // SAFETY: argument types and order follow gauss_level0; edges start..start + m exist in
@@ -411,7 +411,7 @@ impl CudaGauss {
                 shared_mem_bytes: 0,
             };
             let t = Instant::now();
-            let mut b = self.gpu.stream.launch_builder(&self.f.level1);
+            let mut b = self.gpu.launch(&self.f.level1)?;
             b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&ei).arg(&ej).arg(&qi).arg(&qj).arg(&sides).arg(&mu);
             b.arg(&zfac).arg(&alpha).arg(&na).arg(&mut key).arg(&mut pbest).arg(&mut mf);
             // SAFETY: argument types and order follow gauss_level1; per-edge buffers hold m entries,
@@ -495,7 +495,7 @@ impl CudaGauss {
                 shared_mem_bytes: 0,
             };
             let t = Instant::now();
-            let mut b = self.gpu.stream.launch_builder(sets_fn);
+            let mut b = self.gpu.launch(sets_fn)?;
             b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&edge_of).arg(&task_row).arg(&task_t0).arg(&task_prefix);
             b.arg(&n_tasks).arg(&threads).arg(&binom).arg(&li_).arg(&zfac).arg(&alpha).arg(&na).arg(&margin).arg(&sym);
             b.arg(&mut best).arg(&mut maxfail).arg(&mut stats);
@@ -514,7 +514,7 @@ impl CudaGauss {
             let nru = nr as u32;
             let cfg = LaunchConfig { grid_dim: (nru.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let t = Instant::now();
-            let mut b = self.gpu.stream.launch_builder(&self.f.rows_live);
+            let mut b = self.gpu.launch(&self.f.rows_live)?;
             b.arg(&off).arg(&cols).arg(&edge_of).arg(&row_list).arg(&nru).arg(&best).arg(&mut live_d);
             // SAFETY: argument types and order follow rows_live; row_list and live_d hold nr entries.
             unsafe { b.launch(cfg) }.map_err(cuda_err("launching rows_live"))?;
@@ -539,7 +539,7 @@ impl CudaGauss {
             let mut pb = self.gpu.alloc::<f64>(items.len(), "winning p-values")?;
             let cfg = LaunchConfig { grid_dim: (n_items.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let t = Instant::now();
-            let mut b = self.gpu.stream.launch_builder(pbest_fn);
+            let mut b = self.gpu.launch(pbest_fn)?;
             b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&ei).arg(&ej).arg(&items_d).arg(&n_items);
             b.arg(&binom).arg(&li_).arg(&zfac).arg(&margin).arg(&sym).arg(&best).arg(&mut pb);
             // SAFETY: argument types and order follow gauss_pbest_l*; items index edges with a key.

@@ -9,14 +9,14 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use pc_core::backend::Watch;
 use pc_core::citest::{GaussFlavour, GaussTest};
 use pc_core::orient::{BatchEvaluator, ParallelBatch, TestBatch};
 use pc_core::PcError;
 
 use crate::gauss::PD_MARGIN;
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::host::{self, SET_KERNEL_VARIANTS};
 use crate::module;
 
@@ -74,7 +74,7 @@ pub struct BatchTimings {
 pub struct CudaGaussBatch<'a> {
     gpu: Gpu,
     c: CudaSlice<f64>,
-    fns: Vec<CudaFunction>,
+    fns: Vec<Kernel>,
     zfac: CudaSlice<f64>,
     cpu: ParallelBatch<'a, GaussTest>,
     test: &'a GaussTest,
@@ -85,15 +85,20 @@ impl<'a> CudaGaussBatch<'a> {
     /// Opens the GPU, gets the kernels (compiled once per process) and uploads `test`'s C;
     /// `pool` runs the tests the kernels do not take.
     pub fn new(test: &'a GaussTest, pool: &'a rayon::ThreadPool) -> Result<Self> {
+        Self::new_on(test, pool, crate::device::device_ordinal())
+    }
+
+    /// [`CudaGaussBatch::new`] on device `ordinal`.
+    pub fn new_on(test: &'a GaussTest, pool: &'a rayon::ThreadPool, ordinal: usize) -> Result<Self> {
         if test.flavour != GaussFlavour::R {
             return Err(PcError::Internal("the triple checks use R's gaussCItest arithmetic".into()));
         }
         let t0 = Instant::now();
         let p = test.p;
         guard("opening the GPU", || {
-            let gpu = Gpu::open()?;
+            let gpu = Gpu::open_on(ordinal)?;
             gpu.ensure_free(8 * p * p, "the correlation matrix")?;
-            let compiled = module::module_for(&gpu.ctx, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
+            let compiled = module::module_for(&gpu, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
             let fns = SET_KERNEL_VARIANTS
                 .iter()
                 .map(|m| compiled.function(&format!("gauss_batch_l{m}")).map_err(PcError::Cuda))
@@ -126,7 +131,7 @@ impl<'a> CudaGaussBatch<'a> {
         let (pu, nu, margin, sym) = (self.test.p as u64, n as u64, PD_MARGIN, self.test.is_symmetric() as i32);
         let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
-        let mut b = self.gpu.stream.launch_builder(&self.fns[v]);
+        let mut b = self.gpu.launch(&self.fns[v])?;
         b.arg(&self.c).arg(&pu).arg(&xd).arg(&yd).arg(&sd0).arg(&sd).arg(&nu).arg(&self.zfac).arg(&margin).arg(&sym).arg(&mut pd);
         // SAFETY: argument types and order follow gauss_batch_l*; tests 0..n have x, y < p, S
         // offsets in s (start has n + 1 entries), |S| <= the variant's maximum (split_tests) and

@@ -57,7 +57,7 @@ impl CudaGauss {
         let (pu, wu, p32) = (p as u64, words as u64, p as u32);
         let t = Instant::now();
         let cfg = LaunchConfig { grid_dim: ((p32 as u64 * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        let mut b = gpu.stream.launch_builder(&f.degrees);
+        let mut b = gpu.launch(&f.degrees)?;
         b.arg(&snap).arg(&wu).arg(&p32).arg(&mut deg);
         // SAFETY: argument types and order follow dense_degrees; snap holds p rows of `words` words.
         unsafe { b.launch(cfg) }.map_err(launch_err("dense_degrees"))?;
@@ -72,7 +72,7 @@ impl CudaGauss {
         }
         let cfg = LaunchConfig { grid_dim: ((i1 - i0).div_ceil(32), p32.div_ceil(8), 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
-        let mut b = gpu.stream.launch_builder(&f.level0);
+        let mut b = gpu.launch(&f.level0)?;
         b.arg(c).arg(&pu).arg(&snap).arg(&mut st.adj).arg(fixed).arg(&has_fixed).arg(&wu).arg(&deg).arg(&zfac).arg(&both);
         b.arg(&alpha).arg(&na).arg(&mut st.pmax).arg(&mut st.sep0).arg(&mut counters).arg(&i0).arg(&i1).arg(&fast);
         // SAFETY: argument types and order follow gauss_dense_level0; every bit matrix holds p rows
@@ -93,7 +93,7 @@ impl CudaGauss {
         let mut deg_d = gpu.alloc::<u32>(p, "degrees")?;
         let rows_cfg = LaunchConfig { grid_dim: ((p32 as u64 * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
-        let mut b = gpu.stream.launch_builder(&f.degrees);
+        let mut b = gpu.launch(&f.degrees)?;
         b.arg(&st.adj).arg(&wu).arg(&p32).arg(&mut deg_d);
         // SAFETY: as in level 0.
         unsafe { b.launch(rows_cfg) }.map_err(launch_err("dense_degrees"))?;
@@ -112,7 +112,7 @@ impl CudaGauss {
         let mut cols = gpu.alloc::<u32>(total, "neighbour lists")?;
         let mut upper_d = gpu.alloc::<u32>(p, "neighbour lists")?;
         let t = Instant::now();
-        let mut b = gpu.stream.launch_builder(&f.fill_rows);
+        let mut b = gpu.launch(&f.fill_rows)?;
         b.arg(&st.adj).arg(&wu).arg(&p32).arg(&off_d).arg(&mut cols).arg(&mut upper_d);
         // SAFETY: argument types and order follow dense_fill_rows; cols holds off[p] entries.
         unsafe { b.launch(rows_cfg) }.map_err(launch_err("dense_fill_rows"))?;
@@ -145,7 +145,7 @@ impl CudaGauss {
             let cfg = LaunchConfig { grid_dim: ((mu * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
             let fixed = st.fixed.as_ref().unwrap_or(&st.sep0);
             let t = Instant::now();
-            let mut b = gpu.stream.launch_builder(&f.level1);
+            let mut b = gpu.launch(&f.level1)?;
             b.arg(c).arg(&pu).arg(&off_d).arg(&cols).arg(&upper_d).arg(&ebase_d).arg(&p32).arg(&e0).arg(&mu);
             b.arg(fixed).arg(&has_fixed).arg(&wu).arg(&zfac).arg(&alpha).arg(&na).arg(&mut st.adj).arg(&mut st.pmax);
             b.arg(&mut sep_out).arg(&mut sep_count).arg(&mut counters).arg(&fast);
@@ -203,7 +203,7 @@ impl DenseLevels for CudaGauss {
             let mut pmax = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("allocating pMax"))?;
             let (pu, fast_i) = (p as u64, fast as i32);
             let cfg = LaunchConfig { grid_dim: (((p * p) as u64).div_ceil(256).min(1 << 20) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-            let mut b = gpu.stream.launch_builder(&f.pmax_init);
+            let mut b = gpu.launch(&f.pmax_init)?;
             b.arg(&mut pmax).arg(&pu).arg(&fast_i);
             // SAFETY: argument types and order follow dense_pmax_init; pmax holds p * p cells.
             unsafe { b.launch(cfg) }.map_err(launch_err("dense_pmax_init"))?;

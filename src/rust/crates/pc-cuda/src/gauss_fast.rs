@@ -58,7 +58,7 @@ impl CudaGauss {
                 let nu = n as u64;
                 let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
                 let t = Instant::now();
-                let mut lb = gpu.stream.launch_builder(f);
+                let mut lb = gpu.launch(f)?;
                 lb.arg(&self.c).arg(&pu).arg(&xd).arg(&yd).arg(&sd).arg(&nu).arg(&li).arg(&zfac).arg(&PD_MARGIN).arg(&sym).arg(&cpp).arg(&mut pd);
                 // SAFETY: argument types and order follow gauss_listed_l*; tests 0..n have x, y
                 // and their l members in s (windows.rs writes l per test) all < p; l <= the

@@ -12,15 +12,17 @@
 //!   and downloads that block over its own link, all at once.
 //! - levels >= 2 (planned): `multi::split_level`, edge blocks handed to whichever device is free.
 //!
-//! Peer copies (`cuMemcpyPeerAsync`) move the bulk data between devices, never the host; where
-//! the devices can access each other's memory, peer access is enabled first. The same ordinal
-//! given twice opens its primary context twice: one card then stands in for several devices on
-//! the same code path (the peer copy is a device-to-device copy), which is how the split is
-//! tested on a machine with one GPU.
+//! Every device owns its modules (the merge kernels are loaded on each), streams and buffers;
+//! `Gpu::launch` refuses a kernel of another device. Peer copies (`cuMemcpyPeerAsync`) move the
+//! bulk data between two devices where `cuDeviceCanAccessPeer` allows it (peer access is then
+//! enabled); otherwise, or with `GPUPC_PEER=0`, the data are staged through host memory. The
+//! same ordinal given twice opens its primary context twice, as two owners: one card then stands
+//! in for several devices on the same code path, which is how the split is tested on a machine
+//! with one GPU.
 
 use std::time::Instant;
 
-use cudarc::driver::{sys as dsys, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys as dsys, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use pc_core::backend::{run_watched, Backend, Watch};
 use pc_core::dense::{DenseLevelReport, DenseLevels};
 use pc_core::multi::{self, label_error};
@@ -28,18 +30,25 @@ use pc_core::plan::{EdgeOutcome, LevelPlan, Order};
 use pc_core::{Adjacency, BitMatrix, PcError};
 
 use crate::gauss::{CudaGauss, CudaTimings, LevelTimings};
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::host;
 use crate::module;
+
+/// Levels >= 2 of fewer tests run on the first device alone. An H100 runs about 1e9 tests a
+/// second there, and a split level cost about 20-40 ms more than one device's at p = 20000
+/// (levels of 4e7-7e7 tests: 0.061 s on one H100, 0.081 s split over two;
+/// bench's multigpu-r.R gauss): below ~1 s of work a second device does not pay.
+const MIN_SPLIT_TESTS: u64 = 1_000_000_000;
 
 /// Doubles per peer copy of pMax into the first device's scratch buffer (256 MB).
 const PMAX_CHUNK: usize = 1 << 25;
 const BLOCK: u32 = 256;
 
+/// One device's merge kernels (each device loads its own).
 struct MergeFns {
-    and: CudaFunction,
-    or: CudaFunction,
-    max: CudaFunction,
+    and: Kernel,
+    or: Kernel,
+    max: Kernel,
 }
 
 /// The Gaussian backend on several devices; see the module docs. One device is [`CudaGauss`]
@@ -47,7 +56,10 @@ struct MergeFns {
 pub struct MultiGauss {
     devs: Vec<CudaGauss>,
     labels: Vec<String>,
-    merge: MergeFns,
+    /// Per device, its own merge kernels.
+    merge: Vec<MergeFns>,
+    /// `peer[a][b]`: device a's copies from / to device b go directly (peer access enabled).
+    peer: Vec<Vec<bool>>,
     /// On the first device: one bit matrix, for gathering the others' graphs and sepset bits.
     scratch: Option<CudaSlice<u64>>,
     timings: CudaTimings,
@@ -61,14 +73,28 @@ fn launch_err(name: &'static str) -> impl Fn(cudarc::driver::DriverError) -> PcE
 
 /// Copies `len` elements `src[src_off..]` (on `from`) to `dst[dst_off..]` (on `to`), in `to`'s
 /// stream; the caller synchronises. Both devices' earlier work has finished (each level ends
-/// with a synchronising download).
+/// with a synchronising download). `direct`: a peer copy; otherwise staged through the host.
 #[allow(clippy::too_many_arguments)]
-fn peer_copy<T>(to: &Gpu, dst: &CudaSlice<T>, dst_off: usize, from: &Gpu, src: &CudaSlice<T>, src_off: usize, len: usize, what: &str) -> Result<()> {
+fn peer_copy<T: DeviceRepr + ValidAsZeroBits + Default + Clone>(to: &Gpu, dst: &CudaSlice<T>, dst_off: usize, from: &Gpu, src: &CudaSlice<T>, src_off: usize, len: usize, direct: bool, what: &str) -> Result<()> {
     if len == 0 {
         return Ok(());
     }
     if dst_off + len > dst.len() || src_off + len > src.len() {
         return Err(PcError::Internal(format!("peer copy of {what} out of bounds")));
+    }
+    to.check_buffer(dst, what)?;
+    from.check_buffer(src, what)?;
+    if !direct {
+        let mut host = vec![T::default(); len];
+        from.stream.memcpy_dtoh(&src.slice(src_off..src_off + len), &mut host).map_err(cuda_err(what))?;
+        from.stream.synchronize().map_err(cuda_err(what))?;
+        // the raw copy below runs in the thread's current context, which must be the destination's
+        to.ctx.bind_to_thread().map_err(cuda_err(what))?;
+        // SAFETY: dst[dst_off..dst_off + len] lies inside dst (checked above) and is written by
+        // this copy alone; the host vector outlives the synchronisation below.
+        let (d, _gd) = dst.device_ptr(&to.stream);
+        unsafe { cudarc::driver::result::memcpy_htod_async(d + (dst_off * std::mem::size_of::<T>()) as u64, &host, to.stream.cu_stream()) }.map_err(cuda_err(what))?;
+        return to.stream.synchronize().map_err(cuda_err(what));
     }
     let sz = std::mem::size_of::<T>() as u64;
     let (d, _gd) = dst.device_ptr(&to.stream);
@@ -77,6 +103,11 @@ fn peer_copy<T>(to: &Gpu, dst: &CudaSlice<T>, dst_off: usize, from: &Gpu, src: &
     unsafe { dsys::cuMemcpyPeerAsync(d + dst_off as u64 * sz, to.ctx.cu_ctx(), s + src_off as u64 * sz, from.ctx.cu_ctx(), len * sz as usize, to.stream.cu_stream()) }
         .result()
         .map_err(cuda_err(what))
+}
+
+/// Whether peer copies may be used at all (`GPUPC_PEER=0` stages every copy through the host).
+fn peer_allowed() -> bool {
+    !std::env::var("GPUPC_PEER").is_ok_and(|v| v == "0")
 }
 
 /// Enables access from `a`'s context to `b`'s memory where the hardware allows it (peer copies
@@ -105,9 +136,9 @@ fn grid_for(n: usize) -> LaunchConfig {
 }
 
 /// `dst[..n] op= src[..n]` on the first device.
-fn reduce<T>(g: &Gpu, f: &CudaFunction, dst: &mut cudarc::driver::CudaViewMut<'_, T>, src: &CudaSlice<T>, n: usize, name: &'static str) -> Result<()> {
+fn reduce<T>(g: &Gpu, f: &Kernel, dst: &mut cudarc::driver::CudaViewMut<'_, T>, src: &CudaSlice<T>, n: usize, name: &'static str) -> Result<()> {
     let nu = n as u64;
-    let mut b = g.stream.launch_builder(f);
+    let mut b = g.launch(f)?;
     b.arg(dst).arg(src).arg(&nu);
     // SAFETY: argument types follow merge_*(T*, const T*, u64); both hold >= n elements.
     unsafe { b.launch(grid_for(n)) }.map_err(launch_err(name))?;
@@ -130,17 +161,30 @@ impl MultiGauss {
         for (r, label) in opened.into_iter().zip(&labels) {
             devs.push(r.map_err(|e| label_error(label, e))?);
         }
-        let merge = guard("loading the merge kernels", || {
-            let g0 = &devs[0].gpu;
-            g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-            let m = module::module_for(&g0.ctx, "merge.cu", module::MERGE_SRC).map_err(PcError::Cuda)?;
-            let get = |name: &str| m.function(name).map_err(PcError::Cuda);
-            let fns = MergeFns { and: get("merge_and_u64")?, or: get("merge_or_u64")?, max: get("merge_max_f64")? };
-            for d in devs.iter().skip(1) {
-                enable_peer(g0, &d.gpu)?;
-                enable_peer(&d.gpu, g0)?;
+        let (merge, peer) = guard("loading the merge kernels", || {
+            let mut merge = Vec::with_capacity(devs.len());
+            for d in &devs {
+                let g = &d.gpu;
+                g.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+                let m = module::module_for(g, "merge.cu", module::MERGE_SRC).map_err(PcError::Cuda)?;
+                let get = |name: &str| m.function(name).map_err(PcError::Cuda);
+                merge.push(MergeFns { and: get("merge_and_u64")?, or: get("merge_or_u64")?, max: get("merge_max_f64")? });
             }
-            Ok(fns)
+            let k = devs.len();
+            let mut peer = vec![vec![false; k]; k];
+            for a in 0..k {
+                for b in 0..k {
+                    peer[a][b] = a == b || (peer_allowed() && enable_peer(&devs[a].gpu, &devs[b].gpu)?);
+                }
+            }
+            // a copy in a's stream between a and b goes direct only where both directions are enabled
+            for a in 0..k {
+                for b in 0..k {
+                    let both = peer[a][b] && peer[b][a];
+                    peer[a][b] = both;
+                }
+            }
+            Ok((merge, peer))
         })?;
         let t0 = &devs[0].timings;
         let timings = CudaTimings {
@@ -150,7 +194,7 @@ impl MultiGauss {
             upload_c_s: devs.iter().map(|d| d.timings.upload_c_s).fold(0.0, f64::max),
             ..Default::default()
         };
-        Ok(MultiGauss { devs, labels, merge, scratch: None, timings, merge_s: 0.0 })
+        Ok(MultiGauss { devs, labels, merge, peer, scratch: None, timings, merge_s: 0.0 })
     }
 
     pub fn devices(&self) -> usize {
@@ -170,6 +214,11 @@ impl MultiGauss {
     /// Seconds spent merging the devices' results (peer copies and reductions).
     pub fn merge_seconds(&self) -> f64 {
         self.merge_s
+    }
+
+    /// Per device pair whether copies between them go direct (peer access) or through the host.
+    pub fn peer_matrix(&self) -> &[Vec<bool>] {
+        &self.peer
     }
 
     pub fn set_planned_only(&mut self, yes: bool) {
@@ -192,14 +241,14 @@ impl MultiGauss {
         let scratch = self.scratch.as_mut().ok_or_else(|| PcError::Internal("merge without a scratch buffer".into()))?;
         let n = st0.p * st0.words;
         g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-        for d in rest.iter() {
+        for (i, d) in rest.iter().enumerate() {
             let sd = d.dense.as_ref().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
-            peer_copy(g0, scratch, 0, &d.gpu, &sd.adj, 0, n, "gathering a device's graph")?;
-            reduce(g0, &self.merge.and, &mut st0.adj.slice_mut(0..n), scratch, n, "merge_and_u64")?;
+            peer_copy(g0, scratch, 0, &d.gpu, &sd.adj, 0, n, self.peer[0][i + 1], "gathering a device's graph")?;
+            reduce(g0, &self.merge[0].and, &mut st0.adj.slice_mut(0..n), scratch, n, "merge_and_u64")?;
         }
-        for d in rest.iter_mut() {
+        for (i, d) in rest.iter_mut().enumerate() {
             let sd = d.dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
-            peer_copy(&d.gpu, &sd.adj, 0, g0, &st0.adj, 0, n, "sending the merged graph")?;
+            peer_copy(&d.gpu, &sd.adj, 0, g0, &st0.adj, 0, n, self.peer[i + 1][0], "sending the merged graph")?;
         }
         g0.stream.synchronize().map_err(cuda_err("merging the devices' graphs"))?;
         for d in rest.iter() {
@@ -216,10 +265,10 @@ impl MultiGauss {
         let scratch = self.scratch.as_mut().ok_or_else(|| PcError::Internal("merge without a scratch buffer".into()))?;
         g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let nb = st0.p * st0.words;
-        for d in rest.iter() {
+        for (i, d) in rest.iter().enumerate() {
             let sd = d.dense.as_ref().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
-            peer_copy(g0, scratch, 0, &d.gpu, &sd.sep0, 0, nb, "gathering level 0's sepsets")?;
-            reduce(g0, &self.merge.or, &mut st0.sep0.slice_mut(0..nb), scratch, nb, "merge_or_u64")?;
+            peer_copy(g0, scratch, 0, &d.gpu, &sd.sep0, 0, nb, self.peer[0][i + 1], "gathering level 0's sepsets")?;
+            reduce(g0, &self.merge[0].or, &mut st0.sep0.slice_mut(0..nb), scratch, nb, "merge_or_u64")?;
         }
         g0.stream.synchronize().map_err(cuda_err("merging level 0's sepsets"))
     }
@@ -228,7 +277,7 @@ impl MultiGauss {
     /// block of columns (`even_ranges(p, k)`, contiguous in column-major order) and downloads
     /// that block into `pmax` over its own link, all devices at once (24.7 GB at p = 55,572
     /// would otherwise pass through one device's link).
-    fn pmax_reduce_scatter(devs: &[CudaGauss], labels: &[String], max_fn: &CudaFunction, pmax: &mut [f64]) -> Result<()> {
+    fn pmax_reduce_scatter(devs: &[CudaGauss], labels: &[String], merge: &[MergeFns], peer: &[Vec<bool>], pmax: &mut [f64]) -> Result<()> {
         let k = devs.len();
         let p = devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?.p;
         let blocks = multi::even_ranges(p, k);
@@ -249,6 +298,7 @@ impl MultiGauss {
                         guard("merging pMax of the devices", || {
                             let dev = &devs[d];
                             let g = &dev.gpu;
+                            let max_fn = &merge[d].max;
                             g.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
                             let st = dev.dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
                             let (a, e) = (b.start * p, b.end * p);
@@ -261,9 +311,9 @@ impl MultiGauss {
                                     let so = other.dense.as_ref().ok_or_else(|| PcError::Internal(format!("{}: no pMax", labels[o])))?;
                                     for off in (a..e).step_by(chunk) {
                                         let m = chunk.min(e - off);
-                                        peer_copy(g, &buf, 0, &other.gpu, &so.pmax, off, m, "gathering pMax")?;
+                                        peer_copy(g, &buf, 0, &other.gpu, &so.pmax, off, m, peer[d][o], "gathering pMax")?;
                                         let (dst, mu) = (base + off as u64 * 8, m as u64);
-                                        let mut l = g.stream.launch_builder(max_fn);
+                                        let mut l = g.launch(max_fn)?;
                                         l.arg(&dst).arg(&buf).arg(&mu);
                                         // SAFETY: merge_max_f64(double*, const double*, u64): dst is the
                                         // device address of this device's pMax[off..off + m] (inside its
@@ -387,7 +437,7 @@ impl DenseLevels for MultiGauss {
             return Err(PcError::Internal("dense_end: result buffers of the wrong size".into()));
         }
         guard("merging level 0's sepsets", || self.merge_sep0())?;
-        Self::pmax_reduce_scatter(&self.devs, &self.labels, &self.merge.max, pmax)?;
+        Self::pmax_reduce_scatter(&self.devs, &self.labels, &self.merge, &self.peer, pmax)?;
         // the graphs are equal on every device since the last merge; the bits were ORed above
         let g0 = &self.devs[0].gpu;
         let st0 = self.devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
@@ -428,7 +478,9 @@ impl Backend for MultiGauss {
         let before = self.sums();
         // deeper than the set kernels, or C with NaN: one device runs it (on the CPU)
         let one = plan.level >= 2 && (self.devs[0].has_nan || host::set_kernel_variant(plan.level).is_none());
-        let out = if one { self.devs[0].run_level(plan, watch) } else { multi::split_level(&mut self.devs, &self.labels, plan, watch) };
+        // a level of fewer tests than MIN_SPLIT_TESTS: one device finishes it before a split pays
+        let alone = !multi::worth_splitting(self.devs.len(), multi::level_tests(plan), MIN_SPLIT_TESTS);
+        let out = if one || alone { self.devs[0].run_level(plan, watch).map_err(|e| label_error(&self.labels[0], e)) } else { multi::split_level(&mut self.devs, &self.labels, plan, watch) };
         let after = self.sums();
         let lt = LevelTimings {
             level: plan.level,
@@ -527,6 +579,8 @@ mod tests {
         if crate::device::probe_device(0).is_err() {
             return;
         }
+        // every level split, however small (the product splits only large ones)
+        std::env::set_var("GPUPC_SPLIT_MIN_TESTS", "0");
         for (p, n, seed, alpha) in [(70usize, 300usize, 3u64, 0.05), (130, 120, 7, 0.01)] {
             let c = cor(p, n, seed);
             let prm = SkeletonParams { alpha, order: Order::Stable, m_max: None, na_delete: true, start: Adjacency::complete(p), fixed_edges: Adjacency::empty(p), threads: 0 };

@@ -3,10 +3,11 @@
 //! memory checks, and turning cudarc's errors and panics into `PcError::Cuda`.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, DriverError, ValidAsZeroBits};
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchArgs, ValidAsZeroBits};
 use pc_core::backend::{panic_message, run_watched, Control, Watch};
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
@@ -60,11 +61,56 @@ impl Clock {
     }
 }
 
+/// Which opened device a handle belongs to: the ordinal, and a number no other [`Gpu`] of the
+/// process has (two handles on one card's primary context are two owners, so code that mixes
+/// them up fails on one card as it would on two).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DeviceId {
+    pub ordinal: usize,
+    handle: u64,
+}
+
+impl DeviceId {
+    fn fresh(ordinal: usize) -> DeviceId {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        DeviceId { ordinal, handle: NEXT.fetch_add(1, Ordering::Relaxed) }
+    }
+}
+
+/// Refuses a handle of device `owner` used on device `user` (a module loaded in one context is
+/// an invalid handle in another's).
+pub(crate) fn check_owner(owner: DeviceId, user: DeviceId, what: &str) -> Result<()> {
+    if owner == user {
+        return Ok(());
+    }
+    Err(PcError::Internal(format!("{what} belongs to GPU {} (handle {}) but was used on GPU {} (handle {})", owner.ordinal, owner.handle, user.ordinal, user.handle)))
+}
+
+/// A kernel of one device's module; only that device's [`Gpu::launch`] launches it.
+#[derive(Clone)]
+pub(crate) struct Kernel {
+    f: CudaFunction,
+    owner: DeviceId,
+    name: String,
+}
+
+impl Kernel {
+    pub(crate) fn new(f: CudaFunction, owner: DeviceId, name: &str) -> Kernel {
+        Kernel { f, owner, name: name.to_string() }
+    }
+
+    /// Blocks of this kernel one multiprocessor holds at once (the driver's occupancy answer).
+    pub fn occupancy_max_active_blocks_per_multiprocessor(&self, block: u32, shared_bytes: usize) -> std::result::Result<u32, DriverError> {
+        self.f.occupancy_max_active_blocks_per_multiprocessor(block, shared_bytes, None)
+    }
+}
+
 /// The device, its context and the one stream every launch and copy of a backend goes to.
 pub(crate) struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub info: DeviceInfo,
+    id: DeviceId,
 }
 
 impl Gpu {
@@ -82,7 +128,26 @@ impl Gpu {
         // SAFETY: every launch and copy of a backend goes to `stream`, so ordering holds.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
-        Ok(Gpu { ctx, stream, info })
+        Ok(Gpu { id: DeviceId::fresh(info.ordinal), ctx, stream, info })
+    }
+
+    /// This handle's identity: what its modules, kernels and buffers are tagged with.
+    pub fn id(&self) -> DeviceId {
+        self.id
+    }
+
+    /// A launch of `k` on this device's stream; a kernel of another device is refused.
+    pub fn launch<'a>(&'a self, k: &'a Kernel) -> Result<LaunchArgs<'a>> {
+        check_owner(k.owner, self.id, &format!("kernel {}", k.name))?;
+        Ok(self.stream.launch_builder(&k.f))
+    }
+
+    /// Refuses a buffer allocated through another context handle (peer copies name both sides).
+    pub fn check_buffer<T>(&self, s: &CudaSlice<T>, what: &str) -> Result<()> {
+        if Arc::ptr_eq(s.context(), &self.ctx) {
+            return Ok(());
+        }
+        Err(PcError::Internal(format!("{what}: a buffer of GPU {} was used as one of GPU {}", s.context().ordinal(), self.info.ordinal)))
     }
 
     pub fn free_bytes(&self) -> Result<usize> {
@@ -159,6 +224,20 @@ impl Gpu {
         clock.kernel += t.elapsed().as_secs_f64();
         clock.launches += 1;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod owner_tests {
+    use super::*;
+
+    #[test]
+    fn a_handle_is_refused_on_another_device_and_on_another_context_of_the_same_card() {
+        let (a, b, c) = (DeviceId::fresh(0), DeviceId::fresh(1), DeviceId::fresh(0));
+        assert!(check_owner(a, a, "kernel k").is_ok());
+        let e = check_owner(a, b, "kernel merge_max_f64").unwrap_err().to_string();
+        assert!(e.contains("merge_max_f64") && e.contains("GPU 0") && e.contains("GPU 1"), "{e}");
+        assert!(check_owner(a, c, "kernel k").is_err(), "two handles on one card are two owners");
     }
 }
 

@@ -203,8 +203,13 @@ impl<'a> CudaGSquareBatch<'a> {
     /// ([`CudaGSquare::new`], which plans their memory); `pool` runs the tests the kernel does
     /// not take.
     pub fn new(test: &'a GSquareTest, pool: &'a rayon::ThreadPool) -> Result<Self> {
+        Self::new_on(test, pool, crate::device::device_ordinal())
+    }
+
+    /// [`CudaGSquareBatch::new`] on device `ordinal`.
+    pub fn new_on(test: &'a GSquareTest, pool: &'a rayon::ThreadPool, ordinal: usize) -> Result<Self> {
         let t0 = Instant::now();
-        let g = CudaGSquare::new(test)?;
+        let g = CudaGSquare::new_on(test, ordinal)?;
         let timings = BatchTimings { setup_s: t0.elapsed().as_secs_f64(), ..Default::default() };
         Ok(CudaGSquareBatch { g, cpu: ParallelBatch::new(test, pool), test, timings })
     }

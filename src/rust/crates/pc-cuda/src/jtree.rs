@@ -23,13 +23,13 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use pc_core::PcError;
 use pc_jtree::engine::{finish_marginals, finish_mpe, Marginals, Mpe};
 use pc_jtree::plan::{Projection, REDUCE_SPLIT};
 use pc_jtree::{Evidence, Plan};
 
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::module;
 
 pub const JTREE_SRC: &str = include_str!("kernels/jtree.cu");
@@ -216,7 +216,7 @@ struct Dev {
 pub struct CudaJtree<'a> {
     plan: &'a Plan,
     gpu: Gpu,
-    f: [CudaFunction; 6],
+    f: [Kernel; 6],
     d: Dev,
     istart: Vec<u64>,
     static_bytes: usize,
@@ -227,9 +227,14 @@ pub struct CudaJtree<'a> {
 impl<'a> CudaJtree<'a> {
     /// Opens the GPU, compiles the kernels and uploads the plan and the potentials.
     pub fn new(plan: &'a Plan) -> Result<CudaJtree<'a>> {
+        Self::new_on(plan, crate::device::device_ordinal())
+    }
+
+    /// [`CudaJtree::new`] on device `ordinal`.
+    pub fn new_on(plan: &'a Plan, ordinal: usize) -> Result<CudaJtree<'a>> {
         guard("setting up the junction tree on the GPU", || {
-            let gpu = Gpu::open()?;
-            let m = module::module_for(&gpu.ctx, "jtree.cu", JTREE_SRC).map_err(PcError::Cuda)?;
+            let gpu = Gpu::open_on(ordinal)?;
+            let m = module::module_for(&gpu, "jtree.cu", JTREE_SRC).map_err(PcError::Cuda)?;
             let get = |n: &str| m.function(n).map_err(PcError::Cuda);
             let f = [get("jt_reduce")?, get("jt_collect")?, get("jt_scatter")?, get("jt_decode")?, get("jt_combine")?, get("jt_maps")?];
             let mut timings = JtTimings { compile_s: m.compile_seconds, target: m.target.clone(), ..Default::default() };
@@ -281,7 +286,7 @@ impl<'a> CudaJtree<'a> {
         let map_off = self.gpu.up(&mut clock, &offs, "uploading the cell maps' offsets")?;
         let mut map = self.gpu.alloc::<u32>(entries as usize, "allocating the cell maps")?;
         let (nc, cells, k32) = (plan.cliques.len() as u32, plan.total_cells, plan.cliques.len() as u32);
-        let mut lb = self.gpu.stream.launch_builder(&self.f[5]);
+        let mut lb = self.gpu.launch(&self.f[5])?;
         lb.arg(&self.d.cl_off).arg(&nc).arg(&cells).arg(&self.d.pj).arg(&k32).arg(&self.d.dig).arg(&self.d.cl_child);
         lb.arg(&self.d.homed_start).arg(&self.d.homed).arg(&map_off).arg(&mut map);
         // SAFETY: as jt_maps declares; map holds the entries map_offsets counted.
@@ -368,7 +373,7 @@ impl<'a> CudaJtree<'a> {
         let z = 0u64;
         match collect {
             None => {
-                let mut lb = self.gpu.stream.launch_builder(&self.f[0]);
+                let mut lb = self.gpu.launch(&self.f[0])?;
                 lb.arg(&self.d.pj).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&items).arg(&bu).arg(&lw).arg(&mode).arg(&split);
                 lb.arg(&self.d.bpool).arg(&self.d.opool).arg(&*tables).arg(&mut *dst).arg(&mut *scratch).arg(&ratio).arg(old);
                 // SAFETY: argument list as jt_reduce declares it; every index stays inside the plan's
@@ -376,7 +381,7 @@ impl<'a> CudaJtree<'a> {
                 unsafe { lb.launch(cfg) }.map_err(cuda_err("launching jt_reduce"))?;
             }
             Some(ev) => {
-                let mut lb = self.gpu.stream.launch_builder(&self.f[1]);
+                let mut lb = self.gpu.launch(&self.f[1])?;
                 lb.arg(&self.d.pj).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&items).arg(&bu).arg(&lw).arg(&mode).arg(&split);
                 lb.arg(&self.d.bpool).arg(&self.d.opool).arg(&self.d.dig).arg(&k32).arg(&self.d.cl_child);
                 lb.arg(&self.d.homed_start).arg(&self.d.homed).arg(&self.d.base).arg(&ev.hard).arg(&ev.soft_col).arg(&ev.soft);
@@ -398,7 +403,7 @@ impl<'a> CudaJtree<'a> {
         if split_any {
             let (cfg, lw) = self.shape(cells, b);
             let t = Instant::now();
-            let mut lb = self.gpu.stream.launch_builder(&self.f[4]);
+            let mut lb = self.gpu.launch(&self.f[4])?;
             lb.arg(&self.d.pj).arg(&self.d.outs).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&cells).arg(&bu).arg(&lw).arg(&mode).arg(&split);
             lb.arg(&*scratch).arg(&mut *dst).arg(&ratio).arg(old);
             // SAFETY: as jt_combine declares.
@@ -462,7 +467,7 @@ impl<'a> CudaJtree<'a> {
         if max {
             let bb = b as u64;
             let (nu, t) = (n as u32, Instant::now());
-            let mut lb = self.gpu.stream.launch_builder(&self.f[3]);
+            let mut lb = self.gpu.launch(&self.f[3])?;
             lb.arg(&self.d.cl_off).arg(&k32).arg(&bb).arg(&self.d.pj).arg(&self.d.bpool).arg(&self.d.opool).arg(&self.d.dig);
             lb.arg(&self.d.vars_start).arg(&self.d.vars).arg(&nu).arg(&bufs.tables).arg(&mut bufs.states);
             // SAFETY: as jt_decode declares; states holds b x n ints.
@@ -478,7 +483,7 @@ impl<'a> CudaJtree<'a> {
             let cells = self.cells(ds[d + 1], ds[d + 2]);
             let (cfg, lw) = self.shape(cells, b);
             let t = Instant::now();
-            let mut lb = self.gpu.stream.launch_builder(&self.f[2]);
+            let mut lb = self.gpu.launch(&self.f[2])?;
             let z = 0u64;
             lb.arg(&self.d.cl_off).arg(&c0).arg(&nc).arg(&cells).arg(&bu).arg(&lw).arg(&self.d.pj).arg(&self.d.dig);
             lb.arg(&bufs.dmsg).arg(&mut bufs.tables);

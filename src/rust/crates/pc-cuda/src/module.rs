@@ -10,8 +10,10 @@ use std::ffi::{c_char, CStr, CString};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
+
+use crate::gpu::{DeviceId, Gpu, Kernel};
 
 /// The Gaussian kernels' source, embedded in the library.
 pub const GAUSS_SRC: &str = include_str!("kernels/gauss.cu");
@@ -24,9 +26,11 @@ pub const CMIKNN_SRC: &str = include_str!("kernels/cmiknn.cu");
 /// The reductions that merge several devices' dense levels (`gauss_multi.rs`).
 pub const MERGE_SRC: &str = include_str!("kernels/merge.cu");
 
-/// A compiled module and how it was made.
+/// A compiled module of one device and how it was made. Its kernels come out as [`Kernel`]s
+/// tagged with that device, which only that device's [`Gpu`] launches.
 pub struct Compiled {
-    pub module: Arc<CudaModule>,
+    module: Arc<CudaModule>,
+    owner: DeviceId,
     /// Seconds NVRTC took (the first time in this process; 0 when taken from the cache).
     pub compile_seconds: f64,
     /// e.g. "sm_90 (cubin)" or "compute_90 (ptx)".
@@ -37,8 +41,9 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    pub fn function(&self, name: &str) -> Result<CudaFunction, String> {
-        self.module.load_function(name).map_err(|e| format!("kernel {name} is missing from the module: {e}"))
+    pub(crate) fn function(&self, name: &str) -> Result<Kernel, String> {
+        let f = self.module.load_function(name).map_err(|e| format!("kernel {name} is missing from the module: {e}"))?;
+        Ok(Kernel::new(f, self.owner, name))
     }
 }
 
@@ -55,13 +60,16 @@ fn cache() -> &'static Mutex<HashMap<(usize, &'static str), CacheEntry>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The module built from `src` (named `name`) for `ctx`'s device, compiled on first use.
-pub fn module_for(ctx: &Arc<CudaContext>, name: &'static str, src: &str) -> Result<Compiled, String> {
+/// The module built from `src` (named `name`) for `gpu`'s device, compiled on first use.
+pub(crate) fn module_for(gpu: &Gpu, name: &'static str, src: &str) -> Result<Compiled, String> {
+    let ctx = &gpu.ctx;
+    let owner = gpu.id();
     let key = (ctx.ordinal(), name);
     let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(e) = cache.get(&key) {
         return Ok(Compiled {
             module: e.module.clone(),
+            owner,
             compile_seconds: 0.0,
             target: e.target.clone(),
             log: e.log.clone(),
@@ -74,7 +82,7 @@ pub fn module_for(ctx: &Arc<CudaContext>, name: &'static str, src: &str) -> Resu
     let compile_seconds = t0.elapsed().as_secs_f64();
     let module = ctx.load_module(image).map_err(|e| format!("the driver could not load the {target} module: {e}"))?;
     cache.insert(key, CacheEntry { _ctx: ctx.clone(), module: module.clone(), target: target.clone(), log: log.clone() });
-    Ok(Compiled { module, compile_seconds, target, log, from_cache: false })
+    Ok(Compiled { module, owner, compile_seconds, target, log, from_cache: false })
 }
 
 /// Architectures this NVRTC can compile for (e.g. 75, 80, 90, ...).

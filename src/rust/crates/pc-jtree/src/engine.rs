@@ -43,6 +43,34 @@ pub struct Mpe {
     pub prob: Vec<f64>,
 }
 
+impl Marginals {
+    /// The answers of consecutive blocks of one batch, as the batch's (the blocks in order).
+    pub fn concat(parts: Vec<Marginals>) -> Option<Marginals> {
+        let mut it = parts.into_iter();
+        let mut all = it.next()?;
+        for m in it {
+            all.rows += m.rows;
+            all.values.extend(m.values);
+            all.pe.extend(m.pe);
+        }
+        Some(all)
+    }
+}
+
+impl Mpe {
+    /// The answers of consecutive blocks of one batch, as the batch's (the blocks in order).
+    pub fn concat(parts: Vec<Mpe>) -> Option<Mpe> {
+        let mut it = parts.into_iter();
+        let mut all = it.next()?;
+        for m in it {
+            all.rows += m.rows;
+            all.states.extend(m.states);
+            all.prob.extend(m.prob);
+        }
+        Some(all)
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
     /// Threads of the pool built for the call (0: all cores).

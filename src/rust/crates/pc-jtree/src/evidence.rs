@@ -22,6 +22,19 @@ impl Evidence {
         Evidence { rows, n_vars, hard: vec![-1; rows * n_vars], soft_col: vec![-1; n_vars], soft_width: 0, soft: Vec::new() }
     }
 
+    /// The evidence sets `range` of this batch (one device's share of it).
+    pub fn rows_slice(&self, range: std::ops::Range<usize>) -> Evidence {
+        let (n, w) = (self.n_vars, self.soft_width);
+        Evidence {
+            rows: range.len(),
+            n_vars: n,
+            hard: self.hard[range.start * n..range.end * n].to_vec(),
+            soft_col: self.soft_col.clone(),
+            soft_width: w,
+            soft: self.soft[range.start * w..range.end * w].to_vec(),
+        }
+    }
+
     /// Checks shapes and ranges against the variables' cardinalities.
     pub fn check(&self, card: &[usize]) -> Result<()> {
         let n = card.len();
@@ -49,5 +62,24 @@ impl Evidence {
             return Err(JtError::invalid("evidence", "likelihoods must be finite and non-negative"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slice_holds_its_rows_and_the_slices_make_the_batch() {
+        let mut ev = Evidence::empty(3, 5);
+        ev.soft_col = vec![-1, 0, -1];
+        ev.soft_width = 2;
+        ev.soft = (0..10).map(|x| x as f64).collect();
+        ev.hard = (0..15).map(|x| (x % 4) as i32 - 1).collect();
+        let (a, b) = (ev.rows_slice(0..2), ev.rows_slice(2..5));
+        assert_eq!((a.rows, b.rows), (2, 3));
+        assert_eq!([a.hard, b.hard].concat(), ev.hard);
+        assert_eq!([a.soft, b.soft].concat(), ev.soft);
+        assert_eq!(b.soft_col, ev.soft_col);
     }
 }

@@ -275,7 +275,9 @@ fn one_discrete(data: DiscreteData, a: &DiscreteMulti, case: Option<usize>) -> R
         g.set_threads(per).map_err(|e| e.to_string())?;
         gs.push(g);
     }
-    let mut multi = Split::new(gs, pc_cuda::gauss_multi::device_labels(devs)).map_err(|e| e.to_string())?;
+    // parity cases split every level; a timed run splits as gpu_skeleton() does
+    let min_split = if case.is_some() { 0 } else { pc_cuda::discrete::min_split_tests(test.data.n) };
+    let mut multi = Split::new(gs, pc_cuda::gauss_multi::device_labels(devs)).map_err(|e| e.to_string())?.with_min_split_tests(min_split);
     let setupk = t.elapsed().as_secs_f64();
     let (rk, sk) = timed(a.dev.times, || run(&prm, &mut multi))?;
     let same = identical(&r1, &rk);
