@@ -49,9 +49,7 @@ cmiknnCItest <- function(x, y, S, suffStat) {
   vars <- as.integer(c(x, y, S))
   if (anyDuplicated(vars)) abort_arg("S", "must not contain x or y, nor repeat a variable.")
   st$data <- st$data[, vars, drop = FALSE]
-  res <- rs_cmiknn_test(st, as.double(vars - 1L), 0L)
-  if (!is.null(res$error)) raise_core_error(res)
-  res$p_value
+  rs_cmiknn_test(st, as.double(vars - 1L), 0L)$p_value
 }
 
 # suffStat[[name]], or `default` when absent

@@ -1,43 +1,45 @@
 # Thin wrappers over the Rust entry points (crates/gpupc-r/src/entry.rs). Written by hand: the
-# set is small, and generating it would need R at cargo build time.
+# set is small, and generating it would need R at cargo build time. Each passes its result
+# through rust_value() (R/errors.R), which raises a Rust error as gpupc's classed condition;
+# rs_rfun_stop() alone does not (it runs in on.exit(), where a second error would mask the first).
 
 rs_skeleton <- function(test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max,
                         order, backend, threads, hooks) {
-  .Call(wrap__gpupc_skeleton, test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max,
-        order, backend, threads, hooks)
+  rust_value(.Call(wrap__gpupc_skeleton, test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max,
+        order, backend, threads, hooks))
 }
 
-rs_sepsets <- function(handle, compact) .Call(wrap__gpupc_sepsets, handle, compact)
+rs_sepsets <- function(handle, compact) rust_value(.Call(wrap__gpupc_sepsets, handle, compact))
 
-rs_gpu_info <- function() .Call(wrap__gpupc_gpu_info)
+rs_gpu_info <- function() rust_value(.Call(wrap__gpupc_gpu_info))
 
-rs_cpu_threads <- function() .Call(wrap__gpupc_cpu_threads)
+rs_cpu_threads <- function() rust_value(.Call(wrap__gpupc_cpu_threads))
 
 rs_rfun_start <- function(p, alpha, start, fixed_edges, na_delete, m_max, order, threads) {
-  .Call(wrap__gpupc_rfun_start, p, alpha, start, fixed_edges, na_delete, m_max, order, threads)
+  rust_value(.Call(wrap__gpupc_rfun_start, p, alpha, start, fixed_edges, na_delete, m_max, order, threads))
 }
 
-rs_rfun_step <- function(handle, answer) .Call(wrap__gpupc_rfun_step, handle, answer)
+rs_rfun_step <- function(handle, answer) rust_value(.Call(wrap__gpupc_rfun_step, handle, answer))
 
 rs_rfun_stop <- function(handle) .Call(wrap__gpupc_rfun_stop, handle)
 
 rs_memory_plan <- function(p, test_bytes, start_edges, dense_levels, sepset_rows) {
-  .Call(wrap__gpupc_memory_plan, p, test_bytes, start_edges, dense_levels, sepset_rows)
+  rust_value(.Call(wrap__gpupc_memory_plan, p, test_bytes, start_edges, dense_levels, sepset_rows))
 }
 
-rs_device_plan <- function(test, p, n, free) .Call(wrap__gpupc_device_plan, test, p, n, free)
+rs_device_plan <- function(test, p, n, free) rust_value(.Call(wrap__gpupc_device_plan, test, p, n, free))
 
-rs_cmiknn_test <- function(data, vars, threads) .Call(wrap__gpupc_cmiknn_test, data, vars, threads)
+rs_cmiknn_test <- function(data, vars, threads) rust_value(.Call(wrap__gpupc_cmiknn_test, data, vars, threads))
 
 rs_jt_compile <- function(names, states, parents, cpts, triangulation, max_cells, threads) {
-  .Call(wrap__gpupc_jt_compile, names, states, parents, cpts, triangulation, max_cells, threads)
+  rust_value(.Call(wrap__gpupc_jt_compile, names, states, parents, cpts, triangulation, max_cells, threads))
 }
 
 rs_jt_query <- function(ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices) {
-  .Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices)
+  rust_value(.Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices))
 }
 
 rs_orient <- function(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend) {
-  .Call(wrap__gpupc_orient, p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend)
+  rust_value(.Call(wrap__gpupc_orient, p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend))
 }
-rs_sepset_handle <- function(sepset) .Call(wrap__gpupc_sepset_handle, sepset)
+rs_sepset_handle <- function(sepset) rust_value(.Call(wrap__gpupc_sepset_handle, sepset))

@@ -157,12 +157,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                 method, b, threads, level_hooks(verbose, method, b))
   }
   t1 <- proc.time()[["elapsed"]]
-  res <- if (method == "stable" && m.max < 0) no_levels(start, fixed, p, test) else run(choice$backend)
-  if (!is.null(res$error) && res$kind %in% c("cuda", "device_memory") && backend == "auto") {
-    message("gpupc: the GPU failed (", res$error, "); running on the CPU instead")
-    res <- run("cpu")
-  }
-  if (!is.null(res$error)) raise_core_error(res)
+  res <- if (method == "stable" && m.max < 0) no_levels(start, fixed, p, test) else
+    with_cpu_fallback(run, choice$backend, fallback = backend == "auto")
   t2 <- proc.time()[["elapsed"]]
   if (verbose) cat(sprintf("gpupc: backend %s (%s)\n", res$backend, choice$why))
   if (test$kind == "gauss") warn_small_n(test$data$n, res$levels)
@@ -192,7 +188,6 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
 attach_sepsets <- function(out, sepsets) {
   box <- new.env(parent = emptyenv())
   box$sepset <- if (inherits(sepsets, "externalptr")) rs_sepsets(sepsets, use_sepset_rows(length(out@graph@nodes))) else sepsets
-  if (is.list(box$sepset) && !is.null(box$sepset$error)) raise_core_error(box$sepset)
   out@sepset <- take_from(box, "sepset")
   out
 }
@@ -222,25 +217,6 @@ attach_sepsets <- function(out, sepsets) {
 #'   `NULL` before the first run.
 #' @export
 gpupc_last_run <- function() .gpupc_state$last
-
-raise_core_error <- function(res) {
-  cls <- c(paste0("gpupc_", res$kind, "_error"), "gpupc_error")
-  msg <- res$error
-  if (res$kind == "invalid") {
-    arg <- sub("^invalid argument '([^']+)'.*$", "\\1", msg)
-    cli::cli_abort(c("{.arg {arg}}: {sub('^invalid argument [^:]+: ', '', msg)}"),
-                   class = c("gpupc_invalid_argument", cls), call = NULL)
-  }
-  if (res$kind %in% c("memory", "device_memory")) {
-    arg <- sub("^.*\\(argument '([^']+)'\\).*$", "\\1", msg)
-    # the GPU's: also a CUDA error (backend = "auto" runs on the CPU instead)
-    if (res$kind == "device_memory") cls <- c(cls, "gpupc_memory_error", "gpupc_cuda_error")
-    cli::cli_abort(c("{.arg {arg}}: {msg}"), class = unique(c("gpupc_memory_error", cls)), call = NULL)
-  }
-  if (res$kind == "interrupt") cli::cli_abort("gpupc: interrupted by the user", class = cls, call = NULL)
-  if (res$kind == "test") cli::cli_abort(c("{.arg indepTest} failed.", x = "{msg}"), class = cls, call = NULL)
-  cli::cli_abort(c("gpupc: {msg}"), class = cls, call = NULL)
-}
 
 # pcalg's gSquareDis / gSquareBin warn for every test they answer p = 1 because n < n.min =
 # 10 df; gpupc counts them and raises pcalg's warning once, for the smallest n.min.

@@ -43,7 +43,6 @@ gpu_jtree <- function(x, data = NULL, triangulation = c("minfill", "minweight"),
   fit <- as_discrete_fit(x, data, method, iss)
   net <- fit_to_lists(fit)
   res <- rs_jt_compile(net$names, net$states, net$parents, net$cpts, triangulation, as.numeric(max.cells), threads)
-  if (!is.null(res$error)) raise_jt_error(res, "x")
   forced <- backend == "cuda"
   if (backend == "auto") backend <- if (isTRUE(gpu_info()$usable)) "cuda" else "cpu"
   structure(list(ptr = res$ptr, forced = forced, nodes = net$names, states = stats::setNames(net$states, net$names),
@@ -145,25 +144,17 @@ check_jt <- function(jt) {
   if (!inherits(jt, "gpu_jtree")) abort_arg("jt", "must be a junction tree from gpu_jtree().")
 }
 
-raise_jt_error <- function(res, arg) {
-  if (res$kind %in% c("invalid", "network", "too_large"))
-    cli::cli_abort(c("{.arg {arg}}: {res$error}"), class = c(paste0("gpupc_", res$kind, "_error"), "gpupc_invalid_argument", "gpupc_error"), call = NULL)
-  raise_core_error(res)
-}
-
 jt_run <- function(jt, ev, what, backend) {
   fallback <- is.null(backend) && !isTRUE(jt$forced)
   backend <- backend %||% jt$backend
   if (!backend %in% c("cpu", "cuda")) abort_arg("backend", "must be \"cpu\" or \"cuda\".")
-  dev <- if (backend == "cuda") choose_devices(jt$devices, "jtree", ev$rows) else list(devices = NULL, why = NULL)
-  res <- rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, backend, jt$threads, 4, dev$devices)
-  if (!is.null(res$error) && res$kind == "cuda" && fallback) {
-    message("gpupc: the GPU failed (", res$error, "); running on the CPU instead")
-    backend <- "cpu"
-    dev <- list(devices = NULL, why = NULL)
-    res <- rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, "cpu", jt$threads, 4, NULL)
+  dev <- list(devices = NULL, why = NULL)
+  run <- function(b) {
+    backend <<- b
+    dev <<- if (b == "cuda") choose_devices(jt$devices, "jtree", ev$rows) else list(devices = NULL, why = NULL)
+    rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, b, jt$threads, 4, dev$devices)
   }
-  if (!is.null(res$error)) raise_jt_error(res, "evidence")
+  res <- with_cpu_fallback(run, backend, fallback)
   .gpupc_state$last <- list(backend = backend, why = if (backend == "cuda") "the tree's backend" else "CPU",
                             devices = dev$devices, devices_why = dev$why, query = what,
                             evidence_sets = ev$rows, phases = c(query_s = res$seconds))

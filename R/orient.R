@@ -79,12 +79,7 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
     rs_orient(p, edges, if (is.null(sepsets)) skel@sepset else sepsets, solve.confl, rule, test$kind, test$data,
               if (rule == "none") 0 else as.double(alpha), check_threads(numCores), unfTriples, b)
   }
-  res <- run(backend)
-  if (!is.null(res$error) && res$kind == "cuda" && backend != "cpu" && fallback) {
-    message("gpupc: the GPU failed in the triple checks (", res$error, "); running them on the CPU instead")
-    res <- run("cpu")
-  }
-  if (!is.null(res$error)) raise_core_error(res)
+  res <- with_cpu_fallback(run, backend, fallback, what = " in the triple checks")
   # checkTriple's disCItest / binCItest calls warn as the skeleton's do
   if (isTRUE(res$small_n[1] > 0))
     warn_small_n_discrete(list(small_n_tests = res$small_n[1], small_n_min = res$small_n[2], n = res$small_n[3]))

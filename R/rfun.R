@@ -6,11 +6,10 @@
 # do from pc(), and an error, an interrupt or a tryCatch() handler unwinds R's stack as usual,
 # after which on.exit() stops the worker (it leaves through its own frames).
 
-# Returns what rs_skeleton() returns: the result list, or list(error, kind).
+# Returns what rs_skeleton() returns (a Rust error is raised by the wrappers, R/errors.R).
 run_rfun <- function(indepTest, suffStat, p, alpha, start, fixed, NAdelete, m.max, method,
                      threads, hooks) {
   h <- rs_rfun_start(p, alpha, start, fixed, NAdelete, m.max, method, threads)
-  if (is.list(h)) return(h)  # an error
   on.exit(rs_rfun_stop(h))
   # pcalg's R loop passes integer indices; its C++ (Rcpp, unsigned int) passes doubles
   idx <- if (method == "stable") identity else as.double
@@ -24,7 +23,6 @@ run_rfun <- function(indepTest, suffStat, p, alpha, start, fixed, NAdelete, m.ma
       answer <- as_pvalue(indepTest(x, y, S, suffStat))
       next
     }
-    if (!is.null(req$error)) return(req)
     answer <- 0
     switch(req$kind,
            level_start = hooks$level_start(req$level, req$edges, NA),

@@ -103,7 +103,7 @@ test_that("a run that cannot fit in memory is an R error naming the argument, be
   expect_identical(gpupc:::rs_device_plan("dis", 724, 20000, 80 * gb)$need, 20000 * 724 + 4 * 724 + 2^26)
   for (case in list(list("gauss", 55572, 0, 16 * gb, "suffStat\\$C", "23.5 Gb", "16.0 Gb"),
                     list("dis", 20000, 1e6, 8 * gb, "suffStat\\$dm", "18.7 Gb", "8.0 Gb"))) {
-    err <- tryCatch(gpupc:::raise_core_error(do.call(gpupc:::rs_device_plan, case[1:4])), error = function(e) e)
+    err <- tryCatch(do.call(gpupc:::rs_device_plan, case[1:4]), error = function(e) e)
     expect_s3_class(err, "gpupc_memory_error")
     expect_s3_class(err, "gpupc_cuda_error")
     expect_match(conditionMessage(err), paste0(case[[5]], ".*cannot allocate ", case[[6]], " on the GPU.*", case[[7]], " of GPU memory are free"))

@@ -86,12 +86,12 @@ fn single(data: List, vars: Robj, threads: i32) -> CoreResult<Robj> {
 
 /// One CMI-kNN test: `data$data` holds the columns x, y, S (in that order), `vars` their
 /// 0-based indices in the user's data (the permutations' key). Returns list(statistic, p_value,
-/// null) or list(error, kind).
+/// null), or the error list of `rerror.rs`.
 #[extendr]
 fn gpupc_cmiknn_test(data: List, vars: Robj, threads: i32) -> Robj {
     match single(data, vars, threads) {
         Ok(r) => r,
-        Err(e) => crate::entry::error_list(&e),
+        Err(e) => crate::rerror::from_pc(&e),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The functions R calls (`.Call(wrap__gpupc_...)`). Each returns either its result or
-//! `list(error = <message>, kind = <kind>)`, which the R layer raises as a classed R error; a
+//! the error list of `rerror.rs`, which the R layer raises as a classed R error; a
 //! panic that slips through is still caught by extendr and becomes an R error.
 
 use extendr_api::prelude::*;
@@ -12,21 +12,6 @@ use pc_core::{run_skeleton_into, Backend, Order, PcError, SkeletonParams};
 use crate::convert::{alloc_pmax, doubles_mut, gauss_input, gauss_test, gsquare_test, result_to_r, scan_correlation, CoreResult, GaussInput};
 use crate::params::skeleton_params;
 use crate::watch::RWatch;
-
-pub(crate) fn error_list(e: &PcError) -> Robj {
-    let kind = match e {
-        PcError::InvalidArgument { .. } => "invalid",
-        PcError::Test(_) => "test",
-        PcError::Interrupted => "interrupt",
-        PcError::TooManySets { .. } => "too_many_sets",
-        PcError::Cuda(_) => "cuda",
-        PcError::Internal(_) => "internal",
-        PcError::OutOfMemory { .. } => "memory",
-        PcError::DeviceOutOfMemory { .. } => "device_memory",
-    };
-    list!(error = e.to_string(), kind = kind).into_robj()
-}
-
 
 pub(crate) struct Run<'a> {
     pub(crate) params: SkeletonParams,
@@ -234,7 +219,7 @@ fn gpupc_skeleton(
 ) -> Robj {
     match skeleton_impl(test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max, order, backend, threads, hooks) {
         Ok(r) => r,
-        Err(e) => error_list(&e),
+        Err(e) => crate::rerror::from_pc(&e),
     }
 }
 
@@ -253,7 +238,7 @@ fn gpupc_sepsets(handle: Robj, compact: bool) -> Robj {
             crate::convert::sepsets_to_r(&parts)
         }
     })();
-    made.unwrap_or_else(|e| error_list(&e))
+    made.unwrap_or_else(|e| crate::rerror::from_pc(&e))
 }
 
 /// The CUDA devices, or why none is usable.
@@ -288,17 +273,17 @@ fn gpupc_cpu_threads() -> i32 {
 #[allow(clippy::too_many_arguments)]
 fn gpupc_rfun_start(p: i32, alpha: f64, start: Robj, fixed_edges: Robj, na_delete: bool, m_max: f64, order: &str, threads: i32) -> Robj {
     let res = skeleton_params(p, alpha, &start, &fixed_edges, na_delete, m_max, order, threads).and_then(crate::rdriver::start);
-    res.unwrap_or_else(|e| error_list(&e))
+    res.unwrap_or_else(|e| crate::rerror::from_pc(&e))
 }
 
 #[extendr]
 fn gpupc_rfun_step(handle: Robj, answer: Robj) -> Robj {
-    crate::rdriver::step(handle, answer).unwrap_or_else(|e| error_list(&e))
+    crate::rdriver::step(handle, answer).unwrap_or_else(|e| crate::rerror::from_pc(&e))
 }
 
 #[extendr]
 fn gpupc_rfun_stop(handle: Robj) -> Robj {
-    crate::rdriver::stop(handle).map(|_| Robj::from(())).unwrap_or_else(|e| error_list(&e))
+    crate::rdriver::stop(handle).map(|_| Robj::from(())).unwrap_or_else(|e| crate::rerror::from_pc(&e))
 }
 
 /// Peak host bytes of a run and the bytes available (see `params::memory_plan`).
@@ -313,7 +298,7 @@ fn gpupc_memory_plan(p: f64, test_bytes: f64, start_edges: f64, dense_levels: bo
 fn gpupc_device_plan(test: &str, p: f64, n: f64, free: f64) -> Robj {
     match crate::params::device_plan(test, p, n, free) {
         Ok(l) => l,
-        Err(e) => error_list(&e),
+        Err(e) => crate::rerror::from_pc(&e),
     }
 }
 

@@ -8,20 +8,6 @@ use pc_core::PcError;
 use pc_jtree::engine::{Marginals, Mpe, Options};
 use pc_jtree::{Evidence, Heuristic, JtError, Limits, Network, Plan};
 
-fn jt_error(e: &JtError) -> Robj {
-    let kind = match e {
-        JtError::InvalidArgument { .. } => "invalid",
-        JtError::TooLarge(_) | JtError::OutOfMemory(_) => "too_large",
-        JtError::Network(_) | JtError::Bif(_) => "network",
-        JtError::Other(_) => "internal",
-    };
-    list!(error = e.to_string(), kind = kind).into_robj()
-}
-
-fn cuda_error(e: &pc_core::PcError) -> Robj {
-    list!(error = e.to_string(), kind = "cuda").into_robj()
-}
-
 fn strings(x: &Robj, arg: &'static str) -> Result<Vec<String>, JtError> {
     x.as_string_vector().ok_or_else(|| JtError::invalid(arg, "must be a character vector"))
 }
@@ -44,7 +30,7 @@ fn network(names: Robj, states: List, parents: List, cpts: List) -> Result<Netwo
     Network::new(names, states, parents, cpts)
 }
 
-/// Compiles a network; returns list(ptr, stats) or list(error, kind).
+/// Compiles a network; returns list(ptr, stats), or the error list of `rerror.rs`.
 #[extendr]
 fn gpupc_jt_compile(names: Robj, states: List, parents: List, cpts: List, triangulation: &str, max_cells: f64, threads: i32) -> Robj {
     let r = (|| -> Result<Robj, JtError> {
@@ -69,7 +55,7 @@ fn gpupc_jt_compile(names: Robj, states: List, parents: List, cpts: List, triang
         let ptr: Robj = ExternalPtr::new(plan).into();
         Ok(list!(ptr = ptr, stats = stats, offsets = offsets).into_robj())
     })();
-    r.unwrap_or_else(|e| jt_error(&e))
+    r.unwrap_or_else(|e| crate::rerror::from_jt(&e, "x"))
 }
 
 fn evidence(plan: &Plan, hard: Robj, soft_col: Robj, soft: Robj, rows: i32) -> Result<Evidence, JtError> {
@@ -108,12 +94,12 @@ fn evidence(plan: &Plan, hard: Robj, soft_col: Robj, soft: Robj, rows: i32) -> R
 fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, what: &str, backend: &str, threads: i32, memory_gb: f64, devices: Robj) -> Robj {
     let plan: &ExternalPtr<Plan> = match (&ptr).try_into() {
         Ok(p) => p,
-        Err(_) => return list!(error = "'jt' is not a compiled junction tree (was it saved and reloaded?)", kind = "invalid").into_robj(),
+        Err(_) => return crate::rerror::r_error("invalid", "is not a compiled junction tree (was it saved and reloaded?)", Some("jt")),
     };
     let plan: &Plan = plan;
     let ev = match evidence(plan, hard, soft_col, soft, rows) {
         Ok(e) => e,
-        Err(e) => return jt_error(&e),
+        Err(e) => return crate::rerror::from_jt(&e, "evidence"),
     };
     let opts = Options { threads: threads.max(0) as usize, memory_bytes: (memory_gb.max(0.001) * 1e9) as u64 };
     let n = plan.n_vars();
@@ -121,20 +107,20 @@ fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, 
     let (marg, mpe) = match (what, backend) {
         ("marginal", "cpu") => match pc_jtree::marginals_cpu(plan, &ev, opts) {
             Ok(m) => (Some(m), None),
-            Err(e) => return jt_error(&e),
+            Err(e) => return crate::rerror::from_jt(&e, "evidence"),
         },
         ("mpe", "cpu") => match pc_jtree::mpe_cpu(plan, &ev, opts) {
             Ok(m) => (None, Some(m)),
-            Err(e) => return jt_error(&e),
+            Err(e) => return crate::rerror::from_jt(&e, "evidence"),
         },
         (w, "cuda") => {
             let r = crate::multi::ordinals(&devices).and_then(|d| cuda_query(plan, &ev, w == "mpe", &d));
             match r {
                 Ok(x) => x,
-                Err(e) => return cuda_error(&e),
+                Err(e) => return crate::rerror::from_pc(&e),
             }
         }
-        _ => return list!(error = "unknown query", kind = "internal").into_robj(),
+        _ => return crate::rerror::r_error("internal", "unknown query", None),
     };
     let secs = t.elapsed().as_secs_f64();
     let rows = ev.rows;

@@ -1,5 +1,5 @@
 //! gpupc-r: the extendr glue. It converts R objects to core types and back, turns R callbacks
-//! into a CI test and a progress watch, and maps every error to an R error. No algorithm here.
+//! into a CI test and a progress watch, and maps every error to one R error list (`rerror.rs`). No algorithm here.
 
 mod cmiknn;
 mod convert;
@@ -7,6 +7,7 @@ mod entry;
 mod orient;
 mod params;
 mod rdriver;
+mod rerror;
 mod sepset_rows;
 mod jtree;
 mod multi;

@@ -341,7 +341,7 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
 fn gpupc_orient(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj, backend: &str) -> Robj {
     match orient_impl(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend) {
         Ok(r) => r,
-        Err(e) => crate::entry::error_list(&e),
+        Err(e) => crate::rerror::from_pc(&e),
     }
 }
 
@@ -375,7 +375,7 @@ fn gpupc_sepset_handle(sepset: Robj) -> Robj {
         }
         Ok(ExternalPtr::new(Some(parts)).into())
     })();
-    made.unwrap_or_else(|e| crate::entry::error_list(&e))
+    made.unwrap_or_else(|e| crate::rerror::from_pc(&e))
 }
 
 extendr_module! {
