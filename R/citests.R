@@ -73,7 +73,19 @@ check_discrete_stat <- function(suffStat, p, binary) {
   if (!is.list(suffStat)) abort_arg("suffStat", "must be a list(dm = <data>, nlev = , adaptDF = ).")
   dm <- suffStat$dm
   if (is.null(dm)) abort_arg("suffStat$dm", "is missing: the test needs the data matrix.")
-  if (is.data.frame(dm)) dm <- data.matrix(dm)
+  if (is.data.frame(dm)) {
+    fac <- vapply(dm, is.factor, NA)
+    if (any(fac)) {
+      # bnlearn's form: each factor's levels are its states, coded 0, 1, ... in level order
+      if (!all(fac))
+        abort_arg("suffStat$dm", "mixes factor and other columns ({.val {names(dm)[!fac][1]}}): give every column as a factor (its levels are the states, as in bnlearn) or every column as codes 0, 1, 2, ...")
+      if (is.null(suffStat$nlev) && !binary) suffStat$nlev <- vapply(dm, nlevels, 1L)
+      dm <- matrix(unlist(lapply(dm, function(f) as.integer(f) - 1L), use.names = FALSE), nrow(dm),
+                   dimnames = list(NULL, names(dm)))
+    } else {
+      dm <- data.matrix(dm)
+    }
+  }
   if (!is.matrix(dm) || !(is.numeric(dm) || is.logical(dm)))
     abort_arg("suffStat$dm", "must be a matrix (or data frame) of integer codes 0, 1, 2, ...")
   if (ncol(dm) != p) abort_arg("suffStat$dm", "has {ncol(dm)} columns, but there are {p} variables (labels/p).")

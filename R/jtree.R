@@ -70,16 +70,28 @@ print.gpu_jtree <- function(x, ...) {
 #'   `setEvidence()`); or a data.frame with one evidence set per row, columns named by nodes,
 #'   states as character or factor and `NA` for unobserved.
 #' @param type Only `"marginal"`.
-#' @param backend Overrides the tree's backend (`"cpu"` or `"cuda"`).
+#' @param exclude As in gRain's `querygrain()`: `TRUE` (the default) leaves out the nodes with
+#'   evidence (for a batch, the nodes observed in every evidence set).
+#' @param result `"array"` (gRain's default: a named 1-d array per node; for a batch a matrix per
+#'   node) or `"data.frame"`: per node a data frame of the states and their probabilities `Freq`
+#'   (`as.data.frame.table()` of the array); for a batch one column per state, one row per
+#'   evidence set.
+#' @param backend Overrides the tree's backend: `"cpu"`, `"cuda"`, or `"auto"` (the GPU when
+#'   [gpu_info()] finds one; a GPU failure then reruns on the CPU with a message).
 #' @return One evidence set: gRain's shape, a named list of 1-d arrays (attribute `pEvidence`).
 #'   A batch: a named list with a matrix per node (one row per evidence set, one column per
 #'   state) and the attribute `pEvidence` (one value per row). An impossible evidence set
 #'   (P = 0) gives NA with a warning.
 #' @export
-gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", backend = NULL) {
+gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", exclude = TRUE,
+                      result = c("array", "data.frame"), backend = NULL) {
   check_jt(jt)
   if (!identical(type, "marginal"))
     abort_arg("type", "must be \"marginal\" (gRain's \"joint\" and \"conditional\" are not supported).")
+  if (!is.logical(exclude) || length(exclude) != 1 || is.na(exclude)) abort_arg("exclude", "must be TRUE or FALSE.")
+  if (!is.character(result) || !all(result %in% c("array", "data.frame")))
+    abort_arg("result", "must be \"array\" or \"data.frame\".")
+  result <- result[1]
   if (is.null(nodes)) nodes <- jt$nodes
   if (!is.character(nodes) || anyNA(nodes)) abort_arg("nodes", "must be a character vector of node names.")
   bad <- setdiff(nodes, jt$nodes)
@@ -94,6 +106,10 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", back
   vals <- res$values
   vals[is.nan(vals)] <- NA_real_
   keep <- jt$nodes[jt$nodes %in% nodes]
+  if (exclude) {
+    observed <- colSums(ev$hard >= 0L) == ev$rows | ev$soft_col >= 0L
+    keep <- setdiff(keep, jt$nodes[observed])
+  }
   out <- lapply(keep, function(v) {
     i <- match(v, jt$nodes)
     st <- jt$states[[i]]
@@ -101,7 +117,9 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", back
     if (ev$batch) {
       m <- vals[, cols, drop = FALSE]
       dimnames(m) <- list(NULL, st)
-      m
+      if (result == "data.frame") as.data.frame(m, optional = TRUE) else m
+    } else if (result == "data.frame") {
+      stats::setNames(data.frame(factor(st, levels = st), vals[1, cols]), c(v, "Freq"))
     } else {
       array(vals[1, cols], dim = length(st), dimnames = stats::setNames(list(st), v))
     }
@@ -145,9 +163,11 @@ check_jt <- function(jt) {
 }
 
 jt_run <- function(jt, ev, what, backend) {
-  fallback <- is.null(backend) && !isTRUE(jt$forced)
+  if (!is.null(backend) && !(is.character(backend) && length(backend) == 1 && backend %in% c("auto", "cpu", "cuda")))
+    abort_arg("backend", "must be \"auto\", \"cpu\" or \"cuda\".")
+  fallback <- (is.null(backend) && !isTRUE(jt$forced)) || identical(backend, "auto")
+  if (identical(backend, "auto")) backend <- if (isTRUE(gpu_info()$usable)) "cuda" else "cpu"
   backend <- backend %||% jt$backend
-  if (!backend %in% c("cpu", "cuda")) abort_arg("backend", "must be \"cpu\" or \"cuda\".")
   dev <- list(devices = NULL, why = NULL)
   run <- function(b) {
     backend <<- b

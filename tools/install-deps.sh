@@ -29,9 +29,11 @@ Rscript --vanilla - <<'RCODE'
 repos <- getOption("repos")
 if (is.null(repos) || identical(unname(repos["CRAN"]), "@CRAN@")) repos <- c(CRAN = "https://cloud.r-project.org")
 options(repos = repos, Ncpus = 2L)
+# installed, and (for a pinned version) at that version or newer: a newer release that a user
+# installed is never replaced by the older pin
 have <- function(p, v = NULL) {
   ok <- requireNamespace(p, quietly = TRUE)
-  ok && (is.null(v) || packageVersion(p) == v)
+  ok && (is.null(v) || packageVersion(p) >= v)
 }
 lib <- .libPaths()[1]
 if (!have("pcalg")) install.packages("pcalg", lib = lib)

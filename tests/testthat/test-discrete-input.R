@@ -39,3 +39,26 @@ test_that("an integer dm is not copied on its way to Rust, and all kinds of dm g
     expect_identical(as(got@graph, "matrix"), as(want@graph, "matrix"))
   }
 })
+
+test_that("a data frame of factors (bnlearn's form) is read as its levels' codes; mixed columns are refused", {
+  set.seed(8)
+  n <- 400
+  a <- sample(c("lo", "mid", "hi"), n, TRUE)
+  b <- ifelse(runif(n) < 0.7, a, sample(c("lo", "mid", "hi"), n, TRUE))
+  c <- sample(c("no", "yes"), n, TRUE)
+  df <- data.frame(a = factor(a, levels = c("lo", "mid", "hi")), b = factor(b, levels = c("lo", "mid", "hi", "never")),
+                   c = factor(c))
+  codes <- sapply(df, function(f) as.integer(f) - 1L)
+  want <- pcalg::skeleton(list(dm = codes, nlev = c(3L, 4L, 2L), adaptDF = FALSE), pcalg::disCItest, 0.05, labels = names(df))
+  got <- gpu_skeleton(list(dm = df, adaptDF = FALSE), pcalg::disCItest, 0.05, labels = names(df), backend = "cpu")
+  expect_identical(as(got@graph, "matrix"), as(want@graph, "matrix"))
+  expect_identical(got@sepset, want@sepset)
+  expect_equal(got@pMax, want@pMax, tolerance = 1e-12)
+  # an nlev given is used as given
+  got2 <- gpu_skeleton(list(dm = df, nlev = c(3L, 4L, 2L), adaptDF = FALSE), pcalg::disCItest, 0.05, labels = names(df), backend = "cpu")
+  expect_identical(got2@pMax, got@pMax)
+  mixed <- df
+  mixed$c <- as.integer(mixed$c) - 1L
+  expect_error(gpu_skeleton(list(dm = mixed, adaptDF = FALSE), pcalg::disCItest, 0.05, labels = names(df), backend = "cpu"),
+               "suffStat\\$dm.*factor", class = "gpupc_invalid_argument")
+})
