@@ -1,4 +1,4 @@
-# Sourced by jtree-s6.sh and jtree-s6r.sh on the GPU machine with TAG set (s6, s6r): networks in
+# Sourced by jtree-device-mpe.sh and jtree-device-baselines.sh on the GPU machine with TAG set (s6, s6r): networks in
 # $NETS, results in $W packed to $OUT/$TAG.tar.gz by `pack` (what $OUT can take back is 8 files),
 # `el` logs the seconds since the start to $OUT/$TAG-log.txt, the portable R ($RS) and pyAgrum ($PY).
 set -uo pipefail

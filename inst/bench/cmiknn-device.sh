@@ -32,20 +32,20 @@ except Exception as e:
     print("default raises:", type(e).__name__, e)
 print("sig_blocklength=1:", CMIknn(knn=10, sig_samples=19, workers=1, sig_blocklength=1).run_test_raw(x, y, None))
 EOF
-} 2>&1 | tee "$out/cmiknn-s6-check.txt"
+} 2>&1 | tee "$out/cmiknn-tigramite-empty-set.txt"
 
 done_flag=${TMPDIR:-/tmp}/cmiknn-then-done
 rm -f "$done_flag"
-then1="timeout 45 $pcb cmiknn dag --p 20 --n 500 --cases 3 --knn 0.2 --sig-samples 100 --degree 2 --threads 4 --backend cuda --seed 1 > $out/cmiknn-dag-gpu-s6.csv"
+then1="timeout 45 $pcb cmiknn dag --p 20 --n 500 --cases 3 --knn 0.2 --sig-samples 100 --degree 2 --threads 4 --backend cuda --seed 1 > $out/cmiknn-dag-gpu.csv"
 then2="timeout 170 $pcb cmiknn pc --p 200 --n 2000 --knn 0.2 --sig-samples 50 --degree 2 --backend cuda --threads 4 --seed 3 --limit-s 160"
 timeout 330 python3 "$here/cmiknn-dist.py" --pcbench "$pcb" --out "$out" --tig-seconds "${TIG_SECONDS:-200}" --procs 12 --threads 4 \
-  --then "$then1" --then "$then2" --then-done "$done_flag" 2>&1 | tee "$out/cmiknn-dist-s6.txt"
+  --then "$then1" --then "$then2" --then-done "$done_flag" 2>&1 | tee "$out/cmiknn-dist.txt"
 if [ ! -e "$done_flag" ]; then
-  echo "## cmiknn-dist.py stopped before its GPU commands: running them alone" | tee -a "$out/cmiknn-dist-s6.txt"
-  { eval "$then1"; eval "$then2"; } 2>&1 | tee -a "$out/cmiknn-dist-s6.txt"
+  echo "## cmiknn-dist.py stopped before its GPU commands: running them alone" | tee -a "$out/cmiknn-dist.txt"
+  { eval "$then1"; eval "$then2"; } 2>&1 | tee -a "$out/cmiknn-dist.txt"
 fi
 {
   echo "## tigramite, one test of the p = 50 PC run's shape with |S| = 0 (n = 1000, k = 200, B = 500; sig_blocklength = 1), all cores"
   echo "tool,n,k,B,l,workers,median_s,statistic,p_value"
   timeout 30 python3 "$here/cmiknn-tigramite.py" 1000 0.2 500 0 1
-} 2>&1 | tee -a "$out/cmiknn-dist-s6.txt"
+} 2>&1 | tee -a "$out/cmiknn-dist.txt"

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Device run, session 8 (issue 11's last goal, MUNIN under 0.6 s through R), after
-# device-s8-tune.sh (the kernel's packed count and two rounds in flight, with pcbench):
+# device-gsquare-kernels.sh (the kernel's packed count and two rounds in flight, with pcbench):
 #   r        gpu_skeleton() through R (discrete-r-timing.R: LINK and MUNIN samples of
 #            export-codes.R, n = 20000, a warm-up and 8 timed calls each, every call checked
 #            identical to the first)
 #   orient   orient-discrete.R's parity: conservative / majority-rule gpu_pc() (the triple checks on
 #            the GPU) against pcalg::pc(), a rerun and the CPU backend, on random discrete cases
 #   pcalg    gpu-check.R --discrete 1: bnlearn networks against pcalg::pc() and the CPU backend
-#   DEV=.dev-s8 RDIR=/tmp/r-s8 bash inst/bench/device-s8.sh      (PHASES to pick)
+#   DEV=.dev-s8 RDIR=/tmp/r-s8 bash inst/bench/device-discrete-r.sh      (PHASES to pick)
 set -u
 DEV=${DEV:-.dev-s8}
 RDIR=${RDIR:-/tmp/r-s8}
@@ -24,9 +24,9 @@ orient)
   echo "== orient-discrete.R: conservative / majority-rule gpu_pc() with the triple checks on the GPU, against pcalg"
   timeout ${ORIENT_S:-300} "$R" inst/bench/orient-discrete.R --backend cuda --cases ${CASES:-40} --min-compared ${MIN_COMPARED:-30} \
     --cores 7 --networks inst/extdata/networks --timing "" --out "$OUT/orient-discrete-h100-s8" 2>&1 \
-    | tee "$OUT/orient-discrete-h100-s8.log" | tail -4 ;;
+    | tee "$OUT/orient-discrete-h100-parity.log" | tail -4 ;;
 pcalg)
   echo "== gpu-check.R --discrete 1 (against pcalg and the CPU backend)"
-  timeout ${PCALG_S:-300} "$R" inst/bench/gpu-check.R --out "$OUT/check" --parity 0 --bench 0 --discrete 1 2>&1 | tee "$OUT/gpu-check-discrete-s8.log" | tail -6 ;;
+  timeout ${PCALG_S:-300} "$R" inst/bench/gpu-check.R --out "$OUT/check" --parity 0 --bench 0 --discrete 1 2>&1 | tee "$OUT/gpu-check-discrete.log" | tail -6 ;;
 esac
 done

@@ -7,7 +7,7 @@
 #   timing  - resident-bench.R --method stable.fast: GPU (3 runs), CPU backend on 16 threads,
 #             pcalg::skeleton(method = "stable.fast") up to p = 1643
 # Run from the repository root, with DEV holding r.tar.xz and pcbench:
-#   DEV=.dev-s7 PHASES="parity rcheck timing" bash inst/bench/device-s7.sh
+#   DEV=.dev-s7 PHASES="parity rcheck timing" bash inst/bench/device-stable-fast.sh
 set -u
 . "$(dirname "$0")/device-env.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/machine.txt"

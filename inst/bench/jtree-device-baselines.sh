@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The part of jtree-s6.sh that did not run in session 6's call (the R bundle did not start there:
+# The part of jtree-device-mpe.sh that did not run in session 6's call (the R bundle did not start there:
 # it carried a hostlib/ folder made on the development machine): gRain beside ours, the path from
 # data to answers, and pyAgrum's one query and 16-process batch. One call, about 330 s:
 #   DEV=.dev-jtree PART=s6r bash .dev-jtree/jtree-bench.sh

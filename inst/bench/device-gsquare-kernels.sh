@@ -4,9 +4,9 @@
 # multiply-add, no runs, each thread's first cell in a register), each run's phases per level; the
 # parity suite with both; and Nsight Compute's view of one level-1 launch of each (NCU=1).
 # OCC=1: the shared table's size (ONLY_OCC=1: that alone; OCC_WORDS: the sizes). The files
-# occupancy-s8/occ-*-r{0,48,64}-* came from a build that also had the kernel capped at 48 and 64
+# occupancy/occ-*-r{0,48,64}-* came from a build that also had the kernel capped at 48 and 64
 # registers (--registers, removed: within 2% of uncapped).
-#   DEV=.dev-s8 bash inst/bench/device-s8-tune.sh
+#   DEV=.dev-s8 bash inst/bench/device-gsquare-kernels.sh
 set -u
 DEV=${DEV:-.dev-s8}
 RDIR=${RDIR:-/tmp/r-s8}
@@ -21,9 +21,9 @@ for d in munin link; do
     | tee "$OUT/gsquare-$d-count-s8.txt" | grep -E "^count|gpu run|gpu: +[01] |NONDET"
 done
 echo "== pcbench discrete --cases 60 --repeat 2 --count both"
-timeout 200 "$B" discrete --cases 60 --repeat 2 --count both --threads 16 2>&1 | tee "$OUT/pcbench-discrete-parity-s8.txt" | tail -2
+timeout 200 "$B" discrete --cases 60 --repeat 2 --count both --threads 16 2>&1 | tee "$OUT/pcbench-discrete-parity.txt" | tail -2
 echo "== LINK, CPU against GPU (packed)"
-timeout 90 "$B" discrete --codes /tmp/link.bin --backend both --repeat 2 --threads 16 2>&1 | tee "$OUT/gsquare-link-parity-s8.txt" | grep -E "^(cpu|gpu run|parity|NONDET)"
+timeout 90 "$B" discrete --codes /tmp/link.bin --backend both --repeat 2 --threads 16 2>&1 | tee "$OUT/gsquare-link-parity.txt" | grep -E "^(cpu|gpu run|parity|NONDET)"
 fi
 if [ -n "${OCC:-}" ]; then
   # occupancy: the table words a block keeps in shared memory (fewer: more blocks per

@@ -3,8 +3,8 @@
 # staging kept): gpu_skeleton() through R against the 16-thread CPU backend, then the p = 55,572
 # shape from the data. Run from the repository root with the folder holding r.tar.xz:
 #   (BENCH: the folder of the R scripts, default inst/bench)
-#   DEV=.dev-lean PHASES="resident" bash inst/bench/device-lean-s6.sh
-#   DEV=.dev-lean PHASES="large" bash inst/bench/device-lean-s6.sh
+#   DEV=.dev-lean PHASES="resident" bash inst/bench/device-gauss-resident.sh
+#   DEV=.dev-lean PHASES="large" bash inst/bench/device-gauss-resident.sh
 set -u
 DEV=${DEV:-.dev-lean}
 OUT=${OUT:-/tmp/out}

@@ -15,7 +15,7 @@
 #  3. LINK: the path gpu_pc (backend cuda) -> gpu_jtree -> gpu_query (10,000 evidence sets) on a
 #     LINK sample (and ALARM), each step logged as it ends; beside it gRain's one query on Link
 #     (CPU only, 96 GB address space, its own core, reported however it ends).
-#   DEV=.dev-h15 bash .dev-h15/jtree-s7.sh
+#   DEV=.dev-h15 bash .dev-h15/jtree-device.sh
 set -uo pipefail
 DEV=${DEV:-.dev-h15}; OUT=${OUT:-/tmp/jtree-out}; W=/tmp/s7; NETS=/tmp/jnets; R7=/tmp/s7out
 mkdir -p "$OUT" "$W" "$NETS" "$R7"
