@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session-6 CMI-kNN run on the GPU machine (issue 14), one command: tigramite's |S| = 0 failure
+# CMI-kNN run on the GPU machine, one command: tigramite's |S| = 0 failure
 # under the machine's numpy and its workaround; the p-value distributions of ours and tigramite
 # (cmiknn-dist.py: tigramite on 12 processes while the GPU runs ours, then skeleton recovery on
 # quadratic / tanh / sine DAGs beside the Gaussian test, then a PC run at p = 200, n = 2000);

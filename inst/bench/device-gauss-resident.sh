@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Device run for issue 11, session 6 (compact sepset rows, C from the data on the GPU, pinned
+# Gaussian skeleton on the GPU machine (compact sepset rows, C from the data on the GPU, pinned
 # staging kept): gpu_skeleton() through R against the 16-thread CPU backend, then the p = 55,572
 # shape from the data. Run from the repository root with the folder holding r.tar.xz:
 #   (BENCH: the folder of the R scripts, default inst/bench)
-#   DEV=.dev-lean PHASES="resident" bash inst/bench/device-gauss-resident.sh
-#   DEV=.dev-lean PHASES="large" bash inst/bench/device-gauss-resident.sh
+#   DEV=.rbundle PHASES="resident" bash inst/bench/device-gauss-resident.sh
+#   DEV=.rbundle PHASES="large" bash inst/bench/device-gauss-resident.sh
 set -u
-DEV=${DEV:-.dev-lean}
+DEV=${DEV:-.rbundle}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" /tmp/r
 [ -x /tmp/r/R/bin/Rscript ] || tar -xJf "$DEV/r.tar.xz" -C /tmp/r

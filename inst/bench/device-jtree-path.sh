@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Device run, session 7, third call (main after the merges): the LINK path of issue 15 on the GPU
-# (gpu_pc -> gpu_jtree -> gpu_query with 10,000 evidence sets; ALARM too), then issue 11's
+# The path from data to answers on the GPU machine: LINK
+# (gpu_pc -> gpu_jtree -> gpu_query with 10,000 evidence sets; ALARM too), then the
 # discrete timings through R (LINK and MUNIN, n = 20000, disCItest, backend "cuda", a warm-up
 # call and 4 timed calls each, every call checked identical to the first).
-#   DEV=.dev-s7 RDIR=/tmp/r-s7c bash inst/bench/device-jtree-path.sh
+#   DEV=.rbundle bash inst/bench/device-jtree-path.sh
 set -u
 . "$(dirname "$0")/device-env.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/machine-c.txt"
@@ -15,6 +15,6 @@ path)
 discrete)
   echo "== LINK and MUNIN samples (n = 20000), then gpu_skeleton through R"
   "$R" inst/bench/export-codes.R link 20000 /tmp/link.bin && "$R" inst/bench/export-codes.R munin 20000 /tmp/munin.bin
-  timeout ${DISC_S:-120} "$R" inst/bench/discrete-r-timing.R --repeat 4 /tmp/link.bin /tmp/munin.bin 2>&1 | tee "$OUT/discrete-r-s7c.txt" | tail -20 ;;
+  timeout ${DISC_S:-120} "$R" inst/bench/discrete-r-timing.R --repeat 4 /tmp/link.bin /tmp/munin.bin 2>&1 | tee "$OUT/discrete-r.txt" | tail -20 ;;
 esac
 done

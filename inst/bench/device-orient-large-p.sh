@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Device run, session 7, second call: two long jobs side by side.
-#   1. issue 12: orient-e2e.R with pcalg capped at CAP s (the issue asks for 10 minutes): gpu_pc()
+# Two long jobs side by side on the GPU machine.
+#   1. orient-e2e.R with pcalg capped at CAP s: gpu_pc()
 #      end to end (relaxed at p = 1643 / 5361 / 10000, conservative and majority rule at p = 500 /
 #      1643), pcalg's pc(skel.method = "stable.fast") in forked children, one core each;
-#   2. issue 11: the full p = 55,572, n = 3189 run from the data (m.max = Inf), C on the GPU,
+#   2. the full p = 55,572, n = 3189 run from the data (m.max = Inf), C on the GPU,
 #      started once orient-e2e's gpupc timings are done (its pcalg children then hold 7 cores).
-#   DEV=.dev-s7 CAP=540 bash inst/bench/device-orient-large-p.sh
+#   DEV=.rbundle CAP=540 bash inst/bench/device-orient-large-p.sh
 set -u
 . "$(dirname "$0")/device-env.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/machine-b.txt"

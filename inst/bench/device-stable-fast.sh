@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device run for issue 11, session 7: skel.method = "stable.fast" on the GPU (dense levels 0 and 1
+# skel.method = "stable.fast" on the GPU (dense levels 0 and 1
 # with the C++ rules, levels >= 2 by rounds of listed tests). One call, phases in order:
 #   parity  - pcbench parity, GPU against the CPU backend, both orders, each GPU case run twice
 #   rcheck  - gpu-check.R: gpu_pc() on the GPU against pcalg::pc() and the CPU backend, slot by
@@ -7,7 +7,7 @@
 #   timing  - resident-bench.R --method stable.fast: GPU (3 runs), CPU backend on 16 threads,
 #             pcalg::skeleton(method = "stable.fast") up to p = 1643
 # Run from the repository root, with DEV holding r.tar.xz and pcbench:
-#   DEV=.dev-s7 PHASES="parity rcheck timing" bash inst/bench/device-stable-fast.sh
+#   DEV=.rbundle PHASES="parity rcheck timing" bash inst/bench/device-stable-fast.sh
 set -u
 . "$(dirname "$0")/device-env.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/machine.txt"

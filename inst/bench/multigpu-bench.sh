@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Several GPUs of one host against one GPU of the same run (issue 16), on the device machine.
+# Several GPUs of one host against one GPU of the same run, on the device machine.
 #
 #   bash multigpu-bench.sh DIR [STAGE ...]
 #
