@@ -18,10 +18,10 @@ gpu_info <- function() {
 
 # Below this many variables the CPU backend is as fast as the GPU one or faster, counting the
 # first CUDA call of a process (7.5 s on a fresh machine: context and NVRTC; 0.4 s when NVRTC's
-# cache is warm). Measured on an H100 host with 16 cores (BENCHMARKS.md, "Lean results", session
-# 6): warm GPU against the CPU backend, p = 1643 0.054 s and 0.164 s; p = 5361 0.15-0.20 s and
-# 1.19-1.47 s; p = 10000 0.65-0.88 s and 5.8-6.2 s. method = "stable.fast" (session 7,
-# "skel.method = stable.fast on the GPU"): p = 1643 0.049-0.082 s and 0.115 s; p = 5361
+# cache is warm). Measured on an H100 host with 16 cores (BENCHMARKS.md, "Gaussian data"):
+# warm GPU against the CPU backend, p = 1643 0.054 s and 0.164 s; p = 5361 0.15-0.20 s and
+# 1.19-1.47 s; p = 10000 0.65-0.88 s and 5.8-6.2 s. method = "stable.fast" (same
+# section): p = 1643 0.049-0.082 s and 0.115 s; p = 5361
 # 0.13-0.16 s and 1.25 s; p = 10000 0.58-0.63 s and 5.4 s. A warm GPU wins from p = 1643 on with
 # either method, a cold one from about p = 3000; gpupc cannot know which it will be, so the cold
 # start decides, for both methods.

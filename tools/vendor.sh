@@ -6,8 +6,8 @@
 # Re-run it (and commit src/rust/vendor.tar.xz) whenever src/rust/Cargo.lock changes.
 #
 # It runs `cargo vendor --offline --locked` in src/rust, taking the crates from the source replacement
-# configured on this machine (~/.cargo/config.toml points crates-io at the vendored universe of
-# ../shared/rust-vendor; see shared/README.md), writes:
+# configured on this machine (~/.cargo/config.toml pointing crates-io at a local vendored mirror),
+# writes:
 #   src/rust/vendor/            the crates, removed at the end (src/Makevars unpacks the archive)
 #   src/rust/vendor-config.toml the source replacement the build uses (directory "vendor", which cargo
 #                               resolves relative to src/rust when the file is installed as

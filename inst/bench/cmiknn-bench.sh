@@ -5,7 +5,7 @@
 # script, cmiknn-tigramite.py, tigramite_env.py and the tigramite wheel; results go to $OUT (or ./out).
 #
 #   bash cmiknn-bench.sh check     probe, parity (150 tests), one test at n = 1000
-#   bash cmiknn-bench.sh bench     the timings of issue 14 (n = 1000 and n = 10000, tigramite, PC)
+#   bash cmiknn-bench.sh bench     the one-test and PC timings (n = 1000 and n = 10000, tigramite, PC)
 #   bash cmiknn-bench.sh extra     parity again, GPU level loop = CPU level loop, tigramite at the PC run's shape
 #   bash cmiknn-bench.sh all       check and bench
 set -u

@@ -1,4 +1,4 @@
-# Skeleton recovery on non-linear DAGs (issue 14): CMI-kNN (gpupc's cmiknnCItest, CPU backend)
+# Skeleton recovery on non-linear DAGs: CMI-kNN (gpupc's cmiknnCItest, CPU backend)
 # beside pcalg's gaussCItest on the same data sets. Each data set is a random DAG (variables in
 # topological order, edge probability degree / (p - 1)) whose every edge is of one kind:
 # quadratic (w u^2), tanh (2 w tanh u) or sinusoidal (2 w sin u), w ~ U(0.5, 1.5), noise N(0, 1),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Distribution of CMI-kNN p-values, ours (pcbench cmiknn pvalues, GPU) beside tigramite's CMIknn,
-on the same simulated data sets (issue 14).
+on the same simulated data sets.
 
     python3 cmiknn-dist.py --pcbench ./pcbench --out DIR --tig-seconds 150 --procs 12 [--then CMD ...]
 
@@ -174,7 +174,7 @@ def main():
         print(f"# the tigramite pool raised: {error}")
     print(f"# tigramite: {sum(len(v) for v in tig.values())} tests done, {len(errors)} raised" + "".join(f"\n#   {e}" for e in errors[:5]))
 
-    with open(os.path.join(a.out, "cmiknn-dist-pvalues-s6.csv"), "w") as f:
+    with open(os.path.join(a.out, "cmiknn-dist-pvalues.csv"), "w") as f:
         f.write("cell,n,l,hyp,rep,tool,statistic,p_value\n")
         for key, d in CELLS.items():
             n, l, hyp = d.shape[1], d.shape[2] - 2, key.split("_")[2]

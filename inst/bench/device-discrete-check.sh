@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Discrete CUDA backend on the GPU machine (no R, no cargo there: carry .devbin/pcbench, built with
-# `cargo build --release -p pcbench`, and .rbundle/r.tar.xz, made by ../shared/tools/portable-r):
+# `cargo build --release -p pcbench`, and .rbundle/r.tar.xz, a portable R bundle made by `portable-r`):
 #   1. pcbench discrete parity: random discrete data, CPU vs GPU, both orders, Dis/Bin, twice;
 #   2. pcbench timing on LINK-sized data and on a 10^5 / 10^6-row, 1000-variable, 21-level set;
 #   3. inst/bench/gpu-check.R --discrete 1: bnlearn networks against pcalg and the CPU backend.

@@ -1,9 +1,9 @@
-# Sourced by the device scripts (device-s7*.sh): unpacks the portable R of $DEV/r.tar.xz into a
+# Sourced by the device scripts (device-*.sh): unpacks the portable R of $DEV/r.tar.xz into a
 # folder of its own (bundles of other scripts must not mix with it), puts CUDA's NVRTC on the
 # library path and sets R (the Rscript to call), OUT and DEV.
-DEV=${DEV:-.dev-s7}
+DEV=${DEV:-.rbundle}
 OUT=${OUT:-/tmp/out}
-RDIR=${RDIR:-/tmp/r-s7}
+RDIR=${RDIR:-/tmp/r-device}
 mkdir -p "$OUT" "$RDIR"
 [ -x "$RDIR/R/bin/Rscript" ] || tar -xJf "$DEV/r.tar.xz" -C "$RDIR"
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \

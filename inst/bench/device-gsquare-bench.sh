@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The G^2 kernels on real networks, on the GPU machine (no R needed): pcbench on samples that
 # inst/bench/export-codes.R wrote (NAME.bin.xz in DIR), each GPU run twice (identical runs are
-# checked), with an earlier pcbench beside the current one when PCBENCH_OLD is set (one that has --codes: the build before session 4 has not, so its line in the logs is an error), and
+# checked), with an earlier pcbench beside the current one when PCBENCH_OLD is set (one that has --codes; an older build without it logs an error line), and
 # CPU parity (16 threads) on the smaller sets:
 #   bash inst/bench/device-gsquare-bench.sh DIR OUT       (PCBENCH=..., PCBENCH_OLD=..., BLOCKS="256 128")
 set -u

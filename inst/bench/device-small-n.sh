@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check of disCItest / binCItest's "n < n.min" warning (issue 13): inst/bench/small-n-check.R
+# The GPU check of disCItest / binCItest's "n < n.min" warning: inst/bench/small-n-check.R
 # on the discrete CUDA backend and on the CPU, each against pcalg. The GPU computes tests past an
 # edge's first success; only the canonical prefixes may count, so the warning (its presence, the
 # smallest n.min and, for a skeleton, the number of tests) must be pcalg's.

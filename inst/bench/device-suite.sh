@@ -5,7 +5,7 @@
 #   bash inst/bench/device-suite.sh PART OUTDIR       PART = 1..8, or quick (a dry run, ~3 min)
 #
 # R: $RSCRIPT if set, else /tmp/r/R/bin/Rscript, unpacked from .rbundle/r.tar.xz when missing (build
-# the bundle here with: ../shared/tools/portable-r .rbundle/r.tar.xz gpupc pcalg bnlearn ParallelPC
+# the bundle here with the portable-R tool: portable-r .rbundle/r.tar.xz gpupc pcalg bnlearn ParallelPC
 # and bash inst/bench/make-socket-addon.sh (bnlearn's cluster needs sockets), and carry .rbundle). Each part writes OUTDIR/partPART.csv (rewritten after every row, so a part
 # cut short keeps its rows) and OUTDIR/partPART.log. Afterwards, here:
 #

@@ -1,4 +1,4 @@
-"""gpucsl (../shared/wheels/gpucsl-0.0.7) on the data sets gpucsl-export.R wrote, for the benchmark
+"""gpucsl (the gpucsl-0.0.7 wheel) on the data sets gpucsl-export.R wrote, for the benchmark
 vignette's "gpucsl" rows:
 
     python3 inst/bench/gpucsl-bench.py DIR OUT.csv [--max-level 10] [--repeat 2] [--set-cap 120]

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # What runs on the GPU machine for junction-tree inference (one call): pcbench jtree (GPU against
 # the CPU engine, timings) on the networks in $DEV, then pyAgrum's LazyPropagation on the same.
-#   DEV=.dev-jtree PART=parity|bench|split bash inst/bench/jtree-bench.sh   (writes under $OUT)
-#   DEV=.dev-jtree PART=s6 bash .dev-jtree/jtree-bench.sh: everything of session 6 in one call (below)
+#   DEV=.rbundle PART=parity|bench|split bash inst/bench/jtree-bench.sh   (writes under $OUT)
+#   PART=mpe: jtree-device-mpe.sh; PART=baselines: jtree-device-baselines.sh (each one call, run from $DEV)
 set -uo pipefail
-DEV=${DEV:-.dev-jtree}; OUT=${OUT:-/tmp/jtree-out}; PART=${PART:-parity}
+DEV=${DEV:-.rbundle}; OUT=${OUT:-/tmp/jtree-out}; PART=${PART:-parity}
 mkdir -p "$OUT"
-if [ "$PART" = s6 ] || [ "$PART" = s6r ]; then exec bash "$DEV/jtree-$PART.sh"; fi
+if [ "$PART" = mpe ] || [ "$PART" = baselines ]; then exec bash "$DEV/jtree-device-$PART.sh"; fi
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 nproc | tee -a "$OUT/gpu.txt"
 B="$DEV/pcbench jtree --csv $OUT/jtree-$PART.csv"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # bnlearn's cluster (parallel::makePSOCKcluster) needs R's socket module, which
-# ../shared/tools/portable-r leaves out of the bundle (modules/internet.so). This packs that module
-# and the shared libraries it needs that the GPU machine lacks (../shared/tools/gpu-host-libs.txt)
+# the portable-R tool (portable-r) leaves out of the bundle (modules/internet.so). This packs that module
+# and the shared libraries it needs that the GPU machine lacks (HOST_LIBS: a file naming the
+# libraries the GPU machine has; without it every library is packed)
 # into .rbundle/socket-addon.tar.xz; inst/bench/device-suite.sh unpacks it over the bundle and
 # installs inst/bench/portable-rscript.sh as its Rscript (the workers are started as
 # `Rscript --default-packages=... -e ...`, which the bundle's own Rscript does not take).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-host_libs=${HOST_LIBS:-$root/../shared/tools/gpu-host-libs.txt}
+host_libs=${HOST_LIBS:-/dev/null}
 mod=$(R RHOME)/modules/internet.so
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/R/modules" "$work/R/syslib" "$root/.rbundle"

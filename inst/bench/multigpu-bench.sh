@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Several GPUs of one host against one GPU of the same run (issue 16), on the device machine.
+# Several GPUs of one host against one GPU of the same run, on the device machine.
 #
 #   bash multigpu-bench.sh DIR [STAGE ...]
 #
-# DIR holds `pcbench` (cargo build --release -p pcbench from this branch), this script and
+# DIR holds `pcbench` (cargo build --release -p pcbench), this script and
 # multigpu-cor.py; munin.bif.gz is read from DIR or inst/extdata/networks. Results go to $OUT
 # (the device's result folder; ./multigpu-out elsewhere), one text file per stage, and a summary
 # table (summary.txt). Every `pcbench multi` line runs one GPU and then k GPUs in the same

@@ -4,7 +4,7 @@
 #
 #   DEV=.rbundle bash inst/bench/multigpu-device.sh [STAGE ...]
 #
-# DEV holds r.tar.xz (../shared/tools/portable-r with gpupc, pcalg, bnlearn) and pcbench
+# DEV holds r.tar.xz (portable-r with gpupc, pcalg, bnlearn) and pcbench
 # (cargo build --release -p pcbench). Results go to $OUT, one file per stage, and summary.txt.
 # Stages (default: all, in this order; each capped by `timeout`):
 #   parity    multigpu-r.R parity: every test kind and order, gpu_pc's triple checks and

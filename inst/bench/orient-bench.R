@@ -1,4 +1,4 @@
-# Orientation benchmark: gpupc's native orientation (Rust, issue 12) against pcalg's R code.
+# Orientation benchmark: gpupc's native orientation (Rust) against pcalg's R code.
 #
 #   Rscript inst/bench/orient-bench.R [--out orient.csv] [--backend cuda|cpu|auto] [--cap 600]
 #                                      [--parts orient,e2e,cons] [--orient-p 1643,10000,20000]

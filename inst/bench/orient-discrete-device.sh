@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Issue 12 (session 7) on the GPU machine, one call: conservative / majority-rule PC on discrete
+# On the GPU machine, one call: conservative / majority-rule PC on discrete
 # data with the triple checks on the GPU (pc_cuda::CudaGSquareBatch). inst/bench/orient-discrete.R:
 # gpu_pc(backend = "cuda") end to end against pcalg's pc(skel.method = "stable.fast") on ALARM
 # (n = 5000, 20000), HEPAR2 and ANDES (pcalg in capped children), and the parity of >= 60 random
 # discrete cases against pcalg, a second GPU run and the CPU backend.
 #
-# Here (the package installed into LIB from this branch):
-#   mkdir -p /work/main/.dev-h12
-#   R_LIBS=LIB /work/shared/tools/portable-r /work/main/.dev-h12/r.tar.xz gpupc pcalg
-#   cp inst/bench/orient-discrete-device.sh inst/bench/orient-discrete.R inst/bench/lib.R /work/main/.dev-h12/
-#   cp -r inst/extdata/networks /work/main/.dev-h12/
-# On the GPU machine (carry .dev-h12):
-#   bash .dev-h12/orient-discrete-device.sh
-# Writes $OUT/$PREFIX-{parity,timing}.csv and .log (PREFIX orient-discrete-h100-s7; committed
+# Here (the package installed into LIB), into a bundle folder DEV (e.g. .rbundle):
+#   mkdir -p $DEV
+#   R_LIBS=LIB portable-r $DEV/r.tar.xz gpupc pcalg
+#   cp inst/bench/orient-discrete-device.sh inst/bench/orient-discrete.R inst/bench/lib.R $DEV/
+#   cp -r inst/extdata/networks $DEV/
+# On the GPU machine (with that folder):
+#   bash $DEV/orient-discrete-device.sh
+# Writes $OUT/$PREFIX-{parity,timing}.csv and .log (PREFIX orient-discrete-h100; committed
 # under inst/extdata/bench/orient/). TIMING="" runs the parity alone.
 set -uo pipefail
-prefix=${PREFIX:-orient-discrete-h100-s7}
+prefix=${PREFIX:-orient-discrete-h100}
 d=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/out}
 r=/tmp/r12

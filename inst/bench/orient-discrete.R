@@ -1,4 +1,4 @@
-# Conservative / majority-rule PC on discrete data with the triple checks on the GPU (issue 12):
+# Conservative / majority-rule PC on discrete data with the triple checks on the GPU:
 # parity of gpu_pc() against pcalg::pc() and timings end to end, in one run.
 #
 #   Rscript inst/bench/orient-discrete.R [--backend cuda|cpu] [--out PREFIX] [--cases 72]

@@ -1,5 +1,4 @@
-# End-to-end gpu_pc() against pcalg's pc(skel.method = "stable.fast") in one run (issue 12's
-# goals), with gpu_pc()'s phases, and the parity of the triple checks on the chosen backend.
+# End-to-end gpu_pc() against pcalg's pc(skel.method = "stable.fast") in one run, with gpu_pc()'s phases, and the parity of the triple checks on the chosen backend.
 #
 #   Rscript inst/bench/orient-e2e.R [--out FILE.csv] [--backend cuda|cpu|auto] [--cap 75]
 #                                   [--reps 3] [--e2e-p 1643,5361,10000] [--cons-p 500,1643]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Rscript for the portable R bundle (../shared/tools/portable-r) that also takes Rscript's options,
+# Rscript for the portable R bundle (portable-r) that also takes Rscript's options,
 # as parallel::makePSOCKcluster() passes them to its workers (`--default-packages=...`). Install it
 # over the bundle's bin/Rscript on the GPU machine: cp inst/bench/portable-rscript.sh /tmp/r/R/bin/Rscript
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -1,5 +1,5 @@
 # gpu_skeleton() through R on the GPU and on the CPU, with where the time goes (phases) and the
-# process's host memory peak, on the seed shapes and the large Gaussian cases of issue 11.
+# process's host memory peak, on the seed shapes and the large Gaussian cases (p up to 20000).
 #
 #   Rscript inst/bench/resident-bench.R --out DIR [--sizes 1643x850,5361x63,10000x1000,20000x1000]
 #        [--cpu-max-p 10000] [--threads 16] [--repeat 2] [--check 1] [--method stable|stable.fast]

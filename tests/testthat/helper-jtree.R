@@ -3,7 +3,7 @@
 
 jt_network_path <- function(name) {
   p <- system.file("extdata", "networks", paste0(name, ".bif.gz"), package = "gpupc")
-  if (!nzchar(p)) p <- file.path(Sys.getenv("GPUPC_NETWORKS", "/work/shared/data/bnlearn-networks"), paste0(name, ".bif.gz"))
+  if (!nzchar(p)) p <- file.path(Sys.getenv("GPUPC_NETWORKS", "."), paste0(name, ".bif.gz"))
   p
 }
 

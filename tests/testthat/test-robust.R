@@ -1,4 +1,4 @@
-## Issue 13: nothing a pcalg user passes breaks gpupc. Inputs pcalg takes give pcalg's result,
+## Nothing a pcalg user passes breaks gpupc. Inputs pcalg takes give pcalg's result,
 ## an R indepTest is called exactly as pcalg calls it and its conditions reach the caller's
 ## handlers, memory that cannot be had is an R error, threads stay within the cores, and forked
 ## children keep working.

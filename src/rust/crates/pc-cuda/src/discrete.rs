@@ -38,17 +38,16 @@ use crate::windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH}
 /// The largest block `gsquare_tests` takes (its MAXBLOCK), and `pchisq_points`' block.
 pub(crate) const BLOCK: u32 = 256;
 /// Threads per block of `gsquare_tests` by default. On the H100, LINK's kernels took 0.081 s with
-/// 256, 0.070 s with 128 and 0.105 s with 64; MUNIN's 0.52, 0.45 and 0.67 s (pcbench --block,
-/// session 4); the parity suites (pcbench discrete --cases, --codes with --backend both) ran with
-/// 128 in session 5.
+/// 256, 0.070 s with 128 and 0.105 s with 64; MUNIN's 0.52, 0.45 and 0.67 s (pcbench --block);
+/// the parity suites (pcbench discrete --cases, --codes with --backend both) ran with 128.
 const DEFAULT_BLOCK: u32 = 128;
 /// Bytes a thread reads from a column at once: columns are padded to a multiple of this.
 pub const CHUNK: usize = 16;
 /// The kernel's deepest level.
 pub const MAX_LEVEL: usize = 32;
 /// Table words a block keeps in shared memory by default (16 KB; a larger table goes to the
-/// block's slot of global scratch). On the H100 (`device-s8-tune.sh` with OCC=1,
-/// `occupancy-s8/`), MUNIN's level-1 kernels took 0.320 s with 8192 words, 0.253 s with 4096 and
+/// block's slot of global scratch). On the H100 (`device-gsquare-kernels.sh` with OCC=1,
+/// `occupancy/`), MUNIN's level-1 kernels took 0.320 s with 8192 words, 0.253 s with 4096 and
 /// 0.254 s with 2048 (more blocks per multiprocessor); LINK's 0.040, 0.031 and 0.031 s. Capping
 /// the registers at 48 or 64 as well changed them by 2% or less.
 const SHARED_WORDS: u32 = 4096;

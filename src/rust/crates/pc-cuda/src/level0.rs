@@ -3,7 +3,7 @@
 //! At level 0 an edge's canonical sequence is at most two tests, x _||_ y and y _||_ x with S
 //! empty (one in stable.fast's order), so the windows of [`crate::windows`] buy nothing there and
 //! cost most of the level: at MUNIN (541,320 pairs) the host made and took 541,320 windows one by
-//! one, 0.08-0.18 s against 0.022 s of kernels (H100, session 5). Here the edges are cut into
+//! one, 0.08-0.18 s against 0.022 s of kernels (H100, through per-edge windows). Here the edges are cut into
 //! contiguous chunks, each chunk's tests are written at fixed places (edge k's side s at
 //! k * sides + s) by the pool's threads, and each edge's outcome is read off its own p-values in
 //! parallel, exactly as [`crate::windows::Windows::absorb`] walks a window: the first test in

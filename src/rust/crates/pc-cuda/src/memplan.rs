@@ -134,7 +134,7 @@ mod tests {
         assert!(gauss_setup(20_000, need).is_ok());
         let (arg, bytes, free) = arg_of(gauss_setup(20_000, need - 1).unwrap_err());
         assert_eq!((arg, bytes, free), ("suffStat$C", need, need - 1));
-        // p = 55,572 (the lead's target) needs 24.7 GB for C: fits an H100, not a 16 GB card
+        // p = 55,572 (the largest benchmark shape) needs 24.7 GB for C: fits an H100, not a 16 GB card
         assert!(gauss_setup(55_572, 78 * GB).is_ok());
         assert!(gauss_setup(55_572, 16 * GB).is_err());
         // the dense grid's y dimension caps p below 8 * 65535

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 const FIRST_WIDTH: u64 = 4;
 const MAX_WIDTH: u64 = 1 << 16;
 /// How much an edge's window grows from round to round, in percent (see [`RoundOpts::growth`]).
-/// On the H100 (session 5, `pcbench discrete --codes --growth`), MUNIN's level 1 ran 15.4, 13.9
+/// On the H100 (`pcbench discrete --codes --growth`), MUNIN's level 1 ran 15.4, 13.9
 /// and 12.9 million tests (11.6 million needed) with 200, 150 and 125, and the whole run took
 /// 0.66-0.74, 0.63-0.71 and 0.58-0.62 s; LINK 0.15-0.17 s with each.
 pub const DEFAULT_GROWTH: u64 = 125;
