@@ -35,8 +35,8 @@ rs_jt_compile <- function(names, states, parents, cpts, triangulation, max_cells
   rust_value(.Call(wrap__gpupc_jt_compile, names, states, parents, cpts, triangulation, max_cells, threads))
 }
 
-rs_jt_query <- function(ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices) {
-  rust_value(.Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices))
+rs_jt_query <- function(ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices, nodes = NULL) {
+  rust_value(.Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices, nodes))
 }
 
 rs_orient <- function(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend) {

@@ -97,31 +97,30 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", excl
   bad <- setdiff(nodes, jt$nodes)
   if (length(bad)) abort_arg("nodes", "names unknown node{?s} {.val {bad}}.")
   ev <- jt_evidence(jt, evidence)
-  res <- jt_run(jt, ev, "marginal", backend)
-  imp <- which(!(res$pe > 0))
-  if (length(imp))
-    warning(sprintf("the evidence is impossible (probability 0) in %s: marginals are NA",
-                    if (ev$batch) paste("row(s)", paste(imp[seq_len(min(10, length(imp)))], collapse = ", ")) else "this evidence set"),
-            call. = FALSE)
-  vals <- res$values
-  vals[is.nan(vals)] <- NA_real_
   keep <- jt$nodes[jt$nodes %in% nodes]
   if (exclude) {
     observed <- colSums(ev$hard >= 0L) == ev$rows | ev$soft_col >= 0L
     keep <- setdiff(keep, jt$nodes[observed])
   }
-  out <- lapply(keep, function(v) {
-    i <- match(v, jt$nodes)
-    st <- jt$states[[i]]
-    cols <- jt$offsets[i] + seq_along(st)
+  idx <- match(keep, jt$nodes)
+  # one matrix per wanted node (evidence sets x states, NA where the evidence is impossible)
+  res <- jt_run(jt, ev, "marginal", backend, nodes = idx - 1L)
+  imp <- which(!(res$pe > 0))
+  if (length(imp))
+    warning(sprintf("the evidence is impossible (probability 0) in %s: marginals are NA",
+                    if (ev$batch) paste("row(s)", paste(imp[seq_len(min(10, length(imp)))], collapse = ", ")) else "this evidence set"),
+            call. = FALSE)
+  out <- lapply(seq_along(keep), function(k) {
+    v <- keep[k]
+    st <- jt$states[[idx[k]]]
+    m <- res$values[[k]]
     if (ev$batch) {
-      m <- vals[, cols, drop = FALSE]
       dimnames(m) <- list(NULL, st)
       if (result == "data.frame") as.data.frame(m, optional = TRUE) else m
     } else if (result == "data.frame") {
-      stats::setNames(data.frame(factor(st, levels = st), vals[1, cols]), c(v, "Freq"))
+      stats::setNames(data.frame(factor(st, levels = st), m[1, ]), c(v, "Freq"))
     } else {
-      array(vals[1, cols], dim = length(st), dimnames = stats::setNames(list(st), v))
+      array(m[1, ], dim = length(st), dimnames = stats::setNames(list(st), v))
     }
   })
   names(out) <- keep
@@ -162,7 +161,8 @@ check_jt <- function(jt) {
   if (!inherits(jt, "gpu_jtree")) abort_arg("jt", "must be a junction tree from gpu_jtree().")
 }
 
-jt_run <- function(jt, ev, what, backend) {
+# `nodes`: the 0-based nodes whose marginals come back (NULL: all); unused for the MPE.
+jt_run <- function(jt, ev, what, backend, nodes = NULL) {
   if (!is.null(backend) && !(is.character(backend) && length(backend) == 1 && backend %in% c("auto", "cpu", "cuda")))
     abort_arg("backend", "must be \"auto\", \"cpu\" or \"cuda\".")
   fallback <- (is.null(backend) && !isTRUE(jt$forced)) || identical(backend, "auto")
@@ -172,7 +172,8 @@ jt_run <- function(jt, ev, what, backend) {
   run <- function(b) {
     backend <<- b
     dev <<- if (b == "cuda") choose_devices(jt$devices, "jtree", ev$rows) else list(devices = NULL, why = NULL)
-    rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, b, jt$threads, 4, dev$devices)
+    rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, b, jt$threads, 4, dev$devices,
+                if (is.null(nodes)) NULL else as.integer(nodes))
   }
   res <- with_cpu_fallback(run, backend, fallback)
   .gpupc_state$last <- list(backend = backend, why = if (backend == "cuda") "the tree's backend" else "CPU",

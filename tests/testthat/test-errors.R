@@ -25,7 +25,7 @@ test_that("a value passes through, an error list becomes the condition of its ki
 })
 
 test_that("errors made in Rust carry their kind and argument", {
-  e <- tryCatch(gpupc:::rs_jt_query(NULL, matrix(-1L, 1, 1), -1L, matrix(0, 1, 0), 1L, "marginal", "cpu", 1L, 4, NULL),
+  e <- tryCatch(gpupc:::rs_jt_query(NULL, matrix(-1L, 1, 1), -1L, matrix(0, 1, 0), 1L, "marginal", "cpu", 1L, 4, NULL, NULL),
                 error = function(e) e)
   expect_s3_class(e, "gpupc_invalid_argument")
   expect_match(conditionMessage(e), "jt.*not a compiled junction tree")

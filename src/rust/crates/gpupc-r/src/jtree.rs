@@ -5,6 +5,7 @@
 
 use extendr_api::prelude::*;
 use pc_core::PcError;
+use extendr_api::AsTypedSlice;
 use pc_jtree::engine::{Marginals, Mpe, Options};
 use pc_jtree::{Evidence, Heuristic, JtError, Limits, Network, Plan};
 
@@ -91,7 +92,7 @@ fn evidence(plan: &Plan, hard: Robj, soft_col: Robj, soft: Robj, rows: i32) -> R
 /// list(values = rows x width matrix, pe) / list(states = rows x n matrix, prob), or an error list.
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, what: &str, backend: &str, threads: i32, memory_gb: f64, devices: Robj) -> Robj {
+fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, what: &str, backend: &str, threads: i32, memory_gb: f64, devices: Robj, nodes: Robj) -> Robj {
     let plan: &ExternalPtr<Plan> = match (&ptr).try_into() {
         Ok(p) => p,
         Err(_) => return crate::rerror::r_error("invalid", "is not a compiled junction tree (was it saved and reloaded?)", Some("jt")),
@@ -125,15 +126,11 @@ fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, 
     let secs = t.elapsed().as_secs_f64();
     let rows = ev.rows;
     if let Some(m) = marg {
-        let w = m.width;
-        let mut col = vec![0.0; rows * w];
-        for r in 0..rows {
-            for j in 0..w {
-                col[r + j * rows] = m.values[r * w + j];
-            }
-        }
-        let mut values: Robj = col.into();
-        let _ = values.set_attrib("dim", [rows as i32, w as i32]);
+        let wanted = match node_indices(&nodes, n) {
+            Ok(w) => w,
+            Err(e) => return crate::rerror::from_jt(&e, "nodes"),
+        };
+        let values = node_matrices(plan, &m, &wanted);
         return list!(values = values, pe = m.pe, seconds = secs).into_robj();
     }
     let m = mpe.expect("one of the two");
@@ -147,6 +144,41 @@ fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, 
     let mut states: Robj = col.into();
     let _ = states.set_attrib("dim", [rows as i32, n as i32]);
     list!(states = states, prob = m.prob, seconds = secs).into_robj()
+}
+
+/// The 0-based node numbers R asked for (NULL: every node).
+fn node_indices(nodes: &Robj, n: usize) -> Result<Vec<usize>, JtError> {
+    if nodes.is_null() {
+        return Ok((0..n).collect());
+    }
+    let v = nodes.as_integer_slice().ok_or_else(|| JtError::invalid("nodes", "must be node numbers"))?;
+    v.iter().map(|&i| if i >= 0 && (i as usize) < n { Ok(i as usize) } else { Err(JtError::invalid("nodes", "names a node the tree does not have")) }).collect()
+}
+
+/// Per wanted node its marginals as an R matrix (evidence sets x states; NaN, where the evidence
+/// is impossible, as NA), written once from the row-major result: R then only names them (a
+/// rows x all-states matrix for R to cut up took most of a large batch's time in R).
+fn node_matrices(plan: &Plan, m: &Marginals, wanted: &[usize]) -> List {
+    let (rows, w) = (m.rows, m.width);
+    let mut mats: Vec<RMatrix<f64>> = wanted.iter().map(|&v| RMatrix::new(rows, plan.card[v])).collect();
+    let mut outs: Vec<&mut [f64]> = mats.iter_mut().map(|x| x.as_typed_slice_mut().unwrap_or(&mut [])).collect();
+    let na = <f64 as CanBeNA>::na();
+    // blocks of rows, so that a block's part of the result stays in cache while every node's
+    // columns are written
+    const BLOCK: usize = 32;
+    for r0 in (0..rows).step_by(BLOCK) {
+        let r1 = (r0 + BLOCK).min(rows);
+        for (out, &v) in outs.iter_mut().zip(wanted) {
+            let (off, card) = (plan.marg[v].out as usize, plan.card[v]);
+            for c in 0..card {
+                for r in r0..r1 {
+                    let x = m.values[r * w + off + c];
+                    out[r + c * rows] = if x.is_nan() { na } else { x };
+                }
+            }
+        }
+    }
+    List::from_values(mats)
 }
 
 /// A batch on the GPUs `devices`: the evidence sets split into one contiguous block per device,
