@@ -1,7 +1,8 @@
 #' Skeleton of the PC algorithm, computed by gpupc: a drop-in for pcalg::skeleton()
 #'
 #' Takes exactly the arguments of [pcalg::skeleton()] and returns the same `pcAlgo` object:
-#' graph, every `sepset[[i]][[j]]`, `pMax`, `n.edgetests` and `max.ord` are what pcalg returns,
+#' graph, every `sepset[[i]][[j]]`, `n.edgetests` and `max.ord` are what pcalg returns, and `pMax`
+#' too, to floating-point rounding (about 1e-13 relative; the tests check 1e-9),
 #' for `method = "stable"` (pcalg's R code) and `method = "stable.fast"` (pcalg's C++ code, with
 #' its own conventions: `pMax` in the upper triangle with -1 elsewhere, sepsets at
 #' `sepset[[larger]][[smaller]]`, integer `n.edgetests`). `method = "original"` depends on the
