@@ -194,23 +194,30 @@ jt_evidence <- function(jt, evidence) {
     abort_arg("evidence", "must be named by nodes (each at most once).")
   bad <- setdiff(nm, jt$nodes)
   if (length(bad)) abort_arg("evidence", "names unknown node{?s} {.val {bad}}.")
+  # 1-based state numbers of x among node v's states (NA where x is NA); a factor's levels are
+  # matched once, not its every value
   state_index <- function(v, x) {
     st <- jt$states[[v]]
-    k <- match(as.character(x), st)
-    wrong <- unique(as.character(x)[is.na(k) & !is.na(x)])
-    if (length(wrong)) abort_arg("evidence", "gives {.val {wrong}} for node {.val {v}}, whose states are {.val {st}}.")
+    k <- if (is.factor(x)) match(levels(x), st)[as.integer(x)] else match(as.character(x), st)
+    bad <- is.na(k) & !is.na(x)
+    if (any(bad)) {
+      wrong <- unique(as.character(x[bad]))
+      abort_arg("evidence", "gives {.val {wrong}} for node {.val {v}}, whose states are {.val {st}}.")
+    }
     k
   }
   if (is.data.frame(evidence)) {
     rows <- nrow(evidence)
     if (rows == 0) abort_arg("evidence", "has no rows.")
     hard <- matrix(-1L, rows, n)
-    for (v in nm) {
-      col <- evidence[[v]]
+    cols <- match(nm, jt$nodes)
+    for (j in seq_along(nm)) {
+      col <- evidence[[j]]
       if (!(is.factor(col) || is.character(col) || all(is.na(col))))
-        abort_arg("evidence", "column {.val {v}} must hold states (character or factor).")
-      k <- state_index(v, col)
-      hard[, match(v, jt$nodes)] <- ifelse(is.na(k), -1L, k - 1L)
+        abort_arg("evidence", "column {.val {nm[j]}} must hold states (character or factor).")
+      k <- state_index(nm[j], col) - 1L
+      k[is.na(k)] <- -1L
+      hard[, cols[j]] <- k
     }
     return(list(hard = hard, soft_col = rep(-1L, n), soft = matrix(0, rows, 0), rows = rows, batch = TRUE))
   }
