@@ -92,8 +92,25 @@ check_fixed <- function(x, p, arg) {
 
 # pcalg accepts any positive numCores (it uses it only for stable.fast with OpenMP, which its
 # Linux builds lack); gpupc runs floor(numCores) threads, at least 1 and at most the cores.
+# The threads of `numCores = NULL`: getOption("gpupc.threads") when set; else the limit R CMD
+# check sets for a package's examples, tests and vignettes (_R_CHECK_LIMIT_CORES_: 2) or
+# OMP_THREAD_LIMIT; else 0, every core.
+default_threads <- function() {
+  o <- getOption("gpupc.threads")
+  if (!is.null(o)) {
+    if (!is.numeric(o) || length(o) != 1 || is.na(o) || o < 1 || o != round(o))
+      abort_arg("gpupc.threads", "(an option) must be a whole number >= 1, or NULL for every core.")
+    return(as.integer(o))
+  }
+  lim <- Sys.getenv("_R_CHECK_LIMIT_CORES_", "")
+  if (nzchar(lim) && !identical(toupper(lim), "FALSE")) return(2L)
+  omp <- suppressWarnings(as.integer(Sys.getenv("OMP_THREAD_LIMIT", "")))
+  if (!is.na(omp) && omp >= 1) return(omp)
+  0L
+}
+
 check_threads <- function(numCores) {
-  if (is.null(numCores)) return(0L)
+  if (is.null(numCores)) return(min_threads(default_threads()))
   if (!is.numeric(numCores) || length(numCores) < 1 || is.na(numCores[1]) || numCores[1] <= 0)
     abort_arg("numCores", "must be NULL (all cores) or a number > 0.")
   n <- numCores[1]
@@ -101,3 +118,6 @@ check_threads <- function(numCores) {
   if (n >= cores) return(as.integer(cores))
   as.integer(max(1, floor(n)))
 }
+
+# `n` threads (0: every core) capped at the cores this process may use.
+min_threads <- function(n) if (n == 0L) 0L else as.integer(min(n, rs_cpu_threads()))

@@ -17,7 +17,8 @@
 #' @param method,iss Passed to `bnlearn::bn.fit()` for a `pcAlgo`.
 #' @param backend `"auto"` (the GPU when [gpu_info()] finds one), `"cpu"` or `"cuda"`: where
 #'   [gpu_query()] and [gpu_mpe()] propagate.
-#' @param numCores CPU threads (NULL: all cores); always a pool built for the call.
+#' @param numCores CPU threads (NULL: as for [gpu_skeleton()], every core unless the
+#'   `gpupc.threads` option or a core limit says otherwise); always a pool built for the call.
 #' @param devices The GPUs a batch may use, as numbered by `gpu_info()$devices$device`; `NULL`
 #'   (the default, or `getOption("gpupc.devices")`) uses every usable GPU for large batches (the
 #'   evidence sets split into one block per device) and the first for small ones;
@@ -151,7 +152,7 @@ gpu_mpe <- function(jt, evidence = NULL, backend = NULL) {
 }
 
 jt_threads <- function(numCores) {
-  if (is.null(numCores)) return(0L)
+  if (is.null(numCores)) return(min_threads(default_threads()))
   if (!is.numeric(numCores) || length(numCores) != 1 || is.na(numCores) || numCores < 1 || numCores != round(numCores))
     abort_arg("numCores", "must be NULL (all cores) or a whole number >= 1.")
   as.integer(numCores)

@@ -11,7 +11,7 @@ timed <- function(expr) { t <- system.time(v <- expr)[["elapsed"]]; list(value =
 
 info <- gpu_info()
 cat("GPU:", if (isTRUE(info$usable)) info$name else paste("none usable -", info$reason), "\n")
-cat("CPU threads:", gpupc:::rs_cpu_threads(), "\n\n")
+cat("CPU cores:", parallel::detectCores(), "\n\n")
 
 ## 1. The bundled Sachs et al. (2005) flow-cytometry data: 7466 cells, 11 proteins (log-scaled).
 X <- log(read.csv(system.file("extdata", "sachs.csv.gz", package = "gpupc"), check.names = FALSE))

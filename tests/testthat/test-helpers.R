@@ -103,3 +103,20 @@ test_that("expect_same_pcalgo fails on a real difference, and skips only on a ti
   expect_identical(length(.parity$ties), before + 1L)
   .parity$ties <- .parity$ties[seq_len(before)]
 })
+
+test_that("numCores = NULL follows the gpupc.threads option, then R CMD check's core limit", {
+  cores <- gpupc:::rs_cpu_threads()
+  withr::local_options(gpupc.threads = NULL)
+  withr::with_envvar(c(`_R_CHECK_LIMIT_CORES_` = NA, OMP_THREAD_LIMIT = NA),
+                     expect_identical(gpupc:::check_threads(NULL), 0L))
+  withr::with_envvar(c(`_R_CHECK_LIMIT_CORES_` = "TRUE", OMP_THREAD_LIMIT = NA),
+                     expect_identical(gpupc:::check_threads(NULL), min(2L, cores)))
+  withr::with_envvar(c(`_R_CHECK_LIMIT_CORES_` = "false", OMP_THREAD_LIMIT = "1"),
+                     expect_identical(gpupc:::check_threads(NULL), 1L))
+  withr::local_options(gpupc.threads = 1)
+  withr::with_envvar(c(`_R_CHECK_LIMIT_CORES_` = "TRUE"), expect_identical(gpupc:::jt_threads(NULL), 1L))
+  withr::local_options(gpupc.threads = 0.5)
+  expect_error(gpupc:::check_threads(NULL), "gpupc.threads", class = "gpupc_invalid_argument")
+  # a number given is used as given, capped at the cores
+  expect_identical(gpupc:::check_threads(1), 1L)
+})
