@@ -26,7 +26,7 @@
 #' @param max.cells The clique tables of one evidence set may hold at most this many cells; a
 #'   larger tree stops with an error before anything is allocated.
 #' @return A `gpu_jtree` object: the compiled tree (an external pointer, not saved with the
-#'   session), the nodes and their states, and `stats` (cliques, trees, depth, largest clique,
+#'   workspace), the nodes and their states, and `stats` (cliques, trees, depth, largest clique,
 #'   table cells, bytes per evidence set).
 #' @examples
 #' jt <- gpu_jtree(system.file("extdata", "networks", "asia.bif.gz", package = "gpupc"), backend = "cpu")

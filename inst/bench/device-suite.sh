@@ -6,14 +6,14 @@
 #
 # R: $RSCRIPT if set, else /tmp/r/R/bin/Rscript, unpacked from .rbundle/r.tar.xz when missing (build
 # the bundle here with the portable-R tool: portable-r .rbundle/r.tar.xz gpupc pcalg bnlearn ParallelPC
-# and bash inst/bench/make-socket-addon.sh (bnlearn's cluster needs sockets), and carry .rbundle). Each part writes OUTDIR/partPART.csv (rewritten after every row, so a part
-# cut short keeps its rows) and OUTDIR/partPART.log. Afterwards, here:
+# and bash inst/bench/make-socket-addon.sh (bnlearn's cluster needs sockets), and carry .rbundle). Each part writes OUTDIR/stagePART.csv (rewritten after every row, so a part
+# cut short keeps its rows) and OUTDIR/stagePART.log. Afterwards, here:
 #
-#   Rscript inst/bench/merge.R --out inst/extdata/bench/suite-h100.csv OUTDIR/part*.csv
+#   Rscript inst/bench/merge.R --out inst/extdata/bench/suite-h100.csv OUTDIR/stage*.csv
 #
 # which is the file the vignette reads (it shows whatever rows exist). A part that ran out of time
-# can be run again with RESUME_FROM=its-earlier-partN.csv (a path in the checkout the device gets,
-# e.g. an untracked bench-out/part1.csv): its rows are kept and only the missing ones run.
+# can be run again with RESUME_FROM=its-earlier-stageN.csv (a path in the checkout the device gets,
+# e.g. an untracked bench-out/stage1.csv): its rows are kept and only the missing ones run.
 #
 # Parts, in order of importance, with the wall time expected on the H100 machine (16 cores). The
 # estimates come from the timings in BENCHMARKS.md and from the caps, which bound every baseline
@@ -31,9 +31,9 @@
 #   7  bnlearn on the three sweeps, cap 60 s (a size past a capped one is skipped).     ~3-7 min
 #   8  ParallelPC on the three sweeps, cap 60 s (likewise).                              ~3-7 min
 #   9  the issues' 10-minute baselines (cap 590 s): pcalg stable (disCItest) on ANDES, LINK and
-#      MUNIN and pcalg stable.fast at p = 10000, 4 processes at once (part9a.csv, part9b.csv).  ~10 min
+#      MUNIN and pcalg stable.fast at p = 10000, 4 processes at once (stage9a.csv, stage9b.csv).  ~10 min
 # EXTRA="..." adds run.R options to a part (e.g. EXTRA="--only LINK" CAP=590 ... 3 OUT), and
-# TAG=x names its files partPARTx.csv/.log, so narrowed runs of one part do not overwrite each other;
+# TAG=x names its files stagePARTx.csv/.log, so narrowed runs of one part do not overwrite each other;
 # TOOLS=a,b replaces the tools of parts 1 and 2 (e.g. TOOLS=gpupc-gpu,gpupc-cpu to re-time gpupc).
 # The single-threaded pcalg runs share the 16 cores in parts 1, 2 and 5 (their rows' note says so);
 # every multi-core tool (gpupc, bnlearn's cluster, ParallelPC) runs alone. BLAS is single-threaded
@@ -74,8 +74,8 @@ if ! "$RSCRIPT" -e 'quit(status = !isTRUE(gpupc::gpu_info()$usable))' >/dev/null
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "(no nvidia-smi)"
 
-run() {  # run.R with the part's options; output to OUTDIR/partPART.csv
-  local csv="$outdir/part$part${TAG:-}.csv"
+run() {  # run.R with the part's options; output to OUTDIR/stagePART.csv
+  local csv="$outdir/stage$part${TAG:-}.csv"
   local extra=()
   # shellcheck disable=SC2206  # EXTRA is a list of options, split on purpose
   [ -n "${EXTRA:-}" ] && extra+=(${EXTRA})
@@ -84,7 +84,7 @@ run() {  # run.R with the part's options; output to OUTDIR/partPART.csv
     extra+=(--resume)
   fi
   echo "== part $part: Rscript inst/bench/run.R $* --out $csv ${extra[*]}"
-  "$RSCRIPT" inst/bench/run.R "$@" --out "$csv" ${extra[@]+"${extra[@]}"} --note "device-suite part $part" 2>&1 | tee "$outdir/part$part${TAG:-}.log"
+  "$RSCRIPT" inst/bench/run.R "$@" --out "$csv" ${extra[@]+"${extra[@]}"} --note "device-suite part $part" 2>&1 | tee "$outdir/stage$part${TAG:-}.log"
   return "${PIPESTATUS[0]}"
 }
 

@@ -1,7 +1,7 @@
 # Joins CSV files written by run.R (e.g. the parts of inst/bench/device-suite.sh) into one, and works
 # out agreement with pcalg across them (a gpupc row of one part against pcalg-stable of another):
 #
-#   Rscript inst/bench/merge.R --out inst/extdata/bench/suite-h100.csv OUTDIR/part*.csv
+#   Rscript inst/bench/merge.R --out inst/extdata/bench/suite-h100.csv OUTDIR/stage*.csv
 #
 # Rows are kept as they are, in file order, except that a data set/tool pair measured again in a later
 # file replaces the earlier row (so a part rerun after a time-out wins); the GPU warm-up rows (one per

@@ -115,7 +115,7 @@ if ("orient" %in% parts) for (p in orient_p) {
 
 # --- end to end -----------------------------------------------------------------------------------
 # The first CUDA call of a process opens the device and compiles the kernels (seconds; 8.8 s on a
-# fresh machine): made once here, outside every timing, as a user's session makes it once.
+# fresh machine): made once here, outside every timing, as a user's R process makes it once.
 warmed <- FALSE
 warm_up <- function() {
   if (warmed || backend == "cpu") return(invisible())

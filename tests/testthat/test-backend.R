@@ -56,7 +56,7 @@ test_that("backend = 'cuda' errors clearly without a usable GPU (and works with 
       expect_error(gpupc::gpu_pc(be_suff, pcalg::gaussCItest, 0.01, p = 25, skel.method = m, backend = "cuda"),
                    "CUDA|GPU|cuda|gpu")
     }
-    ## and the session still works
+    ## and R still works
     got <- gpupc::gpu_skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25, backend = "cpu")
     expect_same_pcalgo(got, pcalg::skeleton(be_suff, pcalg::gaussCItest, 0.01, p = 25), 0.01,
                        "cpu after a cuda error")

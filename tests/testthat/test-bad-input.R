@@ -1,4 +1,4 @@
-## Bad input gives an R error whose message names the argument (never a crash), and the session
+## Bad input gives an R error whose message names the argument (never a crash), and R
 ## keeps working: after every error, a valid call succeeds and still equals pcalg.
 
 skip_if(selftest())
@@ -23,7 +23,7 @@ bad_bin <- local({
 FUNS <- c("skeleton", "pc")
 METHODS <- c("stable", "stable.fast")
 
-## One valid call after an error: the session must still work and give pcalg's answer.
+## One valid call after an error: R must still work and give pcalg's answer.
 valid_call_works <- function(fun, method, label) {
   f <- under_test(fun)
   ma <- if (fun == "pc") list(skel.method = method) else list(method = method)
@@ -149,7 +149,7 @@ test_that("indepTest: not a function, an R error inside it, a non-numeric result
   expect_arg_error("indepTest", indepTest = chr, label = "indepTest returns a string")
 })
 
-test_that("the Rust side reports problems as R errors, repeatedly, without harming the session", {
+test_that("the Rust side reports problems as R errors, repeatedly, without harming R", {
   boom <- function(x, y, S, suffStat) stop("boom-again")
   for (k in 1:5) {
     expect_error(quietly(gpupc::gpu_skeleton(bad_gauss, boom, 0.05, p = 6L, method = "stable")), "boom-again")

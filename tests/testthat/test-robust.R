@@ -198,7 +198,7 @@ test_that("warnings, messages, errors and interrupts of an R indepTest reach the
                     interrupt = function(i) "interrupted")
     expect_identical(got, "interrupted")
   }
-  # the session is fine afterwards, and the abandoned worker threads are gone
+  # R is fine afterwards, and the abandoned worker threads are gone
   expect_s4_class(gpupc::gpu_skeleton(ss, wm, 0.05, p = 7L, backend = "cpu") |> quietly(), "pcAlgo")
 })
 

@@ -80,7 +80,7 @@ impl Watch for RemoteWatch<'_> {
 }
 
 /// The R side of one run: held by an external pointer between `gpupc_rfun_step()` calls.
-pub struct Session {
+pub struct RfunRun {
     requests: Option<Receiver<Request>>,
     answers: Option<Sender<f64>>,
     cancel: Arc<AtomicBool>,
@@ -88,7 +88,7 @@ pub struct Session {
     order: pc_core::Order,
 }
 
-impl Session {
+impl RfunRun {
     fn start(params: SkeletonParams) -> CoreResult<Self> {
         let (req_tx, req_rx) = channel();
         let (ans_tx, ans_rx) = channel();
@@ -108,7 +108,7 @@ impl Session {
                 let _ = link.requests.send(Request::Finished(Box::new(res), t0.elapsed().as_secs_f64()));
             })
             .map_err(|e| PcError::Internal(format!("could not start the level loop's thread: {e}")))?;
-        Ok(Session { requests: Some(req_rx), answers: Some(ans_tx), cancel, worker: Some(worker), order })
+        Ok(RfunRun { requests: Some(req_rx), answers: Some(ans_tx), cancel, worker: Some(worker), order })
     }
 
     /// Closes the channels (the worker's next request fails) and waits for the worker.
@@ -122,27 +122,27 @@ impl Session {
     }
 }
 
-impl Drop for Session {
+impl Drop for RfunRun {
     fn drop(&mut self) {
         self.stop();
     }
 }
 
-fn session(handle: &Robj) -> CoreResult<ExternalPtr<Session>> {
-    ExternalPtr::<Session>::try_from(handle).map_err(|_| PcError::Internal("not a gpupc run handle".into()))
+fn rfun_run(handle: &Robj) -> CoreResult<ExternalPtr<RfunRun>> {
+    ExternalPtr::<RfunRun>::try_from(handle).map_err(|_| PcError::Internal("not a gpupc run handle".into()))
 }
 
 /// Starts the level loop for an R-function test; returns the run's handle.
 pub fn start(params: SkeletonParams) -> CoreResult<Robj> {
-    Ok(ExternalPtr::new(Session::start(params)?).into())
+    Ok(ExternalPtr::new(RfunRun::start(params)?).into())
 }
 
 /// Passes `answer` (the last test's p-value, or NULL) and returns the next request: an integer
 /// vector c(x, y, S) (1-based) for a test, else list(kind = "level_start" | "level_end" |
 /// "interrupt" | "done", ...).
 pub fn step(handle: Robj, answer: Robj) -> CoreResult<Robj> {
-    let mut ptr = session(&handle)?;
-    let s: &mut Session = &mut ptr;
+    let mut ptr = rfun_run(&handle)?;
+    let s: &mut RfunRun = &mut ptr;
     if !answer.is_null() {
         // the raw double: NA_real_ keeps its payload (stable.fast stores a level-0 p unmapped)
         let v = match answer.as_real_slice() {
@@ -192,8 +192,8 @@ pub fn step(handle: Robj, answer: Robj) -> CoreResult<Robj> {
 
 /// Stops the run (idempotent): R calls it on leaving its loop, however it leaves.
 pub fn stop(handle: Robj) -> CoreResult<()> {
-    let mut ptr = session(&handle)?;
-    let s: &mut Session = &mut ptr;
+    let mut ptr = rfun_run(&handle)?;
+    let s: &mut RfunRun = &mut ptr;
     s.stop();
     Ok(())
 }

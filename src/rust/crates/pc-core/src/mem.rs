@@ -2,7 +2,7 @@
 //! allocations of everything that grows with p, n or the number of edges.
 //!
 //! Rust's infallible allocations abort the process when the allocator says no, which kills the
-//! user's R session. Every buffer whose size depends on the input is therefore made with
+//! user's R process. Every buffer whose size depends on the input is therefore made with
 //! `try_reserve` ([`try_vec`], [`try_filled`]), and [`plan_run`] adds up the largest buffers a run
 //! holds at once (level 0 is the peak: every pair is an edge) and compares the sum with the
 //! memory the machine has left, so that a run that cannot fit stops before it starts with an
