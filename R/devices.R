@@ -47,7 +47,7 @@ resolve_devices <- function(devices, usable = usable_devices()) {
 # work gains from them and the first one otherwise. `kind` is the test kind ("gauss", "dis",
 # "bin", "cmiknn") or "jtree"; `size` its work (n p^2 / 2 for the G^2 tests, evidence sets for
 # jtree). Returns list(devices, why).
-choose_devices <- function(devices, kind, size, order = "stable", from_data = FALSE, usable = usable_devices()) {
+choose_devices <- function(devices, kind, size, usable = usable_devices()) {
   given <- !is.null(devices)
   all <- resolve_devices(devices, usable)
   if (given) return(list(devices = all, why = "asked for"))

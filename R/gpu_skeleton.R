@@ -50,7 +50,7 @@
 #'
 #' With `backend = "auto"`, Gaussian data go to the GPU from p = 3000 on (either method),
 #' discrete data when n p^2 / 2 >= 5e9 (LINK, 724 variables, at 20000 rows); smaller problems
-#' finish on the CPU before a GPU would have started (the first CUDA call of an R session takes
+#' finish on the CPU before a GPU would have started (the first CUDA call of an R process takes
 #' seconds). An R-function `indepTest` always runs on the CPU.
 #'
 #' @section Host memory:
@@ -152,8 +152,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                       threads, level_hooks(verbose, method, b)))
     data <- test$data
     if (b == "cuda") {
-      size <- switch(test$kind, gauss = p, dis = , bin = as.double(nrow(data$dm)) * p * p / 2, Inf)
-      dev <<- choose_devices(devices, test$kind, size, method, from_data = !is.null(data$data) && test$kind == "gauss")
+      size <- if (test$kind %in% c("dis", "bin")) as.double(nrow(data$dm)) * p * p / 2 else Inf
+      dev <<- choose_devices(devices, test$kind, size)
       data$devices <- dev$devices
     } else dev <<- list(devices = NULL, why = NULL)
     rs_skeleton(test$kind, data, NULL, p, alpha, start, fixed, NAdelete, m.max,
@@ -199,7 +199,7 @@ attach_sepsets <- function(out, sepsets) {
 
 #' Details of the last gpupc run
 #'
-#' What the last [gpu_skeleton()] or [gpu_pc()] call in this session ran on, and where its time
+#' What the last [gpu_skeleton()] or [gpu_pc()] call in this R process ran on, and where its time
 #' went, kept outside the `pcAlgo` object so that the object stays identical to pcalg's.
 #'
 #' @return A list: `backend` (e.g. `"cpu (16 threads)"`), `why` (why that backend was chosen),

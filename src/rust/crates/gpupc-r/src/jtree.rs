@@ -5,7 +5,6 @@
 
 use extendr_api::prelude::*;
 use pc_core::PcError;
-use extendr_api::AsTypedSlice;
 use pc_jtree::engine::{Marginals, Mpe, Options};
 use pc_jtree::{Evidence, Heuristic, JtError, Limits, Network, Plan};
 
@@ -130,7 +129,10 @@ fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, 
             Ok(w) => w,
             Err(e) => return crate::rerror::from_jt(&e, "nodes"),
         };
-        let values = node_matrices(plan, &m, &wanted);
+        let values = match node_matrices(plan, &m, &wanted) {
+            Ok(v) => v,
+            Err(e) => return crate::rerror::from_jt(&e, "evidence"),
+        };
         return list!(values = values, pe = m.pe, seconds = secs).into_robj();
     }
     let m = mpe.expect("one of the two");
@@ -158,10 +160,22 @@ fn node_indices(nodes: &Robj, n: usize) -> Result<Vec<usize>, JtError> {
 /// Per wanted node its marginals as an R matrix (evidence sets x states; NaN, where the evidence
 /// is impossible, as NA), written once from the row-major result: R then only names them (a
 /// rows x all-states matrix for R to cut up took most of a large batch's time in R).
-fn node_matrices(plan: &Plan, m: &Marginals, wanted: &[usize]) -> List {
+fn node_matrices(plan: &Plan, m: &Marginals, wanted: &[usize]) -> Result<List, JtError> {
     let (rows, w) = (m.rows, m.width);
-    let mut mats: Vec<RMatrix<f64>> = wanted.iter().map(|&v| RMatrix::new(rows, plan.card[v])).collect();
-    let mut outs: Vec<&mut [f64]> = mats.iter_mut().map(|x| x.as_typed_slice_mut().unwrap_or(&mut [])).collect();
+    let nrow = i32::try_from(rows).map_err(|_| JtError::invalid("evidence", "has too many rows for an R matrix"))?;
+    // R's allocations can fail: caught, as an R error list, never a jump across these frames
+    let mats: Vec<Robj> = wanted
+        .iter()
+        .map(|&v| {
+            let ncol = plan.card[v] as i32;
+            extendr_api::catch_r_error(move || unsafe { extendr_ffi::Rf_allocMatrix(extendr_ffi::SEXPTYPE::REALSXP, nrow, ncol) })
+                // SAFETY: `from_sexp` protects the fresh matrix before any other R allocation.
+                .map(|sexp| unsafe { Robj::from_sexp(sexp) })
+                .map_err(|_| JtError::OutOfMemory(format!("R could not allocate the marginals of {rows} evidence sets")))
+        })
+        .collect::<Result<_, _>>()?;
+    // SAFETY: each matrix is a fresh rows x card double matrix, kept alive by `mats`, written here only.
+    let mut outs: Vec<&mut [f64]> = mats.iter().zip(wanted).map(|(x, &v)| unsafe { crate::convert::doubles_mut(x, rows * plan.card[v]) }).collect();
     let na = <f64 as CanBeNA>::na();
     // blocks of rows, so that a block's part of the result stays in cache while every node's
     // columns are written
@@ -178,7 +192,7 @@ fn node_matrices(plan: &Plan, m: &Marginals, wanted: &[usize]) -> List {
             }
         }
     }
-    List::from_values(mats)
+    Ok(List::from_values(mats))
 }
 
 /// A batch on the GPUs `devices`: the evidence sets split into one contiguous block per device,

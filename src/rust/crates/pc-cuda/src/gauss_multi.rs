@@ -171,19 +171,14 @@ impl MultiGauss {
                 merge.push(MergeFns { and: get("merge_and_u64")?, or: get("merge_or_u64")?, max: get("merge_max_f64")? });
             }
             let k = devs.len();
-            let mut peer = vec![vec![false; k]; k];
+            let mut enabled = vec![vec![true; k]; k];
             for a in 0..k {
-                for b in 0..k {
-                    peer[a][b] = a == b || (peer_allowed() && enable_peer(&devs[a].gpu, &devs[b].gpu)?);
+                for b in (0..k).filter(|&b| b != a) {
+                    enabled[a][b] = peer_allowed() && enable_peer(&devs[a].gpu, &devs[b].gpu)?;
                 }
             }
-            // a copy in a's stream between a and b goes direct only where both directions are enabled
-            for a in 0..k {
-                for b in 0..k {
-                    let both = peer[a][b] && peer[b][a];
-                    peer[a][b] = both;
-                }
-            }
+            // a copy between a and b goes direct only where both directions are enabled
+            let peer = (0..k).map(|a| (0..k).map(|b| enabled[a][b] && enabled[b][a]).collect()).collect();
             Ok((merge, peer))
         })?;
         let t0 = &devs[0].timings;

@@ -43,31 +43,34 @@ pub struct Mpe {
     pub prob: Vec<f64>,
 }
 
+/// The answers of consecutive blocks of one batch as the batch's: the first block, each later
+/// one `append`ed to it in order.
+fn concat_blocks<T>(parts: Vec<T>, mut append: impl FnMut(&mut T, T)) -> Option<T> {
+    let mut it = parts.into_iter();
+    let mut all = it.next()?;
+    it.for_each(|b| append(&mut all, b));
+    Some(all)
+}
+
 impl Marginals {
     /// The answers of consecutive blocks of one batch, as the batch's (the blocks in order).
     pub fn concat(parts: Vec<Marginals>) -> Option<Marginals> {
-        let mut it = parts.into_iter();
-        let mut all = it.next()?;
-        for m in it {
+        concat_blocks(parts, |all, m| {
             all.rows += m.rows;
             all.values.extend(m.values);
             all.pe.extend(m.pe);
-        }
-        Some(all)
+        })
     }
 }
 
 impl Mpe {
     /// The answers of consecutive blocks of one batch, as the batch's (the blocks in order).
     pub fn concat(parts: Vec<Mpe>) -> Option<Mpe> {
-        let mut it = parts.into_iter();
-        let mut all = it.next()?;
-        for m in it {
+        concat_blocks(parts, |all, m| {
             all.rows += m.rows;
             all.states.extend(m.states);
             all.prob.extend(m.prob);
-        }
-        Some(all)
+        })
     }
 }
 
