@@ -19,8 +19,8 @@
 #'   (seed, x, sorted S, permutation), so a test gives the same p-value whatever the call order,
 #'   the thread count or the machine.
 #'
-#' The p-value is tigramite's (1 + #{surrogates >= statistic}) / (1 + sig_samples). Differences
-#' from tigramite: without conditioning set a full random permutation (for i.i.d. samples)
+#' The p-value is tigramite's (1 + the number of surrogates >= statistic) / (1 + sig_samples).
+#' Differences from tigramite: without conditioning set a full random permutation (for i.i.d. samples)
 #' replaces tigramite's block shuffle for time series; ties are broken by row order instead of
 #' 1e-6 sd random noise (on data without ties the statistic equals tigramite's to 1e-12); the
 #' permuted variable keeps the ranks of the values it receives (tigramite re-ranks after
@@ -31,6 +31,12 @@
 #' @param S Indices of the conditioning set (may be empty).
 #' @param suffStat A list; see Details.
 #' @return The p-value.
+#' @references
+#' Runge, J. (2018). Conditional independence testing based on a nearest-neighbor estimator of
+#' conditional mutual information. *Proceedings of the 21st International Conference on
+#' Artificial Intelligence and Statistics (AISTATS)*, PMLR 84, 938--946.
+#' <https://proceedings.mlr.press/v84/runge18a.html>
+#' @seealso [gpu_pc()], [gpu_skeleton()].
 #' @export
 #' @examples
 #' set.seed(1)
@@ -39,6 +45,11 @@
 #' st <- list(data = cbind(x, y, z), sig_samples = 100)
 #' cmiknnCItest(1, 2, integer(0), st)   # dependent
 #' cmiknnCItest(1, 2, 3, st)            # independent given z
+#'
+#' # in the PC algorithm, where gpu_pc() runs it natively (here on 2 CPU threads)
+#' fit <- gpu_pc(st, cmiknnCItest, alpha = 0.05, labels = c("x", "y", "z"),
+#'               numCores = 2, backend = "cpu")
+#' fit
 cmiknnCItest <- function(x, y, S, suffStat) {
   st <- check_cmiknn_stat(suffStat, NULL)
   p <- ncol(st$data)

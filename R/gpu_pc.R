@@ -37,14 +37,14 @@
 #'
 #' | argument | refused | what pcalg does |
 #' | --- | --- | --- |
-#' | `suffStat$C` | not symmetric (beyond 1e-10), or an entry outside [-1, 1] or infinite | uses C[x, y] and C[y, x] as if equal; |r| > 1 gives NaN z-statistics, then edges removed or kept by accident |
+#' | `suffStat$C` | not symmetric (beyond 1e-10), or an entry outside \[-1, 1\] or infinite | uses `C[x, y]` and `C[y, x]` as if equal; \|r\| > 1 gives NaN z-statistics, then edges removed or kept by accident |
 #' | `suffStat$n` | negative, NA, or not one number; for stable.fast >= 2^32 (Inf included) | sqrt() of a negative gives p = 1 everywhere; its C++ casts n to a 32-bit unsigned integer (undefined beyond) |
 #' | `suffStat$dm` | negative codes, codes above 254, NA, Inf, non-whole codes (binCItest: codes other than 0/1) | indexes tables with the codes (negative ones read other cells) or fails later |
 #' | `suffStat$nlev` | not one whole number per variable, below 2 or above 255 | fails inside the test, or reads past its tables |
 #' | `alpha` | not one number in (0, 1] (alpha = 0 or > 1) | alpha = 0 removes every edge (every p >= 0), alpha > 1 none |
 #' | `NAdelete` | anything but TRUE or FALSE | NA fails at the first NA p-value only |
-#' | `m.max` | more than one number with stable.fast | fails in C++ (stable: uses m.max[1] with a warning, as gpupc) |
-#' | `fixedGaps, fixedEdges` | not a logical or 0/1 p x p symmetric matrix without NA | treats any non-zero number as TRUE; NA makes which() skip pairs |
+#' | `m.max` | more than one number with stable.fast | fails in C++ (stable: uses `m.max[1]` with a warning, as gpupc) |
+#' | `fixedGaps`, `fixedEdges` | not a logical or 0/1 p x p symmetric matrix without NA | treats any non-zero number as TRUE; NA makes which() skip pairs |
 #' | `labels` | NA, empty or duplicated names | fails while building the graphNEL ("invalid class graphNEL object") |
 #' | `indepTest` | a test that returns anything but one number or logical | a string turns pMax into a character matrix; other values fail later |
 #' | `numCores` | NA, zero, negative, or not a number | the same (stopifnot(numCores > 0)) |
@@ -59,19 +59,40 @@
 #'
 #' @inheritParams pcalg::pc
 #' @inheritParams gpu_skeleton
+#' @param numCores CPU threads, as for [gpu_skeleton()]: `NULL` (the default) follows the
+#'   `gpupc.threads` option or a core limit, else every core; a number `> 0` runs
+#'   `floor(numCores)` threads, at most the machine's cores. Unlike pcalg, this applies to every
+#'   skeleton method and to the conservative / majority-rule triple checks.
 #' @return An object of class [pcalg::pcAlgo-class].
+#' @seealso [gpu_skeleton()] for the tests, methods, memory and differences from pcalg;
+#'   [gpupc_last_run()] for where the time went; [cmiknnCItest()] for non-linear data.
 #' @export
 #' @examples
 #' library(pcalg)
 #' data(gmG, package = "pcalg")
 #' X <- gmG8$x
 #' fit <- gpu_pc(suffStat = list(C = cor(X), n = nrow(X)), indepTest = gaussCItest,
-#'               alpha = 0.01, labels = colnames(X), backend = "cpu")
+#'               alpha = 0.01, labels = colnames(X), numCores = 2, backend = "cpu")
 #' fit
 #' # the same as pcalg:
 #' ref <- pc(suffStat = list(C = cor(X), n = nrow(X)), indepTest = gaussCItest,
 #'           alpha = 0.01, labels = colnames(X))
 #' all.equal(as(fit, "amat"), as(ref, "amat"))
+#'
+#' # a random DAG: data simulated with pcalg, the conservative PC on the data instead of C
+#' set.seed(42)
+#' dag <- randomDAG(20, prob = 0.15)
+#' Y <- rmvDAG(1000, dag)
+#' cons <- gpu_pc(suffStat = list(data = Y), indepTest = gaussCItest, alpha = 0.01,
+#'                p = ncol(Y), conservative = TRUE, numCores = 2, backend = "cpu")
+#' table(as(cons, "amat"))
+#'
+#' # flow cytometry data (Sachs et al. 2005) bundled with gpupc
+#' sachs <- read.csv(system.file("extdata", "sachs.csv.gz", package = "gpupc"),
+#'                   check.names = FALSE)
+#' fs <- gpu_pc(list(C = cor(log(sachs)), n = nrow(sachs)), gaussCItest, alpha = 1e-4,
+#'              labels = colnames(sachs), numCores = 2, backend = "cpu")
+#' fs
 gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
                    fixedGaps = NULL, fixedEdges = NULL, NAdelete = TRUE, m.max = Inf,
                    u2pd = c("relaxed", "rand", "retry"),

@@ -89,14 +89,29 @@
 #'   with results identical to one GPU's. Gaussian `method = "stable.fast"` runs on the first
 #'   of them.
 #' @return An object of class [pcalg::pcAlgo-class].
+#' @seealso [gpu_pc()], which orients the skeleton; [gpupc_last_run()]; [as_sepset_list()].
 #' @export
 #' @examples
 #' library(pcalg)
 #' data(gmG, package = "pcalg")
 #' X <- gmG8$x
 #' sk <- gpu_skeleton(list(C = cor(X), n = nrow(X)), gaussCItest, alpha = 0.01,
-#'                    labels = colnames(X), backend = "cpu")
+#'                    labels = colnames(X), numCores = 2, backend = "cpu")
 #' sk
+#' # pcalg's separating sets and maximal p-values
+#' sk@sepset[[1]][[3]]
+#' round(sk@pMax[1:4, 1:4], 3)
+#'
+#' # the data instead of C (gpupc's addition), and pcalg's C++ method
+#' sk2 <- gpu_skeleton(list(data = X), gaussCItest, alpha = 0.01, labels = colnames(X),
+#'                     method = "stable.fast", numCores = 2, backend = "cpu")
+#' all.equal(as(sk2@graph, "matrix"), as(sk@graph, "matrix"))
+#'
+#' # discrete data: the G^2 test on pcalg's binary example
+#' data(gmB, package = "pcalg")
+#' skb <- gpu_skeleton(list(dm = gmB$x, adaptDF = FALSE), binCItest, alpha = 0.01,
+#'                     p = ncol(gmB$x), numCores = 2, backend = "cpu")
+#' skb
 gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
                          method = c("stable", "original", "stable.fast"), m.max = Inf,
                          fixedGaps = NULL, fixedEdges = NULL, NAdelete = TRUE,
@@ -199,8 +214,9 @@ attach_sepsets <- function(out, sepsets) {
 
 #' Details of the last gpupc run
 #'
-#' What the last [gpu_skeleton()] or [gpu_pc()] call in this R process ran on, and where its time
-#' went, kept outside the `pcAlgo` object so that the object stays identical to pcalg's.
+#' What the last [gpu_skeleton()] or [gpu_pc()] call (or [gpu_query()] / [gpu_mpe()] batch) in
+#' this R process ran on, and where its time went, kept outside the `pcAlgo` object so that the
+#' object stays identical to pcalg's.
 #'
 #' @return A list: `backend` (e.g. `"cpu (16 threads)"`), `why` (why that backend was chosen),
 #'   `devices` and `devices_why` (with the GPU backend: the GPUs the run used, and why those: with
@@ -217,8 +233,20 @@ attach_sepsets <- function(out, sepsets) {
 #'   `sepset_s` (the `sepset` list of lists);
 #'   after [gpu_pc()] also `orient_s` (the orientation, with the conservative / majority-rule triple
 #'   checks), and `orient`: its counts (`stats`) and the seconds of its parts in Rust (`phases`).
+#'   After a [gpu_query()] or [gpu_mpe()] batch: `backend`, `why`, `devices` and `devices_why`
+#'   (as above), `query` (`"marginal"` or `"mpe"`), `evidence_sets` and `phases` (`query_s`).
 #'   `NULL` before the first run.
 #' @export
+#' @examples
+#' library(pcalg)
+#' data(gmG, package = "pcalg")
+#' X <- gmG8$x
+#' fit <- gpu_pc(list(C = cor(X), n = nrow(X)), gaussCItest, alpha = 0.01,
+#'               labels = colnames(X), numCores = 2, backend = "cpu")
+#' run <- gpupc_last_run()
+#' run$backend
+#' run$levels
+#' round(run$phases, 4)
 gpupc_last_run <- function() .gpupc_state$last
 
 # pcalg's gSquareDis / gSquareBin warn for every test they answer p = 1 because n < n.min =

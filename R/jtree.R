@@ -4,6 +4,10 @@
 
 #' Compile a discrete Bayesian network into a junction tree
 #'
+#' Moralises, triangulates (min-fill or min-weight elimination), keeps the maximal cliques and
+#' joins them by a maximum-weight spanning tree on separator sizes (a forest when the network is
+#' disconnected). Clique sizes and table memory are checked before any table is allocated.
+#'
 #' @param x A bnlearn `bn.fit` of discrete nodes, a gRain `grain` object (through
 #'   `bnlearn::as.bn.fit()`), the path of a BIF file (read with `bnlearn::read.bif()`; `.gz` is
 #'   read through `gzfile()`), or a `pcAlgo` from [gpu_pc()] together with `data`: its CPDAG is
@@ -28,9 +32,24 @@
 #' @return A `gpu_jtree` object: the compiled tree (an external pointer, not saved with the
 #'   workspace), the nodes and their states, and `stats` (cliques, trees, depth, largest clique,
 #'   table cells, bytes per evidence set).
-#' @examples
-#' jt <- gpu_jtree(system.file("extdata", "networks", "asia.bif.gz", package = "gpupc"), backend = "cpu")
+#' @seealso [gpu_query()] for marginals, [gpu_mpe()] for most probable explanations.
+#' @aliases print.gpu_jtree
+#' @examplesIf requireNamespace("bnlearn", quietly = TRUE)
+#' # gpu_jtree() reads networks with bnlearn
+#' asia <- system.file("extdata", "networks", "asia.bif.gz", package = "gpupc")
+#' jt <- gpu_jtree(asia, backend = "cpu", numCores = 2)
+#' jt
 #' gpu_query(jt, nodes = c("lung", "tub"), evidence = list(asia = "yes", xray = "yes"))
+#'
+#' # a network learned by gpu_pc() from discrete data, its parameters estimated from them
+#' set.seed(1)
+#' d <- bnlearn::rbn(bnlearn::read.bif(asia), n = 2000)
+#' dm <- data.matrix(d) - 1L  # codes 0, 1, ... as disCItest wants them
+#' fit <- gpu_pc(list(dm = dm, nlev = sapply(d, nlevels), adaptDF = FALSE),
+#'               pcalg::disCItest, alpha = 0.01, labels = colnames(d),
+#'               numCores = 2, backend = "cpu")
+#' jt2 <- gpu_jtree(fit, data = d, backend = "cpu", numCores = 2)
+#' gpu_query(jt2, nodes = "lung", evidence = list(smoke = "yes"))
 #' @export
 gpu_jtree <- function(x, data = NULL, triangulation = c("minfill", "minweight"), method = "bayes", iss = 1,
                       backend = c("auto", "cpu", "cuda"), numCores = NULL, max.cells = 2^31,
@@ -61,9 +80,13 @@ print.gpu_jtree <- function(x, ...) {
   invisible(x)
 }
 
-#' Marginals given evidence, one evidence set or a batch
+#' Marginals given evidence, for one evidence set or a batch
 #'
-#' @param jt A [gpu_jtree()].
+#' Hugin propagation (collect, distribute) scheduled level by level over the tree's depths, every
+#' evidence set of a batch propagating together, in double precision, on the CPU (a thread pool
+#' built for the call) or the GPU; both give the same numbers, identical from run to run.
+#'
+#' @param jt A junction tree from [gpu_jtree()].
 #' @param nodes Nodes whose marginals are wanted (default all), in any order; the result lists
 #'   them in the network's order (gRain's `querygrain()` uses its own internal order).
 #' @param evidence `NULL`; one evidence set as a named list (`list(asia = "yes")`: hard
@@ -83,6 +106,20 @@ print.gpu_jtree <- function(x, ...) {
 #'   A batch: a named list with a matrix per node (one row per evidence set, one column per
 #'   state) and the attribute `pEvidence` (one value per row). An impossible evidence set
 #'   (P = 0) gives NA with a warning.
+#' @seealso [gpu_jtree()], [gpu_mpe()].
+#' @examplesIf requireNamespace("bnlearn", quietly = TRUE)
+#' jt <- gpu_jtree(system.file("extdata", "networks", "asia.bif.gz", package = "gpupc"),
+#'                 backend = "cpu", numCores = 2)
+#' # one evidence set: gRain's querygrain() shape
+#' gpu_query(jt, nodes = c("lung", "tub"), evidence = list(asia = "yes", xray = "yes"))
+#' # likelihood evidence on xray
+#' gpu_query(jt, nodes = "lung", evidence = list(xray = c(yes = 0.8, no = 0.2)))
+#' # a batch: one evidence set per row, NA unobserved
+#' ev <- data.frame(smoke = c("yes", "no", NA), xray = c("yes", "yes", "no"))
+#' q <- gpu_query(jt, nodes = c("lung", "bronc"), evidence = ev)
+#' q$lung
+#' attr(q, "pEvidence")
+#' gpu_query(jt, nodes = "lung", evidence = ev, result = "data.frame")
 #' @export
 gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", exclude = TRUE,
                       result = c("array", "data.frame"), backend = NULL) {
@@ -131,13 +168,22 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", excl
 
 #' Most probable explanation per evidence set
 #'
-#' Max-product propagation, then decoding from the roots down; where several configurations are
-#' equally probable, each clique takes its lowest cell (lowest state of the variables it decides,
-#' the first variable of the clique varying fastest), so results are deterministic.
+#' Max-product propagation (collect), then decoding from the roots down. Where several
+#' configurations are equally probable, each clique takes its lowest cell (the lowest states of
+#' the variables it decides, its first variable varying fastest), so results are deterministic.
 #'
 #' @inheritParams gpu_query
 #' @return A data.frame with one row per evidence set and a factor column per node; attribute
 #'   `prob`: P(explanation, evidence). Impossible evidence gives an NA row with a warning.
+#' @seealso [gpu_jtree()], [gpu_query()].
+#' @examplesIf requireNamespace("bnlearn", quietly = TRUE)
+#' jt <- gpu_jtree(system.file("extdata", "networks", "asia.bif.gz", package = "gpupc"),
+#'                 backend = "cpu", numCores = 2)
+#' gpu_mpe(jt)  # the most probable configuration without evidence
+#' ev <- data.frame(dysp = c("yes", "no"), xray = c("yes", NA))
+#' m <- gpu_mpe(jt, evidence = ev)
+#' m
+#' attr(m, "prob")
 #' @export
 gpu_mpe <- function(jt, evidence = NULL, backend = NULL) {
   check_jt(jt)

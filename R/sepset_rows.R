@@ -135,11 +135,15 @@ print.gpupc_sepset_row <- function(x, ...) {
 #' X <- gmG8$x
 #' old <- options(gpupc.sepset_rows_p = 0)  # compact rows at any p
 #' sk <- gpu_skeleton(list(C = cor(X), n = nrow(X)), gaussCItest, alpha = 0.01,
-#'                    labels = colnames(X), backend = "cpu")
+#'                    labels = colnames(X), numCores = 2, backend = "cpu")
 #' options(old)
 #' class(sk@sepset[[1]])
 #' sk@sepset[[1]][[2]]
 #' str(as_sepset_list(sk)[[1]])
+#' # the same lists as with pcalg's layout
+#' sk2 <- gpu_skeleton(list(C = cor(X), n = nrow(X)), gaussCItest, alpha = 0.01,
+#'                     labels = colnames(X), numCores = 2, backend = "cpu")
+#' identical(as_sepset_list(sk), sk2@sepset)
 as_sepset_list <- function(x) {
   s <- if (methods::is(x, "pcAlgo")) x@sepset else x
   if (!is.list(s)) abort_arg("x", "must be a pcAlgo object or its sepset list.")
