@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The machine a suite ran on, as bench/run writes it beside the suite's CSV (SUITE.machine.txt):
-# a first line [ID] (the CSV's `machine` column: GPU model x count, cores), then the GPU(s) and
+# a first line [ID] (the CSV's `machine` column: GPU model x count, cores, the CPU's family), then
+# the GPU(s) and
 # driver, the CPU, memory, R and the packages the suites call, Python's tools, the commit.
 #   BENCH_R=Rscript bash bench/lib/machine.sh SUITE
 suite=${1:-}
 cores=$(nproc --all 2>/dev/null || nproc)
+family=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | grep -oiE 'xeon|epyc|ryzen|threadripper|core|neoverse' | head -1 | tr 'A-Z' 'a-z')
 if command -v nvidia-smi > /dev/null 2>&1 && nvidia-smi -L > /dev/null 2>&1; then
   name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
   ngpu=$(nvidia-smi -L | grep -c '^GPU')
@@ -13,6 +15,7 @@ if command -v nvidia-smi > /dev/null 2>&1 && nvidia-smi -L > /dev/null 2>&1; the
 else
   id="nogpu-${cores}core"
 fi
+[ -n "$family" ] && id="$id-$family"
 echo "[$id]"
 if [ "${id#nogpu}" = "$id" ]; then
   nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader | sed 's/^/gpu: /'
