@@ -160,7 +160,9 @@ cmiknn_timings <- function(raw) {
   pcs <- b[!is.na(b$what) & b$what == "pc", ]
   rows <- c(rows, lapply(seq_len(nrow(pcs)), function(i) {
     o <- pcs[i, ]
-    data.frame(what = "PC", n = o$n, k = o$k, B = o$B, l = NA, p = o$p, ours_gpu_s = o$seconds, ours_cpu_s = NA,
+    gpu <- is.null(o$backend) || is.na(o$backend) || o$backend != "cpu"
+    data.frame(what = "PC", n = o$n, k = o$k, B = o$B, l = NA, p = o$p,
+               ours_gpu_s = if (gpu) o$seconds else NA, ours_cpu_s = if (gpu) NA else o$seconds,
                tigramite_s = NA, tigramite_estimated = FALSE,
                note = sprintf("%s: %s edges (%s true), tests per level %s", o$source, o$edges, o$true_edges, o$tests_per_level),
                stringsAsFactors = FALSE)
