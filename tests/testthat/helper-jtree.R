@@ -1,4 +1,4 @@
-# Shared by the junction-tree tests and inst/bench/jtree-check.R: networks, evidence drawn from
+# Shared by the junction-tree tests and bench/suites/jtree: networks, evidence drawn from
 # forward samples (so it is possible), and gRain's answers for the same evidence.
 
 jt_network_path <- function(name) {

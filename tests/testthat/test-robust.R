@@ -118,9 +118,9 @@ test_that("disCItest's n < n.min warning reaches the caller, as from pcalg", {
   want <- suppressWarnings(pcalg::skeleton(st, pcalg::disCItest, 0.05, p = 4))
   expect_same_pcalgo(got, want, 0.05, "disCItest with small n")
   # exactly when pcalg warns: same smallest n.min, and for a skeleton the same number of tests
-  # (inst/bench/small-n-check.R; the GPU machine runs the same cases with backend = "cuda")
+  # (small-n-cases.R; bench/run parity small-n runs the same cases with backend = "cuda")
   check <- new.env()
-  sys.source(system.file("bench", "small-n-check.R", package = "gpupc"), envir = check)
+  sys.source(test_path("small-n-cases.R"), envir = check)
   rows <- do.call(rbind, lapply(check$small_n_cases(), check$small_n_compare, backend = "cpu"))
   expect_gte(sum(rows$pcalg_tests > 0), 5)
   expect_gte(sum(rows$pcalg_tests == 0), 2)

@@ -1,0 +1,20 @@
+# Suite jtree: junction-tree inference (gpu_jtree / gpu_query / gpu_mpe) on the BIF networks,
+# beside gRain and pyAgrum, and the path from data to answers. Sourced by bench/run.
+suite_title="junction tree: GPU against our CPU engine, gRain and pyAgrum; the path from data to answers"
+suite_parts='
+gpu         7  gpu  pcbench jtree on 10 networks (GPU = CPU engine bit for bit, 10,000 evidence sets, launch profile, Munin without cell maps); gRain per evidence set and its one query; the LINK path
+baselines   6  gpu  gRain on the large networks beside the path (ALARM, LINK); pyAgrum'"'"'s one query and its 16-process batch
+mpe         6  gpu  pyAgrum'"'"'s MPE against ours (pcbench --mpe-out), with gRain and the path beside
+check       5  any  jtree-check.R: marginals against gRain (asia, alarm, hepar2, andes, pigs; 100 evidence sets), CPU engine and GPU where there is one
+r-overhead  1  any  the R side of a batch (evidence read into codes, Munin, 30,000 sets), character and factor columns
+'
+S=$BENCH/suites/jtree
+export R PCBENCH NETS RAW BENCH DEV THREADS
+part_gpu() { needs r pcbench gpu bif:diabetes bif:mildew bif:barley || return 1; step gpu 590 bash "$S/jtree-gpu.sh"; }
+part_baselines() { needs r gpu python wheel:pyagrum || return 1; step baselines 590 bash "$S/jtree-baselines.sh"; }
+part_mpe() { needs r pcbench gpu python wheel:pyagrum || return 1; step mpe 590 bash "$S/jtree-mpe.sh"; }
+part_check() {
+  needs r || return 1
+  step check 590 "$R" "$S/jtree-check.R" "$RAW/jtree-check.csv" "${ROWS:-100}" ${NETWORKS:-asia alarm hepar2 andes pigs}
+}
+part_r-overhead() { needs r || return 1; step r-overhead 300 "$R" "$S/jtree-r-overhead.R" munin "${SETS:-30000}"; }

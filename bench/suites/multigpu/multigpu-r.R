@@ -1,0 +1,229 @@
+# Several GPUs through R: parity of every test kind and order, and the timing table.
+#
+#   Rscript bench/suites/multigpu/multigpu-r.R parity [--cases K] [--out FILE]
+#   Rscript bench/suites/multigpu/multigpu-r.R gauss  --cor FILE --p P --n N [--m-max M] [--reps R]
+#   Rscript bench/suites/multigpu/multigpu-r.R cmiknn [--p P] [--n N] [--reps R]
+#   Rscript bench/suites/multigpu/multigpu-r.R jtree  [--net munin] [--sets S] [--reps R]
+#
+# parity: on random cases, each native test kind and skeleton order (gaussCItest from C with
+#   "stable" and "stable.fast", from suffStat$data; disCItest; binCItest; cmiknnCItest), gpu_pc()
+#   with the conservative and majority rules (the triple checks), and junction-tree batches
+#   (marginals and MPE): every GPU set (one GPU, all of them forced with `devices =`, the default
+#   `devices = NULL`, and all of them with peer copies off, GPUPC_PEER=0) against the CPU backend
+#   and, for the skeletons, against each other slot by slot. The GPU sets must be identical to one
+#   another in every slot (pMax bit for bit); the CPU backend identical in graph, sepsets,
+#   n.edgetests and max.ord, pMax to 1e-9 relative (the CPU's and the GPU's arithmetic round
+#   alike but not always identically). Prints one line per comparison and a closing line
+#   "parity: N compared, N identical, N differ"; exits 1 when any differs.
+# gauss / cmiknn / jtree: the same call on 1, 2, ... GPUs (every prefix of the usable GPUs), warm
+#   (a first call on each set is not timed), each checked identical to the one-GPU result; prints
+#   a table row per device count with the wall time, the ratio to one GPU and the phases of
+#   gpupc_last_run().
+suppressPackageStartupMessages({ library(pcalg); library(gpupc) })
+options(cli.progress_show_after = Inf)  # no progress bars in the logs
+args <- commandArgs(TRUE)
+mode <- args[1]
+opt <- function(name, default) { i <- match(paste0("--", name), args); if (is.na(i)) default else args[i + 1] }
+info <- gpu_info()
+if (!isTRUE(info$usable)) stop("no usable GPU: ", info$reason)
+all_dev <- info$devices$device
+cat(sprintf("%d GPU(s): %s\n", length(all_dev), paste(unique(info$devices$name), collapse = ", ")))
+
+# "" when identical in every slot pcalg returns (pMax within `tol` relative), else the first slot
+# that differs
+diff_slot <- function(a, b, tol = 0) {
+  if (inherits(a, "failed")) return(paste("error:", a))
+  if (!identical(as(a@graph, "matrix"), as(b@graph, "matrix"))) return("graph")
+  if (!identical(a@sepset, b@sepset)) return("sepset")
+  pa <- a@pMax; pb <- b@pMax
+  if (!identical(is.finite(pa), is.finite(pb)) || !identical(pa[!is.finite(pa)], pb[!is.finite(pb)])) return("pMax pattern")
+  f <- is.finite(pa)
+  if (tol == 0 && !identical(pa[f], pb[f])) return("pMax bits")
+  if (any(abs(pa[f] - pb[f]) > tol * pmax(abs(pb[f]), 1e-300))) return("pMax values")
+  if (!identical(a@n.edgetests, b@n.edgetests)) return("n.edgetests")
+  if (!identical(a@max.ord, b@max.ord)) return("max.ord")
+  ""
+}
+
+gpu_sets <- function() {
+  s <- list(one = all_dev[1], all = all_dev, default = NULL)
+  if (length(all_dev) > 2) s$two <- all_dev[1:2]
+  s
+}
+
+if (mode == "parity") {
+  # every level split over the devices, however small (the product splits only large levels)
+  Sys.setenv(GPUPC_SPLIT_MIN_TESTS = "0")
+  cases <- as.integer(opt("cases", 4))
+  results <- list()
+  report <- function(what, verdict, extra = "") {
+    results[[length(results) + 1]] <<- verdict == ""
+    cat(sprintf("%-58s %s%s\n", what, if (verdict == "") "identical" else paste("DIFFERS:", verdict), extra))
+  }
+  # the skeleton (or gpu_pc) of `call` on every GPU set, the peer-off run, and the CPU backend
+  check_calls <- function(name, call0) {
+    # an error is a difference, reported with its message; the suite goes on
+    call <- function(...) tryCatch(call0(...), error = function(e) structure(conditionMessage(e), class = "failed"))
+    sets <- gpu_sets()
+    ref <- call(backend = "cuda", devices = sets$one)
+    if (inherits(ref, "failed")) return(report(paste(name, "one GPU"), paste("error:", ref)))
+    used_ref <- gpupc_last_run()$devices
+    for (nm in setdiff(names(sets), "one")) {
+      got <- call(backend = "cuda", devices = sets[[nm]])
+      lr <- gpupc_last_run()
+      report(sprintf("%s: GPUs %s = one GPU", name, paste(lr$devices, collapse = ",")), diff_slot(got, ref),
+             if (nm == "default") sprintf("  [default: %s]", lr$devices_why) else "")
+    }
+    if (length(all_dev) > 1) {
+      Sys.setenv(GPUPC_PEER = "0")
+      got <- call(backend = "cuda", devices = all_dev)
+      Sys.unsetenv("GPUPC_PEER")
+      report(sprintf("%s: GPUs %s, staged through the host = one GPU", name, paste(all_dev, collapse = ",")), diff_slot(got, ref))
+    }
+    cpu <- call(backend = "cpu", devices = NULL)
+    report(sprintf("%s: CPU backend = GPU", name), diff_slot(cpu, ref, tol = 1e-9))
+  }
+  for (k in seq_len(cases)) {
+    set.seed(100 + k)
+    p <- c(40, 90, 150, 60)[(k - 1) %% 4 + 1]
+    dag <- randomDAG(p, prob = 3 / (p - 1))
+    X <- rmvDAG(300 + 100 * k, dag)
+    st <- list(C = cor(X), n = nrow(X))
+    for (m in c("stable", "stable.fast"))
+      check_calls(sprintf("case %d gauss p=%d %s", k, p, m), function(backend, devices)
+        gpu_skeleton(st, gaussCItest, 0.01, p = p, method = m, backend = backend, devices = devices))
+    check_calls(sprintf("case %d gauss from data p=%d", k, p), function(backend, devices)
+      gpu_skeleton(list(data = X, n = nrow(X)), gaussCItest, 0.01, p = p, backend = backend, devices = devices))
+    for (rule in c("conservative", "majority"))
+      check_calls(sprintf("case %d gauss gpu_pc %s p=%d", k, rule, p), function(backend, devices)
+        gpu_pc(st, gaussCItest, 0.01, p = p, conservative = rule == "conservative", maj.rule = rule == "majority",
+               backend = backend, devices = devices))
+    # discrete: codes of a random DAG's Gaussian data cut into 2-4 levels
+    pd <- c(20, 40, 30, 50)[(k - 1) %% 4 + 1]
+    Xd <- rmvDAG(4000, randomDAG(pd, prob = 3 / (pd - 1)))
+    nlev <- rep(c(2L, 3L, 4L), length.out = pd)
+    dm <- sapply(seq_len(pd), function(j) as.integer(cut(Xd[, j], quantile(Xd[, j], seq(0, 1, length.out = nlev[j] + 1)), include.lowest = TRUE)) - 1L)
+    ds <- list(dm = dm, nlev = nlev, adaptDF = FALSE)
+    for (m in c("stable", "stable.fast"))
+      check_calls(sprintf("case %d disCItest p=%d %s", k, pd, m), function(backend, devices)
+        gpu_skeleton(ds, disCItest, 0.01, p = pd, method = m, backend = backend, devices = devices))
+    check_calls(sprintf("case %d disCItest gpu_pc conservative p=%d", k, pd), function(backend, devices)
+      gpu_pc(ds, disCItest, 0.01, p = pd, conservative = TRUE, backend = backend, devices = devices))
+    bm <- (dm > 0) * 1L
+    check_calls(sprintf("case %d binCItest p=%d", k, pd), function(backend, devices)
+      gpu_skeleton(list(dm = bm, adaptDF = FALSE), binCItest, 0.01, p = pd, backend = backend, devices = devices))
+    # non-linear: CMI-kNN on a small chain with squares and sines
+    n <- 250
+    z <- matrix(rnorm(n * 6), n)
+    for (j in 2:6) z[, j] <- z[, j] * 0.5 + if (j %% 2) z[, j - 1]^2 else sin(2 * z[, j - 1])
+    cs <- list(data = z, knn = 0.1, sig_samples = 100, seed = k)
+    check_calls(sprintf("case %d cmiknnCItest p=6", k), function(backend, devices)
+      gpu_skeleton(cs, cmiknnCItest, 0.05, p = 6, backend = backend, devices = devices))
+  }
+  # junction trees: a batch of evidence sets, marginals and MPE, on every GPU set and the CPU
+  for (net in c("alarm", "hepar2")) {
+    f <- system.file("extdata", "networks", paste0(net, ".bif.gz"), package = "gpupc")
+    jt1 <- gpu_jtree(f, backend = "cuda", devices = all_dev[1])
+    set.seed(7)
+    rows <- 3000
+    ev <- as.data.frame(lapply(jt1$states, function(st) {
+      v <- sample(st, rows, replace = TRUE)
+      v[runif(rows) > 0.1] <- NA
+      v
+    }), stringsAsFactors = FALSE)
+    names(ev) <- jt1$nodes
+    ref_m <- suppressWarnings(gpu_query(jt1, evidence = ev))
+    ref_e <- suppressWarnings(gpu_mpe(jt1, evidence = ev))
+    for (nm in c("all", "default")) {
+      jt <- gpu_jtree(f, backend = "cuda", devices = gpu_sets()[[nm]])
+      got_m <- suppressWarnings(gpu_query(jt, evidence = ev))
+      got_e <- suppressWarnings(gpu_mpe(jt, evidence = ev))
+      d <- gpupc_last_run()$devices
+      report(sprintf("jtree %s %d sets marginals: GPUs %s = one GPU", net, rows, paste(d, collapse = ",")),
+             if (identical(got_m, ref_m)) "" else "marginals")
+      report(sprintf("jtree %s %d sets MPE: GPUs %s = one GPU", net, rows, paste(d, collapse = ",")),
+             if (identical(got_e, ref_e)) "" else "MPE")
+    }
+    jc <- gpu_jtree(f, backend = "cpu")
+    cm <- suppressWarnings(gpu_query(jc, evidence = ev))
+    rel <- max(mapply(function(a, b) max(abs(a - b), na.rm = TRUE), cm, ref_m))
+    report(sprintf("jtree %s marginals: CPU = GPU (max abs diff %.2e)", net, rel), if (rel <= 1e-12) "" else "marginals")
+    report(sprintf("jtree %s MPE: CPU = GPU", net), if (identical(suppressWarnings(gpu_mpe(jc, evidence = ev)), ref_e)) "" else "MPE")
+  }
+  ok <- unlist(results)
+  cat(sprintf("parity: %d compared, %d identical, %d differ\n", length(ok), sum(ok), sum(!ok)))
+  quit(status = if (all(ok)) 0 else 1)
+}
+
+# ------------------------------------------------------------------------------------------------
+# Timing: the same call on every prefix of the usable GPUs
+reps <- as.integer(opt("reps", 2))
+prefixes <- lapply(seq_along(all_dev), function(k) all_dev[seq_len(k)])
+if (length(all_dev) > 2) prefixes <- prefixes[c(1, 2, length(prefixes))]
+timing_table <- function(label, call, same, warm = call) {
+  ref <- NULL
+  base <- NA
+  for (d in prefixes) {
+    invisible(warm(d))  # warm: contexts, modules, staging buffers
+    ts <- numeric(reps)
+    for (r in seq_len(reps)) {
+      gc()
+      ts[r] <- system.time(res <- call(d))[["elapsed"]]
+    }
+    lr <- gpupc_last_run()
+    if (is.null(ref)) { ref <- res; base <- min(ts) }
+    verdict <- if (identical(d, prefixes[[1]])) "reference" else if (same(res, ref)) "identical" else "DIFFERS"
+    ph <- lr$phases
+    ph_s <- paste(sprintf("%s %.3f", names(ph), ph), collapse = ", ")
+    det <- lr$details
+    extra <- if (!is.null(det$merge_s)) sprintf(", merge %.3f s", det$merge_s) else ""
+    cat(sprintf("%s | %d GPU(s) | %.3f s (runs: %s) | %.2fx | %s | %s%s\n", label, length(d), min(ts),
+                paste(sprintf("%.3f", ts), collapse = " "), base / min(ts), verdict, ph_s, extra))
+    if (!is.null(lr$levels) && nrow(lr$levels))
+      cat(sprintf("    level %d: %.3f s, %.0f tests\n", lr$levels$level, lr$levels$seconds, lr$levels$tests), sep = "")
+  }
+}
+
+if (mode == "gauss") {
+  p <- as.integer(opt("p", 20000)); n <- as.numeric(opt("n", 3189))
+  mm <- as.numeric(opt("m-max", Inf))
+  con <- file(opt("cor", ""), "rb")
+  C <- matrix(readBin(con, "double", p * p), p, p)
+  close(con)
+  st <- list(C = C, n = n)
+  timing_table(sprintf("gauss p=%d n=%g m.max=%g", p, n, mm),
+               function(d) gpu_skeleton(st, gaussCItest, 0.01, p = p, m.max = mm, backend = "cuda", devices = d),
+               function(a, b) diff_slot(a, b) == "")
+} else if (mode == "cmiknn") {
+  p <- as.integer(opt("p", 50)); n <- as.integer(opt("n", 2000))
+  set.seed(3)
+  z <- matrix(rnorm(n * p), n)
+  for (j in 2:p) {
+    par <- sample.int(j - 1, min(2, j - 1))
+    z[, j] <- z[, j] * 0.5 + rowSums(sin(2 * z[, par, drop = FALSE]))
+  }
+  cs <- list(data = z, knn = 0.1, sig_samples = as.integer(opt("perm", 200)))
+  mm <- as.numeric(opt("m-max", Inf))
+  small <- list(data = z[1:300, 1:5], knn = 0.1, sig_samples = 50)
+  timing_table(sprintf("cmiknn p=%d n=%d perms=%d m.max=%g", p, n, cs$sig_samples, mm),
+               function(d) gpu_skeleton(cs, cmiknnCItest, 0.05, p = p, m.max = mm, backend = "cuda", devices = d),
+               function(a, b) diff_slot(a, b) == "",
+               warm = function(d) gpu_skeleton(small, cmiknnCItest, 0.05, p = 5, backend = "cuda", devices = d))
+} else if (mode == "jtree") {
+  net <- opt("net", "munin"); sets <- as.integer(opt("sets", 100000))
+  f <- system.file("extdata", "networks", paste0(net, ".bif.gz"), package = "gpupc")
+  jt0 <- gpu_jtree(f, backend = "cuda", devices = all_dev[1])
+  set.seed(11)
+  ev <- as.data.frame(lapply(jt0$states, function(st) {
+    v <- sample(st, sets, replace = TRUE)
+    v[runif(sets) > 0.05] <- NA
+    v
+  }), stringsAsFactors = FALSE)
+  names(ev) <- jt0$nodes
+  trees <- lapply(prefixes, function(d) gpu_jtree(f, backend = "cuda", devices = d))
+  names(trees) <- vapply(prefixes, function(d) paste(d, collapse = ","), "")
+  timing_table(sprintf("jtree %s marginals, %d evidence sets (5%% observed)", net, sets),
+               function(d) suppressWarnings(gpu_query(trees[[paste(d, collapse = ",")]], evidence = ev)),
+               identical,
+               warm = function(d) suppressWarnings(gpu_query(trees[[paste(d, collapse = ",")]], evidence = ev[seq_len(2000), ])))
+} else stop("unknown mode ", mode)
