@@ -6,13 +6,15 @@
 #'   `memory_bytes`, `compute_capability`, `driver_version` and `nvrtc_version`, and `devices`,
 #'   a data frame of every usable GPU (`device`, the number `devices =` of [gpu_pc()] takes,
 #'   `name`, `memory_bytes`, `free_bytes`, `compute_capability`, `multiprocessors`); otherwise
-#'   `reason`, saying why no GPU can be used.
+#'   `reason`, saying why no GPU can be used. Always `kernel_cache`: the folder of the kernel
+#'   cache (`""` when it is off), its `entries` and `bytes` (see [gpu_clear_cache()]).
 #' @export
 #' @examples
 #' gpu_info()
 gpu_info <- function() {
   info <- rs_gpu_info()
   if (!is.null(info$devices)) info$devices <- as.data.frame(info$devices, stringsAsFactors = FALSE)
+  info$kernel_cache <- kernel_cache_info()
   info
 }
 

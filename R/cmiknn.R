@@ -60,7 +60,8 @@ cmiknnCItest <- function(x, y, S, suffStat) {
   vars <- as.integer(c(x, y, S))
   if (anyDuplicated(vars)) abort_arg("S", "must not contain x or y, nor repeat a variable.")
   st$data <- st$data[, vars, drop = FALSE]
-  rs_cmiknn_test(st, as.double(vars - 1L), 0L)$p_value
+  # the cores follow gpupc.threads and R CMD check's limit, as in gpu_pc(numCores = NULL)
+  rs_cmiknn_test(st, as.double(vars - 1L), check_threads(NULL))$p_value
 }
 
 # suffStat[[name]], or `default` when absent

@@ -2,11 +2,12 @@
 # set is small, and generating it would need R at cargo build time. Each passes its result
 # through rust_value() (R/errors.R), which raises a Rust error as gpupc's classed condition;
 # rs_rfun_stop() alone does not (it runs in on.exit(), where a second error would mask the first).
+# Those that may compile GPU kernels run inside with_kernel_cache() (R/kernel_cache.R).
 
 rs_skeleton <- function(test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max,
                         order, backend, threads, hooks) {
-  rust_value(.Call(wrap__gpupc_skeleton, test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max,
-        order, backend, threads, hooks))
+  with_kernel_cache(rust_value(.Call(wrap__gpupc_skeleton, test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max,
+        order, backend, threads, hooks)))
 }
 
 rs_sepsets <- function(handle, compact) rust_value(.Call(wrap__gpupc_sepsets, handle, compact))
@@ -36,10 +37,16 @@ rs_jt_compile <- function(names, states, parents, cpts, triangulation, max_cells
 }
 
 rs_jt_query <- function(ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices, nodes = NULL) {
-  rust_value(.Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices, nodes))
+  with_kernel_cache(rust_value(.Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices, nodes)))
 }
 
 rs_orient <- function(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend) {
-  rust_value(.Call(wrap__gpupc_orient, p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend))
+  with_kernel_cache(rust_value(.Call(wrap__gpupc_orient, p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend)))
 }
 rs_sepset_handle <- function(sepset) rust_value(.Call(wrap__gpupc_sepset_handle, sepset))
+
+rs_kernel_cache_use <- function(dir) invisible(rust_value(.Call(wrap__gpupc_kernel_cache_use, dir)))
+rs_kernel_cache_notice <- function() rust_value(.Call(wrap__gpupc_kernel_cache_notice))
+rs_kernel_cache_info <- function(dir) rust_value(.Call(wrap__gpupc_kernel_cache_info, dir))
+rs_kernel_cache_clear <- function(dir) rust_value(.Call(wrap__gpupc_kernel_cache_clear, dir))
+rs_kernel_prefetch_wait <- function() invisible(.Call(wrap__gpupc_kernel_prefetch_wait))

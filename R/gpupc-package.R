@@ -12,7 +12,8 @@
 #' Options: `gpupc.backend` (`"auto"`, `"cpu"` or `"cuda"`) sets the default backend;
 #' `gpupc.threads` the CPU threads of `numCores = NULL`; `gpupc.devices` the GPUs of
 #' `devices = NULL`; `gpupc.sepset_rows_p` the number of variables above which `sepset` is
-#' held as compact rows (see [as_sepset_list()]).
+#' held as compact rows (see [as_sepset_list()]); `gpupc.kernel_cache` the folder of the
+#' compiled GPU kernels, or `FALSE` for none (see [gpu_clear_cache()]).
 #'
 #' @keywords internal
 #' @useDynLib gpupc, .registration = TRUE

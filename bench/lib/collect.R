@@ -190,6 +190,8 @@ suite_tables <- function(suite, raw) {
       "resident-fast" = csvs(raw, "^resident-bench-stable\\.fast\\.csv$"),
       "large-p" = csvs(raw, "^large-p\\.csv$"),
       gpucsl = csvs(raw, "^gpucsl\\.csv$"),
+      "first-call" = csvs(raw, "^first-call\\.csv$"),
+      kernels = csvs(raw, "^kernels\\.csv$"),
       log = rbind_fill(list(logs(raw, "^(resident|fast)\\.log$"), logs(raw, "^large\\.log$", drop = NULL)))),
     discrete = list(
       compare = merge_compare(lapply(files(raw, "^compare.*\\.csv$"), read_csv)),

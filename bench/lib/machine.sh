@@ -32,7 +32,7 @@ if [ -n "${BENCH_R:-}" ] && [ -x "${BENCH_R}" ]; then
         v("pcalg"), v("bnlearn"), v("ParallelPC"), v("gRain")))' 2>/dev/null | sed 's/^/software: /'
 fi
 command -v python3 > /dev/null 2>&1 && echo "python: $(python3 -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)' 2>/dev/null || python3 --version)"
-[ -n "${PCBENCH:-}" ] && [ -x "${PCBENCH}" ] && echo "pcbench: $PCBENCH"
+[ -n "${PCBENCH:-}" ] && [ -x "${PCBENCH}" ] && echo "pcbench: the release build of src/rust/crates/pcbench"
 c=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null) && echo "commit: $c"
 echo "date: $(date -u +%F)"
 echo "suite: $suite"

@@ -3,6 +3,7 @@
 # R, PCBENCH, RAW, THREADS, QUICK come from there).
 suite_title="Gaussian skeleton through R: GPU and CPU backends, pcalg, bnlearn, ParallelPC, gpucsl"
 suite_parts='
+first-call  3  gpu  the first GPU call of an R process (fresh Rscript per row) with the kernel cache empty, warm and off; NVRTC and cache-read seconds per kernel family
 resident    4  gpu  gpu_skeleton() on the GPU (3 runs) and the CPU backend (all cores) at p = 1643 ... 20000: phases, host memory peak, GPU = CPU object
 fast        4  gpu  the same with skel.method = "stable.fast", pcalg::skeleton(method = "stable.fast") beside it up to p = 1643
 large       6  gpu  p = 55,572, n = 3189 from the data (C on the GPU): levels 0-1 (m.max = 1) and all levels, with a p = 300 check against pcalg
@@ -18,6 +19,10 @@ compare_r() {  # compare_r NAME SECONDS compare.R-options...
   local name=$1 secs=$2; shift 2
   local q=(); [ "$QUICK" = 1 ] && q=(--quick)
   step "$name" "$secs" "$R" "$BENCH/baselines/compare.R" "$@" ${q[@]+"${q[@]}"} --out "$RAW/$name.csv" --note "bench/run $suite $name"
+}
+part_first-call() {
+  needs r gpu || return 1
+  step first-call "${FTIME:-400}" env RSCRIPT="$R" PCBENCH="$PCBENCH" bash "$S/first-call.sh" "$RAW"
 }
 part_resident() {
   needs r gpu || return 1

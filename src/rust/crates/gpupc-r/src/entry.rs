@@ -84,7 +84,11 @@ fn skeleton_impl(
             // C is read in place: one parallel check, then the upload (no copy in Rust)
             let t0 = Instant::now();
             let devices = crate::multi::devices_of(&data)?;
-            match gauss_input(&data, p)? {
+            let input = gauss_input(&data, p)?;
+            // the kernels are compiled (or read from the disk cache) while C is scanned and uploaded
+            let from_data = matches!(input, GaussInput::Data { .. });
+            pc_cuda::module::prefetch(devices[0], &pc_cuda::gauss::first_families(order, from_data));
+            match input {
                 GaussInput::C(c, n) => {
                     let pool = pc_core::threads::call_pool(run.params.threads, "scan")?;
                     let scan = pool.install(|| scan_correlation(&c, p))?;

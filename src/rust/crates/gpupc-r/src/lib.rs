@@ -10,6 +10,7 @@ mod rdriver;
 mod rerror;
 mod sepset_rows;
 mod jtree;
+mod kernel_cache;
 mod multi;
 mod watch;
 
@@ -20,5 +21,6 @@ extendr_module! {
     use entry;
     use cmiknn;
     use jtree;
+    use kernel_cache;
     use orient;
 }

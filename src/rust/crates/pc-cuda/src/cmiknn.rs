@@ -87,7 +87,7 @@ impl<'a> CudaCmiKnn<'a> {
             let gpu = Gpu::open_on(ordinal)?;
             let d = test.data();
             gpu.ensure_free(d.as_slice().len() * 4 + test.psi().len() * 8, "the ranks")?;
-            let compiled = module::module_for(&gpu, "cmiknn.cu", module::CMIKNN_SRC).map_err(PcError::Cuda)?;
+            let compiled = module::module_for(&gpu, module::Family::CmiKnn).map_err(PcError::Cuda)?;
             let f = compiled.function("cmiknn_partials").map_err(PcError::Cuda)?;
             let t = Instant::now();
             let ranks = gpu.stream.clone_htod(d.as_slice()).map_err(cuda_err("could not upload the ranks"))?;

@@ -17,7 +17,7 @@ pub(crate) fn correlation_into(gpu: &Gpu, z: &[f64], rows: usize, p: usize, c: &
     if tiles > 65535 {
         return Err(PcError::invalid("suffStat$data", "too many variables for the GPU's correlation kernel"));
     }
-    let compiled = module::module_for(&gpu, "corr.cu", module::CORR_SRC).map_err(PcError::Cuda)?;
+    let compiled = module::module_for(&gpu, module::Family::Corr).map_err(PcError::Cuda)?;
     let f = compiled.function("corr_syrk").map_err(PcError::Cuda)?;
     // SAFETY: written whole by the upload below before the kernel reads it.
     let mut dz = unsafe { gpu.stream.alloc::<f64>(z.len()) }.map_err(cuda_err("could not allocate the data on the GPU"))?;

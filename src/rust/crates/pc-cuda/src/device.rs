@@ -2,8 +2,9 @@
 //! (cudarc's dynamic loading), and cudarc panics when a library is missing, so every call that
 //! may load one runs behind a library-presence check and inside `catch_unwind`.
 
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{result as dres, sys as dsys, CudaContext};
@@ -115,9 +116,41 @@ pub fn probe_device(ordinal: usize) -> Result<DeviceInfo, String> {
         if ordinal >= count as usize {
             return Err(format!("GPU {ordinal} asked for, but only {count} found"));
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| format!("could not open GPU {ordinal}: {e}"))?;
+        let ctx = context(ordinal).map_err(|e| format!("could not open GPU {ordinal}: {e}"))?;
         info_of(&ctx)
     })
+}
+
+/// The compute capability of device `ordinal`, read without opening a context.
+pub(crate) fn compute_capability(ordinal: usize) -> Result<(i32, i32), String> {
+    guarded("reading the compute capability", || {
+        // SAFETY: only tries to open the library by name.
+        if !unsafe { dsys::is_culib_present() } {
+            return Err("no CUDA driver library".to_string());
+        }
+        let e = |e: dres::DriverError| e.to_string();
+        dres::init().map_err(e)?;
+        let dev = dres::device::get(ordinal as i32).map_err(e)?;
+        // SAFETY: dev is a valid device handle from the driver.
+        let major = unsafe { dres::device::get_attribute(dev, CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) }.map_err(e)?;
+        let minor = unsafe { dres::device::get_attribute(dev, CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) }.map_err(e)?;
+        Ok((major, minor))
+    })
+}
+
+/// The device's primary context, retained once for the process and bound to the calling thread.
+/// Creating it takes a tenth of a second or more, and a context a probe released would be
+/// created again by the run that follows it (the first call of a process probed, then ran).
+pub(crate) fn context(ordinal: usize) -> Result<Arc<CudaContext>, dres::DriverError> {
+    static CONTEXTS: OnceLock<Mutex<HashMap<usize, Arc<CudaContext>>>> = OnceLock::new();
+    let mut held = CONTEXTS.get_or_init(|| Mutex::new(HashMap::new())).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(ctx) = held.get(&ordinal) {
+        ctx.bind_to_thread()?;
+        return Ok(ctx.clone());
+    }
+    let ctx = CudaContext::new(ordinal)?;
+    held.insert(ordinal, ctx.clone());
+    Ok(ctx)
 }
 
 pub(crate) fn info_of(ctx: &Arc<CudaContext>) -> Result<DeviceInfo, String> {

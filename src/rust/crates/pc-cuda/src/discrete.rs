@@ -140,7 +140,7 @@ impl<'a> CudaGSquare<'a> {
             let gpu = Gpu::open_on(ordinal)?;
             let stride = n.next_multiple_of(CHUNK);
             memplan::gsquare_setup(n, p, CHUNK, gpu.free_bytes()? as u64)?;
-            let compiled = module::module_for(&gpu, "gsquare.cu", module::GSQUARE_SRC).map_err(PcError::Cuda)?;
+            let compiled = module::module_for(&gpu, module::Family::GSquare).map_err(PcError::Cuda)?;
             let f = compiled.function("gsquare_tests").map_err(PcError::Cuda)?;
             let f_p = compiled.function("pchisq_points").map_err(PcError::Cuda)?;
             let t = Instant::now();
@@ -422,7 +422,7 @@ pub fn device_pchisq(q: &[f64], df: &[f64]) -> Result<Vec<f64>> {
     }
     guard("pchisq on the GPU", || {
         let gpu = Gpu::open()?;
-        let compiled = module::module_for(&gpu, "gsquare.cu", module::GSQUARE_SRC).map_err(PcError::Cuda)?;
+        let compiled = module::module_for(&gpu, module::Family::GSquare).map_err(PcError::Cuda)?;
         let f = compiled.function("pchisq_points").map_err(PcError::Cuda)?;
         let mut clock = Clock::default();
         let (qd, dd) = (gpu.up(&mut clock, q, "points")?, gpu.up(&mut clock, df, "points")?);

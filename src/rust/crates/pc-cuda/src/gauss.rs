@@ -36,8 +36,8 @@ use pc_core::PcError;
 use crate::device::DeviceInfo;
 use crate::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::memplan;
-use crate::host::{self, NO_KEY};
-use crate::module;
+use crate::host::{self, NO_KEY, SET_KERNEL_VARIANTS};
+use crate::module::{self, Family};
 
 /// The Cholesky fast path is taken when ||L^-1||_F^2 * PD_MARGIN * m * trace(M) * eps < 1 (and
 /// every pivot is positive), else the pseudo-inverse; the same rule and constant as pc-core's
@@ -63,6 +63,23 @@ const BLOCK: u32 = 256;
 const LEVEL0_CHUNK: usize = 1 << 24;
 const LEVEL1_CHUNK: usize = 1 << 20;
 
+/// The kernel families a run in `order` needs first: levels 0 and 1, the set variants of the
+/// levels most runs reach (up to 16), and the correlation kernel when C is computed from the
+/// data. Start them with [`module::prefetch`] before opening the backend: NVRTC makes them in
+/// parallel while C is uploaded and the first levels run (each takes 1-2 s on an empty cache,
+/// and a level waits for its variant only while it is still being made). The deepest variant is
+/// started when the one before it is first used.
+pub fn first_families(order: Order, from_data: bool) -> Vec<Family> {
+    let mut f = vec![Family::GaussBase];
+    for &m in SET_KERNEL_VARIANTS.iter().filter(|&&m| m <= 16) {
+        f.push(if order == Order::Stable { Family::GaussSets(m) } else { Family::GaussListed(m) });
+    }
+    if from_data {
+        f.push(Family::Corr);
+    }
+    f
+}
+
 /// Time spent by one level.
 #[derive(Clone, Debug, Default)]
 pub struct LevelTimings {
@@ -87,8 +104,10 @@ pub struct LevelTimings {
 /// Where the backend's time went.
 #[derive(Clone, Debug, Default)]
 pub struct CudaTimings {
-    /// NVRTC compile time in this process (0 when the module came from the cache).
+    /// Seconds spent compiling the kernels this backend used, or reading them from the disk cache
+    /// (0 for those this process already had).
     pub compile_s: f64,
+    /// No kernel was compiled: each came from this process or the disk cache.
     pub compile_cached: bool,
     /// What was compiled: "sm_90 (cubin)", say.
     pub target: String,
@@ -120,6 +139,12 @@ impl LevelTimings {
 }
 
 impl CudaTimings {
+    /// Books the compile (or cache read) of a module loaded after the backend opened.
+    pub(crate) fn add_compile(&mut self, c: &module::Compiled) {
+        self.compile_s += c.compile_seconds;
+        self.compile_cached &= c.from_cache;
+    }
+
     /// Books a finished level (started at `t0`).
     pub(crate) fn record(&mut self, mut lt: LevelTimings, t0: Instant) {
         lt.total_s = t0.elapsed().as_secs_f64();
@@ -133,9 +158,9 @@ pub(crate) struct Fns {
     level0: Kernel,
     level1: Kernel,
     rows_live: Kernel,
-    /// (max level, sets kernel, p-best kernel)
+    /// (max level, sets kernel, p-best kernel), each variant loaded when a level first needs it
     sets: Vec<(usize, Kernel, Kernel)>,
-    /// (max level, listed-tests kernel) for stable.fast's planned levels
+    /// (max level, listed-tests kernel) for stable.fast's planned levels, likewise
     pub(crate) listed: Vec<(usize, Kernel)>,
 }
 
@@ -237,15 +262,9 @@ impl CudaGauss {
             // C plus room for a level's lists, and whether pMax and the graph fit beside it;
             // `extra` (the data C is computed from) is held while C is made
             let dense_fits = memplan::gauss_setup(p, (gpu.free_bytes()? as u64).saturating_sub(extra as u64))?;
-            let compiled = module::module_for(&gpu, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
+            let compiled = module::module_for(&gpu, Family::GaussBase).map_err(PcError::Cuda)?;
             let get = |name: &str| compiled.function(name).map_err(PcError::Cuda);
-            let mut sets = Vec::new();
-            let mut listed = Vec::new();
-            for m in host::SET_KERNEL_VARIANTS {
-                sets.push((m, get(&format!("gauss_sets_l{m}"))?, get(&format!("gauss_pbest_l{m}"))?));
-                listed.push((m, get(&format!("gauss_listed_l{m}"))?));
-            }
-            let f = Fns { level0: get("gauss_level0")?, level1: get("gauss_level1")?, rows_live: get("gauss_rows_live")?, sets, listed };
+            let f = Fns { level0: get("gauss_level0")?, level1: get("gauss_level1")?, rows_live: get("gauss_rows_live")?, sets: Vec::new(), listed: Vec::new() };
             let df = DenseFns {
                 pmax_init: get("dense_pmax_init")?,
                 degrees: get("dense_degrees")?,
@@ -431,13 +450,14 @@ impl CudaGauss {
 
     fn level_sets(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
         let l = plan.level;
+        let variant = host::set_kernel_variant(l);
         let (maxl, sets_fn, pbest_fn) = self
             .f
             .sets
             .iter()
-            .find(|(m, _, _)| l <= *m)
+            .find(|(m, _, _)| Some(*m) == variant)
             .map(|(m, a, b)| (*m, a, b))
-            .ok_or_else(|| PcError::Internal(format!("no set kernel for level {l}")))?;
+            .ok_or_else(|| PcError::Internal(format!("no set kernel loaded for level {l}")))?;
         let t = Instant::now();
         let li = host::level_inputs(plan, true)?;
         let mut rows = host::work_rows(&li, l)?;
@@ -573,6 +593,32 @@ impl CudaGauss {
         r
     }
 
+    /// Loads the set (stable) or listed-test (stable.fast) kernels of the variant that holds
+    /// level `l`, compiling them the first time a level needs them; the time goes to the
+    /// compile figure.
+    fn load_level_kernels(&mut self, l: usize, fast: bool) -> Result<()> {
+        let Some(m) = host::set_kernel_variant(l.max(1)) else { return Ok(()) };
+        let next = SET_KERNEL_VARIANTS.iter().copied().find(|&v| v > m);
+        if fast && self.f.listed.iter().all(|(v, _)| *v != m) {
+            // the next variant is made while this one's levels run
+            if let Some(v) = next {
+                module::prefetch(self.gpu.info.ordinal, &[Family::GaussListed(v)]);
+            }
+            let c = module::module_for(&self.gpu, Family::GaussListed(m)).map_err(PcError::Cuda)?;
+            self.f.listed.push((m, c.function(&format!("gauss_listed_l{m}")).map_err(PcError::Cuda)?));
+            self.timings.add_compile(&c);
+        } else if !fast && self.f.sets.iter().all(|(v, _, _)| *v != m) {
+            if let Some(v) = next {
+                module::prefetch(self.gpu.info.ordinal, &[Family::GaussSets(v)]);
+            }
+            let c = module::module_for(&self.gpu, Family::GaussSets(m)).map_err(PcError::Cuda)?;
+            let get = |name: String| c.function(&name).map_err(PcError::Cuda);
+            self.f.sets.push((m, get(format!("gauss_sets_l{m}"))?, get(format!("gauss_pbest_l{m}"))?));
+            self.timings.add_compile(&c);
+        }
+        Ok(())
+    }
+
     fn level_on_cpu(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         let flavour = match plan.order {
             Order::Stable => GaussFlavour::R,
@@ -643,6 +689,9 @@ impl Backend for CudaGauss {
             lt.on_cpu = true;
             self.level_on_cpu(plan, watch)
         } else {
+            if plan.level >= 2 || fast {
+                self.load_level_kernels(plan.level, fast)?;
+            }
             let me = &*self;
             watched_level(plan, watch, &mut lt, |ctl, lt| if fast { me.level_listed(plan, zfac, ctl, lt) } else { me.level_gpu(plan, ctl, lt) })
         };

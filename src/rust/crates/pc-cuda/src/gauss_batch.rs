@@ -18,7 +18,7 @@ use pc_core::PcError;
 use crate::gauss::PD_MARGIN;
 use crate::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::host::{self, SET_KERNEL_VARIANTS};
-use crate::module;
+use crate::module::{self, Family};
 
 const BLOCK: u32 = 256;
 /// Tests per launch (about 100 MB of lists at |S| = 16).
@@ -74,7 +74,8 @@ pub struct BatchTimings {
 pub struct CudaGaussBatch<'a> {
     gpu: Gpu,
     c: CudaSlice<f64>,
-    fns: Vec<Kernel>,
+    /// One per variant of `SET_KERNEL_VARIANTS`, loaded when a launch first needs it.
+    fns: Vec<Option<Kernel>>,
     zfac: CudaSlice<f64>,
     cpu: ParallelBatch<'a, GaussTest>,
     test: &'a GaussTest,
@@ -98,11 +99,7 @@ impl<'a> CudaGaussBatch<'a> {
         guard("opening the GPU", || {
             let gpu = Gpu::open_on(ordinal)?;
             gpu.ensure_free(8 * p * p, "the correlation matrix")?;
-            let compiled = module::module_for(&gpu, "gauss.cu", module::GAUSS_SRC).map_err(PcError::Cuda)?;
-            let fns = SET_KERNEL_VARIANTS
-                .iter()
-                .map(|m| compiled.function(&format!("gauss_batch_l{m}")).map_err(PcError::Cuda))
-                .collect::<Result<Vec<_>>>()?;
+            let fns = SET_KERNEL_VARIANTS.iter().map(|_| None).collect();
             // SAFETY: every element is written by the upload below before any kernel reads it.
             let mut c = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("could not allocate C"))?;
             gpu.upload_staged(&test.c, &mut c, "could not upload C")?;
@@ -119,6 +116,13 @@ impl<'a> CudaGaussBatch<'a> {
     }
 
     fn launch(&mut self, v: usize, batch: &TestBatch, idx: &[usize], out: &mut [f64]) -> Result<()> {
+        if self.fns[v].is_none() {
+            let t = Instant::now();
+            let m = SET_KERNEL_VARIANTS[v];
+            let c = module::module_for(&self.gpu, Family::GaussBatch(m)).map_err(PcError::Cuda)?;
+            self.fns[v] = Some(c.function(&format!("gauss_batch_l{m}")).map_err(PcError::Cuda)?);
+            self.timings.setup_s += t.elapsed().as_secs_f64();
+        }
         let mut clock = Clock::default();
         let (x, y, start, s) = gather(batch, idx);
         let n = idx.len();
@@ -131,7 +135,8 @@ impl<'a> CudaGaussBatch<'a> {
         let (pu, nu, margin, sym) = (self.test.p as u64, n as u64, PD_MARGIN, self.test.is_symmetric() as i32);
         let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
-        let mut b = self.gpu.launch(&self.fns[v])?;
+        let f = self.fns[v].as_ref().expect("loaded above");
+        let mut b = self.gpu.launch(f)?;
         b.arg(&self.c).arg(&pu).arg(&xd).arg(&yd).arg(&sd0).arg(&sd).arg(&nu).arg(&self.zfac).arg(&margin).arg(&sym).arg(&mut pd);
         // SAFETY: argument types and order follow gauss_batch_l*; tests 0..n have x, y < p, S
         // offsets in s (start has n + 1 entries), |S| <= the variant's maximum (split_tests) and

@@ -166,7 +166,7 @@ impl MultiGauss {
             for d in &devs {
                 let g = &d.gpu;
                 g.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-                let m = module::module_for(g, "merge.cu", module::MERGE_SRC).map_err(PcError::Cuda)?;
+                let m = module::module_for(g, module::Family::Merge).map_err(PcError::Cuda)?;
                 let get = |name: &str| m.function(name).map_err(PcError::Cuda);
                 merge.push(MergeFns { and: get("merge_and_u64")?, or: get("merge_or_u64")?, max: get("merge_max_f64")? });
             }

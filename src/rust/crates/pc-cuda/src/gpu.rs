@@ -123,7 +123,7 @@ impl Gpu {
     /// gives two handles on its primary context: how one card stands in for several devices.
     pub fn open_on(ordinal: usize) -> Result<Gpu> {
         let info = device::probe_device(ordinal).map_err(PcError::Cuda)?;
-        let ctx = CudaContext::new(info.ordinal).map_err(cuda_err("could not open the GPU"))?;
+        let ctx = device::context(info.ordinal).map_err(cuda_err("could not open the GPU"))?;
         // One stream, used in order: cudarc's cross-stream event tracking is not needed.
         // SAFETY: every launch and copy of a backend goes to `stream`, so ordering holds.
         unsafe { ctx.disable_event_tracking() };

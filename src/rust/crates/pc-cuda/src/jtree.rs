@@ -32,7 +32,6 @@ use pc_jtree::{Evidence, Plan};
 use crate::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::module;
 
-pub const JTREE_SRC: &str = include_str!("kernels/jtree.cu");
 const BLOCK: u32 = 256;
 
 /// A projection as the kernels read it (`struct Proj` of jtree.cu).
@@ -234,7 +233,7 @@ impl<'a> CudaJtree<'a> {
     pub fn new_on(plan: &'a Plan, ordinal: usize) -> Result<CudaJtree<'a>> {
         guard("setting up the junction tree on the GPU", || {
             let gpu = Gpu::open_on(ordinal)?;
-            let m = module::module_for(&gpu, "jtree.cu", JTREE_SRC).map_err(PcError::Cuda)?;
+            let m = module::module_for(&gpu, module::Family::Jtree).map_err(PcError::Cuda)?;
             let get = |n: &str| m.function(n).map_err(PcError::Cuda);
             let f = [get("jt_reduce")?, get("jt_collect")?, get("jt_scatter")?, get("jt_decode")?, get("jt_combine")?, get("jt_maps")?];
             let mut timings = JtTimings { compile_s: m.compile_seconds, target: m.target.clone(), ..Default::default() };
@@ -639,9 +638,9 @@ mod tests {
     #[test]
     fn kernel_source_declares_every_kernel_and_the_projection_layout() {
         for k in ["jt_reduce", "jt_collect", "jt_scatter", "jt_decode", "jt_combine"] {
-            assert!(JTREE_SRC.contains(&format!("__global__ void {k}(")), "{k}");
+            assert!(crate::module::JTREE_SRC.contains(&format!("__global__ void {k}(")), "{k}");
         }
-        assert!(JTREE_SRC.contains("u64 table, out, base, off, len;\n    u32 nbase, off_ident, dig, ndig;"));
+        assert!(crate::module::JTREE_SRC.contains("u64 table, out, base, off, len;\n    u32 nbase, off_ident, dig, ndig;"));
         assert_eq!(std::mem::size_of::<Proj>(), 56);
     }
 

@@ -2,8 +2,9 @@
 //!
 //! Nothing CUDA is needed to build it: cudarc loads the driver and NVRTC at run time, and
 //! [`probe`] says (without panicking) whether a usable GPU is there. The kernels live in
-//! `src/kernels/*.cu`, are embedded in the library and compiled once per process by NVRTC for the
-//! card in use ([`module`]). [`CudaGauss`] runs pcalg's `gaussCItest` levels of
+//! `src/kernels/*.cu`, are embedded in the library and compiled by NVRTC for the card in use, by
+//! family and only when a call needs them ([`module`]), once per process and once per machine:
+//! the images are kept on disk between processes ([`kernel_cache`]). [`CudaGauss`] runs pcalg's `gaussCItest` levels of
 //! `skeleton(method = "stable")` through pc-core's [`pc_core::Backend`] seam; the host-side
 //! arithmetic the kernels rely on lives in [`host`], testable without a GPU.
 
@@ -21,6 +22,7 @@ pub mod gsquare_batch;
 pub mod host;
 mod inflight;
 pub mod jtree;
+pub mod kernel_cache;
 pub mod level0;
 pub mod memplan;
 pub mod module;

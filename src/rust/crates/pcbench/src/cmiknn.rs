@@ -8,7 +8,7 @@
 //!   pcbench cmiknn dag --p 20 --n 500 --cases 3 --sig-samples 100 --backend cuda
 //!   pcbench cmiknn pvalues --input sets.f64 --n 1000 --level 1 --knn 10 --sig-samples 99
 //!
-//! `pvalues` reads replicate data sets written by inst/bench/cmiknn-dist.py: little-endian f64,
+//! `pvalues` reads replicate data sets written by bench/suites/cmiknn/cmiknn-dist.py: little-endian f64,
 //! column-major n x (R (2 + level)), replicate r in columns r (2 + level) + [x, y, z_1..z_level];
 //! it tests x _||_ y | z of every replicate in one batch (ranks are per column, so stacking the
 //! replicates as variables is the same as testing each data set alone) and prints one CSV row

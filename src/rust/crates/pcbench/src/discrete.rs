@@ -45,7 +45,7 @@ pub struct DiscreteArgs {
     /// One data set: which backends run.
     #[arg(long, default_value = "both")]
     backend: String,
-    /// One data set read from a file (inst/bench/export-codes.R writes one) instead of simulated.
+    /// One data set read from a file (bench/lib/export-codes.R writes one) instead of simulated.
     #[arg(long)]
     codes: Option<std::path::PathBuf>,
     /// Threads per block of the G^2 kernel (default: the backend's, 128).

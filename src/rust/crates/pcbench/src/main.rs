@@ -62,6 +62,13 @@ enum Cmd {
     Multi(multi::MultiArgs),
     /// Print what the GPU probe finds.
     Probe,
+    /// The kernels' compile time per family (NVRTC), compiled all at once, and read back from the
+    /// disk cache: what the first GPU call of a process pays.
+    Kernels {
+        /// Kernel cache folder for the cached rows (emptied first).
+        #[arg(long)]
+        cache: PathBuf,
+    },
 }
 
 /// pcalg's skeleton order (`skel.method`).
@@ -230,6 +237,44 @@ fn print_levels(label: &str, r: &SkeletonResult) {
     for l in &r.levels {
         println!("  {label}: {:>5} {:>6} {:>6} {:>8} {:>8.3} {:>7.3} {:>9.3}", l.level, l.edges_at_start, l.tests, l.removed, l.seconds, l.plan_seconds, l.backend_seconds);
     }
+}
+
+fn cmd_kernels(cache: PathBuf) -> Result<ExitCode, String> {
+    use pc_cuda::kernel_cache::{set_dir, DiskCache};
+    use pc_cuda::module::{all_families, time_image, Family};
+    let cc = pc_cuda::probe()?.compute_capability;
+    println!("family,nvrtc_s,disk_s");
+    set_dir(None);
+    let mut nvrtc = Vec::new();
+    for f in all_families() {
+        nvrtc.push(time_image(f, cc)?.0);
+    }
+    DiskCache::new(&cache).clear();
+    set_dir(Some(cache.clone()));
+    for (f, s) in all_families().into_iter().zip(&nvrtc) {
+        time_image(f, cc)?; // stores it
+        let (disk, from_disk) = time_image(f, cc)?;
+        if !from_disk {
+            return Err(format!("{} did not come back from the cache", f.name()));
+        }
+        println!("{},{s:.3},{disk:.4}", f.name());
+    }
+    println!("total (one after another),{:.3},", nvrtc.iter().sum::<f64>());
+    // a cold first call of each kind compiles its families at once, in parallel threads
+    for (what, fams) in [
+        ("stable levels 0-4", vec![Family::GaussBase, Family::GaussSets(4)]),
+        ("stable.fast levels 0-4", vec![Family::GaussBase, Family::GaussListed(4)]),
+        ("every Gaussian family", all_families().into_iter().filter(|f| f.source() == pc_cuda::module::GAUSS_SRC).collect()),
+    ] {
+        set_dir(None);
+        let t = std::time::Instant::now();
+        std::thread::scope(|s| {
+            let hs: Vec<_> = fams.iter().map(|&f| s.spawn(move || time_image(f, cc))).collect();
+            hs.into_iter().map(|h| h.join().map_err(|_| "panic".to_string())?.map(|_| ())).collect::<Result<Vec<_>, String>>()
+        })?;
+        println!("parallel: {what},{:.3},", t.elapsed().as_secs_f64());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn cmd_probe() -> ExitCode {
@@ -508,6 +553,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Probe => return cmd_probe(),
+        Cmd::Kernels { cache } => cmd_kernels(cache.clone()),
         Cmd::Run(a) => cmd_run(a),
         Cmd::Parity(a) => cmd_parity(a),
         Cmd::Discrete(a) => discrete::cmd_discrete(a),

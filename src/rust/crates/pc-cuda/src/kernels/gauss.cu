@@ -2,7 +2,9 @@
 //
 // Compiled at run time by NVRTC (no headers), with --fmad=false so that no multiply-add is
 // contracted and the re-evaluation of a winning test (gauss_pbest_*) reproduces the main kernel's
-// p-value bit for bit.
+// p-value bit for bit. One source, several families compiled apart, each only when a call needs
+// it: -DGAUSS_BASE (levels 0 and 1, the dense levels, rows_live), or one templated variant,
+// -DGAUSS_SETS=m, -DGAUSS_LISTED=m or -DGAUSS_BATCH=m (module.rs, Family).
 //
 // Layout: C is the p x p correlation matrix, column-major (C[a + b * p] is C[a, b]).
 // A key packs (side, rank) as side << 63 | rank, so that u64 order is pcalg's canonical order:
@@ -192,6 +194,7 @@ __device__ __forceinline__ u64 fail_bits(double mapped) { return (u64)__double_a
 // p-value of side 0 (x = i) goes to p0_out, and of side 1 (x = j) to p1_out when C is not
 // symmetric (when it is, both sides read the same entry and give the same p).
 
+#ifdef GAUSS_BASE
 extern "C" __global__ void gauss_level0(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
                                         const u32* __restrict__ cols, const u32* __restrict__ upper,
                                         const u64* __restrict__ ebase, u32 n_rows, u64 e0, u64 m, double zfac,
@@ -209,6 +212,7 @@ extern "C" __global__ void gauss_level0(const double* __restrict__ C, u64 p, con
     p0_out[k] = fisher_p(C[cidx(i, j, p)], zfac);
     if (both) p1_out[k] = fisher_p(C[cidx(j, i, p)], zfac);
 }
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Level 1: one warp per edge; lanes take consecutive ranks (rank r is S = {list[r]}, list =
@@ -226,6 +230,7 @@ __device__ __forceinline__ double level1_p(const double* __restrict__ C, u64 p, 
     return level1_pf(C, p, x, y, k, zfac, 0);
 }
 
+#ifdef GAUSS_BASE
 extern "C" __global__ void gauss_level1(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
                                         const u32* __restrict__ cols, const u32* __restrict__ ei,
                                         const u32* __restrict__ ej, const u32* __restrict__ qi,
@@ -273,6 +278,7 @@ extern "C" __global__ void gauss_level1(const double* __restrict__ C, u64 p, con
         maxfail_out[warp] = mf;
     }
 }
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Levels >= 2, cuPC-S shape: one thread per (row x, rank t of an l-subset S of row(x)); C[S, S]
@@ -634,14 +640,17 @@ __device__ __forceinline__ void pbest_body(const double* __restrict__ C, u64 p, 
         pbest_body<M>(C, p, off, cols, ei, ej, items, n_items, binom, l, zfac, pd_margin, symmetric, best, pbest_out);            \
     }
 
-GAUSS_SET_KERNELS(4)
-GAUSS_SET_KERNELS(8)
-GAUSS_SET_KERNELS(16)
-GAUSS_SET_KERNELS(32)
+// One variant per compile: -DGAUSS_SETS=m (module.rs, Family). The indirection expands the
+// macro's value before the name is pasted.
+#define GAUSS_SET_KERNELS_OF(M) GAUSS_SET_KERNELS(M)
+#ifdef GAUSS_SETS
+GAUSS_SET_KERNELS_OF(GAUSS_SETS)
+#endif
 
 // A row still has work when some edge of it has no success yet, or only one on a later side
 // (side 1 is row j's; row i's side-0 tests all come before it in canonical order). A success on
 // this row's own side came from an earlier round, whose ranks for that y are all smaller.
+#ifdef GAUSS_BASE
 extern "C" __global__ void gauss_rows_live(const u64* __restrict__ off, const u32* __restrict__ cols,
                                      const int* __restrict__ edge_of, const u32* __restrict__ rows, u32 n_rows,
                                      const u64* __restrict__ best, u8* __restrict__ live) {
@@ -661,6 +670,7 @@ extern "C" __global__ void gauss_rows_live(const u64* __restrict__ off, const u3
     }
     live[w] = alive;
 }
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Dense levels 0 and 1 (skel.method = "stable"): the graph stays on the device as a bit matrix
@@ -719,6 +729,7 @@ __device__ void block_counts(u64 tests, u64 removed, u64 not_done, u64 qualifyin
 
 // pMax before the first level: "stable" -Inf with 1 on the diagonal (pcalg's R: matrix(-Inf, p,
 // p); diag 1), "stable.fast" -1 everywhere (its C++ fills -1; R maps it afterwards).
+#ifdef GAUSS_BASE
 extern "C" __global__ void dense_pmax_init(double* __restrict__ pmax, u64 p, int fast) {
     u64 n = p * p;
     for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (u64)gridDim.x * blockDim.x) {
@@ -953,6 +964,7 @@ extern "C" __global__ void gauss_dense_level1(const double* __restrict__ C, u64 
     block_counts(lane == 0 ? tests : 0, lane == 0 ? removed : 0, lane == 0 ? not_done : 0,
                  lane == 0 ? qualifying : 0, counters);
 }
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Listed tests, one thread each: test t is x[t] _||_ y[t] | S = s[s_start[t] .. s_start[t + 1]],
@@ -994,10 +1006,12 @@ __device__ __forceinline__ void batch_body(const double* __restrict__ C, u64 p, 
         batch_body<M>(C, p, tx, ty, s_start, s, n_tests, zfac, pd_margin, symmetric, p_out);                     \
     }
 
-GAUSS_BATCH_KERNEL(4)
-GAUSS_BATCH_KERNEL(8)
-GAUSS_BATCH_KERNEL(16)
-GAUSS_BATCH_KERNEL(32)
+// One variant per compile: -DGAUSS_BATCH=m (module.rs, Family). The indirection expands the
+// macro's value before the name is pasted.
+#define GAUSS_BATCH_KERNEL_OF(M) GAUSS_BATCH_KERNEL(M)
+#ifdef GAUSS_BATCH
+GAUSS_BATCH_KERNEL_OF(GAUSS_BATCH)
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Listed tests of one level, one thread each (the rounds of windows.rs: how stable.fast's
@@ -1035,7 +1049,9 @@ __device__ __forceinline__ void listed_body(const double* __restrict__ C, u64 p,
         listed_body<M>(C, p, tx, ty, s, n_tests, l, zfac, pd_margin, symmetric, cpp, p_out);                     \
     }
 
-GAUSS_LISTED_KERNEL(4)
-GAUSS_LISTED_KERNEL(8)
-GAUSS_LISTED_KERNEL(16)
-GAUSS_LISTED_KERNEL(32)
+// One variant per compile: -DGAUSS_LISTED=m (module.rs, Family). The indirection expands the
+// macro's value before the name is pasted.
+#define GAUSS_LISTED_KERNEL_OF(M) GAUSS_LISTED_KERNEL(M)
+#ifdef GAUSS_LISTED
+GAUSS_LISTED_KERNEL_OF(GAUSS_LISTED)
+#endif
