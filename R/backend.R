@@ -19,14 +19,12 @@ gpu_info <- function() {
 }
 
 # Below this many variables the CPU backend is as fast as the GPU one or faster, counting the
-# first CUDA call of a process (7.5 s on a fresh machine: context and NVRTC; 0.4 s when NVRTC's
-# cache is warm). Measured on an H100 host with 16 cores (BENCHMARKS.md, "Gaussian data"):
-# warm GPU against the CPU backend, p = 1643 0.054 s and 0.164 s; p = 5361 0.15-0.20 s and
-# 1.19-1.47 s; p = 10000 0.65-0.88 s and 5.8-6.2 s. method = "stable.fast" (same
-# section): p = 1643 0.049-0.082 s and 0.115 s; p = 5361
-# 0.13-0.16 s and 1.25 s; p = 10000 0.58-0.63 s and 5.4 s. A warm GPU wins from p = 1643 on with
-# either method, a cold one from about p = 3000; gpupc cannot know which it will be, so the cold
-# start decides, for both methods.
+# first CUDA call of a process: the driver's start and the kernels, 0.4 s with the kernel cache
+# warm, 2-2.7 s on a machine that never compiled them (BENCHMARKS.md, "The first GPU call of an R
+# process"). Warm GPU against the CPU backend on an H100 host with 16 cores (same file, "Gaussian
+# data"): p = 1643 0.054 s and 0.164 s; p = 5361 0.15-0.20 s and 1.19-1.47 s; p = 10000
+# 0.65-0.88 s and 5.8-6.2 s; "stable.fast" alike. With the first call's 0.4 s the GPU wins a
+# single call from about p = 3000, for both methods.
 .gpu_min_p <- 3000L
 
 check_backend <- function(backend) {

@@ -4,10 +4,8 @@
 # rs_rfun_stop() alone does not (it runs in on.exit(), where a second error would mask the first).
 # Those that may compile GPU kernels run inside with_kernel_cache() (R/kernel_cache.R).
 
-rs_skeleton <- function(test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max,
-                        order, backend, threads, hooks) {
-  with_kernel_cache(rust_value(.Call(wrap__gpupc_skeleton, test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max,
-        order, backend, threads, hooks)))
+rs_skeleton <- function(test, data, args, backend, hooks) {
+  with_kernel_cache(rust_value(.Call(wrap__gpupc_skeleton, test, data, args, backend, hooks)))
 }
 
 rs_sepsets <- function(handle, compact) rust_value(.Call(wrap__gpupc_sepsets, handle, compact))
@@ -16,9 +14,7 @@ rs_gpu_info <- function() rust_value(.Call(wrap__gpupc_gpu_info))
 
 rs_cpu_threads <- function() rust_value(.Call(wrap__gpupc_cpu_threads))
 
-rs_rfun_start <- function(p, alpha, start, fixed_edges, na_delete, m_max, order, threads) {
-  rust_value(.Call(wrap__gpupc_rfun_start, p, alpha, start, fixed_edges, na_delete, m_max, order, threads))
-}
+rs_rfun_start <- function(args) rust_value(.Call(wrap__gpupc_rfun_start, args))
 
 rs_rfun_step <- function(handle, answer) rust_value(.Call(wrap__gpupc_rfun_step, handle, answer))
 

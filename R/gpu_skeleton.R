@@ -161,18 +161,17 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   check_memory(p, if (dense) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
                p_arg, dense = dense)
   dev <- list(devices = NULL, why = NULL)
+  args <- skeleton_args(p, alpha, start, fixed, NAdelete, m.max, method, threads)
   run <- function(b) {
     if (test$kind == "rfun" && b == "cpu")
-      return(run_rfun(indepTest, suffStat, p, alpha, start, fixed, NAdelete, m.max, method,
-                      threads, level_hooks(verbose, method, b)))
+      return(run_rfun(indepTest, suffStat, args, level_hooks(verbose, method, b)))
     data <- test$data
     if (b == "cuda") {
       size <- if (test$kind %in% c("dis", "bin")) as.double(nrow(data$dm)) * p * p / 2 else Inf
       dev <<- choose_devices(devices, test$kind, size)
       data$devices <- dev$devices
     } else dev <<- list(devices = NULL, why = NULL)
-    rs_skeleton(test$kind, data, NULL, p, alpha, start, fixed, NAdelete, m.max,
-                method, b, threads, level_hooks(verbose, method, b))
+    rs_skeleton(test$kind, data, args, b, level_hooks(verbose, method, b))
   }
   t1 <- proc.time()[["elapsed"]]
   res <- if (method == "stable" && m.max < 0) no_levels(start, fixed, p, test) else
@@ -357,4 +356,13 @@ take_from <- function(env, name) {
   v <- env[[name]]
   rm(list = name, envir = env)
   v
+}
+
+# The level loop's parameters as they cross to Rust: one named list of fixed types, converted in
+# one place (skeleton_params() in src/rust/crates/gpupc-r/src/params.rs). `start` is !fixedGaps
+# and `fixed` fixedEdges (NULL: none); `m.max` may be Inf; `threads` 0 means every core.
+skeleton_args <- function(p, alpha, start, fixed, NAdelete, m.max, method, threads) {
+  list(p = as.integer(p), alpha = as.double(alpha), start = start, fixed_edges = fixed,
+       na_delete = isTRUE(NAdelete), m_max = as.double(m.max), order = as.character(method),
+       threads = as.integer(threads))
 }

@@ -7,9 +7,10 @@
 # after which on.exit() stops the worker (it leaves through its own frames).
 
 # Returns what rs_skeleton() returns (a Rust error is raised by the wrappers, R/errors.R).
-run_rfun <- function(indepTest, suffStat, p, alpha, start, fixed, NAdelete, m.max, method,
-                     threads, hooks) {
-  h <- rs_rfun_start(p, alpha, start, fixed, NAdelete, m.max, method, threads)
+# `args`: skeleton_args() (R/gpu_skeleton.R).
+run_rfun <- function(indepTest, suffStat, args, hooks) {
+  method <- args$order
+  h <- rs_rfun_start(args)
   on.exit(rs_rfun_stop(h))
   # pcalg's R loop passes integer indices; its C++ (Rcpp, unsigned int) passes doubles
   idx <- if (method == "stable") identity else as.double

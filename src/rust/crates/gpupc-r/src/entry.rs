@@ -43,25 +43,10 @@ impl Run<'_> {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn skeleton_impl(
-    test: &str,
-    data: List,
-    _rtest: Robj,
-    p: i32,
-    alpha: f64,
-    start: Robj,
-    fixed_edges: Robj,
-    na_delete: bool,
-    m_max: f64,
-    order: &str,
-    backend: &str,
-    threads: i32,
-    hooks: List,
-) -> CoreResult<Robj> {
+fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List) -> CoreResult<Robj> {
     let t_input = Instant::now();
-    let params = skeleton_params(p, alpha, &start, &fixed_edges, na_delete, m_max, order, threads)?;
-    let (p, order) = (p as usize, params.order);
+    let params = skeleton_params(&args)?;
+    let (p, order) = (params.start.p(), params.order);
     let pmax_r = alloc_pmax(p)?;
     // SAFETY: pmax_r is a fresh p x p double matrix, kept alive (and protected) by this frame
     // until result_to_r takes it; nothing else touches its cells meanwhile.
@@ -204,24 +189,10 @@ pub(crate) fn cuda_details(tm: &pc_cuda::CudaTimings) -> List {
 
 /// Runs the skeleton search. `test` is "gauss", "dis", "bin" or "rfun" (then `rtest` is an R
 /// function(x, y, S)); `start` is !fixedGaps; `m_max` may be Inf; `threads` 0 means all cores.
+/// A native-test skeleton: `args` is R's `skeleton_args()` list (converted in `params.rs`).
 #[extendr]
-#[allow(clippy::too_many_arguments)]
-fn gpupc_skeleton(
-    test: &str,
-    data: List,
-    rtest: Robj,
-    p: i32,
-    alpha: f64,
-    start: Robj,
-    fixed_edges: Robj,
-    na_delete: bool,
-    m_max: f64,
-    order: &str,
-    backend: &str,
-    threads: i32,
-    hooks: List,
-) -> Robj {
-    match skeleton_impl(test, data, rtest, p, alpha, start, fixed_edges, na_delete, m_max, order, backend, threads, hooks) {
+fn gpupc_skeleton(test: &str, data: List, args: List, backend: &str, hooks: List) -> Robj {
+    match skeleton_impl(test, data, args, backend, hooks) {
         Ok(r) => r,
         Err(e) => crate::rerror::from_pc(&e),
     }
@@ -274,9 +245,8 @@ fn gpupc_cpu_threads() -> i32 {
 
 /// An R-function indepTest: the level loop runs as a coroutine of R's loop (see `rdriver.rs`).
 #[extendr]
-#[allow(clippy::too_many_arguments)]
-fn gpupc_rfun_start(p: i32, alpha: f64, start: Robj, fixed_edges: Robj, na_delete: bool, m_max: f64, order: &str, threads: i32) -> Robj {
-    let res = skeleton_params(p, alpha, &start, &fixed_edges, na_delete, m_max, order, threads).and_then(crate::rdriver::start);
+fn gpupc_rfun_start(args: List) -> Robj {
+    let res = skeleton_params(&args).and_then(crate::rdriver::start);
     res.unwrap_or_else(|e| crate::rerror::from_pc(&e))
 }
 

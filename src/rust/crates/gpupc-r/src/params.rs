@@ -16,27 +16,47 @@ pub fn parse_order(order: &str) -> CoreResult<Order> {
     }
 }
 
-/// `start` is !fixedGaps (NULL: complete), `m_max` may be Inf, `threads` 0 means every core (and
-/// is capped at the cores there are).
-#[allow(clippy::too_many_arguments)]
-pub fn skeleton_params(p: i32, alpha: f64, start: &Robj, fixed_edges: &Robj, na_delete: bool, m_max: f64, order: &str, threads: i32) -> CoreResult<SkeletonParams> {
+/// The level loop's parameters from the one named list R sends (`skeleton_args()` in
+/// R/gpu_skeleton.R), converted here and nowhere else: `start` is !fixedGaps (NULL: complete),
+/// `fixed_edges` fixedEdges (NULL: none), `m_max` may be Inf, `threads` 0 means every core (and
+/// is capped at the cores there are). R builds the list, so a missing or mistyped element is an
+/// internal error, not the user's.
+pub fn skeleton_params(args: &List) -> CoreResult<SkeletonParams> {
+    let a = Named(args);
+    let p = a.get("p")?.as_integer().ok_or_else(|| a.mistyped("p", "an integer"))?;
     if p < 2 {
         return Err(PcError::invalid("p", "must be at least 2"));
     }
     let p = p as usize;
+    let threads = a.get("threads")?.as_integer().ok_or_else(|| a.mistyped("threads", "an integer"))?;
     let threads = pc_core::threads::effective_threads(threads.max(0) as usize);
+    let m_max = a.get("m_max")?.as_real().ok_or_else(|| a.mistyped("m_max", "a number"))?;
+    let order = a.get("order")?;
     // the bit matrices are built by row blocks in parallel: on a pool of this call's, never
     // rayon's global one (its threads are missing in a forked child, which then waits for good)
     let pool = pc_core::threads::call_pool(threads, "input")?;
     Ok(SkeletonParams {
-        alpha,
-        order: parse_order(order)?,
+        alpha: a.get("alpha")?.as_real().ok_or_else(|| a.mistyped("alpha", "a number"))?,
+        order: parse_order(order.as_str().ok_or_else(|| a.mistyped("order", "a string"))?)?,
         m_max: if m_max.is_infinite() { None } else { Some(m_max.max(0.0).floor() as usize) },
-        na_delete,
-        start: logical_matrix(start, p, "fixedGaps", Adjacency::complete, &pool)?,
-        fixed_edges: logical_matrix(fixed_edges, p, "fixedEdges", Adjacency::empty, &pool)?,
+        na_delete: a.get("na_delete")?.as_bool().ok_or_else(|| a.mistyped("na_delete", "TRUE or FALSE"))?,
+        start: logical_matrix(&a.get("start")?, p, "fixedGaps", Adjacency::complete, &pool)?,
+        fixed_edges: logical_matrix(&a.get("fixed_edges")?, p, "fixedEdges", Adjacency::empty, &pool)?,
         threads,
     })
+}
+
+/// A named list's elements by name.
+struct Named<'a>(&'a List);
+
+impl Named<'_> {
+    fn get(&self, name: &str) -> CoreResult<Robj> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v).ok_or_else(|| PcError::Internal(format!("the run's arguments lack `{name}`")))
+    }
+
+    fn mistyped(&self, name: &str, what: &str) -> PcError {
+        PcError::Internal(format!("the run's argument `{name}` must be {what}"))
+    }
 }
 
 /// The peak host bytes of a run of `p` variables whose test holds `test_bytes` and which starts
