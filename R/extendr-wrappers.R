@@ -32,12 +32,12 @@ rs_jt_compile <- function(names, states, parents, cpts, triangulation, max_cells
   rust_value(.Call(wrap__gpupc_jt_compile, names, states, parents, cpts, triangulation, max_cells, threads))
 }
 
-rs_jt_query <- function(ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices, nodes = NULL) {
-  with_kernel_cache(rust_value(.Call(wrap__gpupc_jt_query, ptr, hard, soft_col, soft, rows, what, backend, threads, memory_gb, devices, nodes)))
+rs_jt_query <- function(ptr, ev, query) {
+  with_kernel_cache(rust_value(.Call(wrap__gpupc_jt_query, ptr, ev, query)))
 }
 
-rs_orient <- function(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend) {
-  with_kernel_cache(rust_value(.Call(wrap__gpupc_orient, p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend)))
+rs_orient <- function(edges, sepset, test, data, unf, settings) {
+  with_kernel_cache(rust_value(.Call(wrap__gpupc_orient, edges, sepset, test, data, unf, settings)))
 }
 rs_sepset_handle <- function(sepset) rust_value(.Call(wrap__gpupc_sepset_handle, sepset))
 

@@ -219,8 +219,9 @@ jt_run <- function(jt, ev, what, backend, nodes = NULL) {
   run <- function(b) {
     backend <<- b
     dev <<- if (b == "cuda") choose_devices(jt$devices, "jtree", ev$rows) else list(devices = NULL, why = NULL)
-    rs_jt_query(jt$ptr, ev$hard, ev$soft_col, ev$soft, ev$rows, what, b, jt$threads, 4, dev$devices,
-                if (is.null(nodes)) NULL else as.integer(nodes))
+    query <- list(what = what, backend = b, threads = as.integer(jt$threads), memory_gb = 4,
+                  devices = dev$devices, nodes = if (is.null(nodes)) NULL else as.integer(nodes))
+    rs_jt_query(jt$ptr, ev, query)
   }
   res <- with_cpu_fallback(run, backend, fallback)
   .gpupc_state$last <- list(backend = backend, why = if (backend == "cuda") "the tree's backend" else "CPU",

@@ -76,8 +76,10 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
   # the triple checks are small batches: they run on one GPU, the skeleton's first
   if (!is.null(device)) test$data$devices <- device[1]
   run <- function(b) {
-    rs_orient(p, edges, if (is.null(sepsets)) skel@sepset else sepsets, solve.confl, rule, test$kind, test$data,
-              if (rule == "none") 0 else as.double(alpha), check_threads(numCores), unfTriples, b)
+    settings <- list(p = as.integer(p), solve_confl = isTRUE(solve.confl), rule = rule,
+                     alpha = if (rule == "none") 0 else as.double(alpha),
+                     threads = as.integer(check_threads(numCores)), backend = b)
+    rs_orient(edges, if (is.null(sepsets)) skel@sepset else sepsets, test$kind, test$data, unfTriples, settings)
   }
   res <- with_cpu_fallback(run, backend, fallback, what = " in the triple checks")
   # checkTriple's disCItest / binCItest calls warn as the skeleton's do

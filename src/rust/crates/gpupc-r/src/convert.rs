@@ -45,6 +45,39 @@ pub fn scalar_f64(x: &Robj, arg: &'static str) -> CoreResult<f64> {
     }
 }
 
+/// The elements of a named list that R's own code builds for one call (`skeleton_args()`, the
+/// orientation's and the junction-tree query's settings): a missing or mistyped element is an
+/// internal error, not the user's (R checked the user's values before building the list).
+pub(crate) struct Named<'a>(pub(crate) &'a List);
+
+impl Named<'_> {
+    pub(crate) fn get(&self, name: &str) -> CoreResult<Robj> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v).ok_or_else(|| PcError::Internal(format!("the call's settings lack `{name}`")))
+    }
+
+    fn typed<T>(&self, name: &str, what: &str, f: impl FnOnce(&Robj) -> Option<T>) -> CoreResult<T> {
+        f(&self.get(name)?).ok_or_else(|| PcError::Internal(format!("the call's setting `{name}` must be {what}")))
+    }
+
+    /// An integer, or a whole number stored as a double (as extendr's `i32` arguments take it).
+    pub(crate) fn int(&self, name: &str) -> CoreResult<i32> {
+        let whole = |v: f64| (v.fract() == 0.0 && v.abs() <= i32::MAX as f64).then_some(v as i32);
+        self.typed(name, "an integer", |x| x.as_integer().or_else(|| x.as_real().and_then(whole)))
+    }
+
+    pub(crate) fn real(&self, name: &str) -> CoreResult<f64> {
+        self.typed(name, "a number", |x| x.as_real())
+    }
+
+    pub(crate) fn logical(&self, name: &str) -> CoreResult<bool> {
+        self.typed(name, "TRUE or FALSE", |x| x.as_bool())
+    }
+
+    pub(crate) fn string(&self, name: &str) -> CoreResult<String> {
+        self.typed(name, "a string", |x| x.as_str().map(str::to_string))
+    }
+}
+
 fn list_elt(data: &List, name: &str, arg: &'static str) -> CoreResult<Robj> {
     data.iter().find(|(n, _)| *n == name).map(|(_, v)| v).ok_or_else(|| invalid(arg, "is missing"))
 }

@@ -87,16 +87,29 @@ fn evidence(plan: &Plan, hard: Robj, soft_col: Robj, soft: Robj, rows: i32) -> R
     Ok(ev)
 }
 
-/// Marginals (type "marginal") or the MPE (type "mpe") of a batch; returns
+/// Marginals (`what` "marginal") or the MPE (`what` "mpe") of a batch; returns
 /// list(values = rows x width matrix, pe) / list(states = rows x n matrix, prob), or an error list.
+/// `ev`: the evidence as R/jtree.R reads it (`hard`, `soft_col`, `soft`, `rows`); `query`: `what`,
+/// `backend`, `threads`, `memory_gb`, `devices` and `nodes` (the 0-based nodes whose marginals
+/// come back, NULL for all).
 #[extendr]
-#[allow(clippy::too_many_arguments)]
-fn gpupc_jt_query(ptr: Robj, hard: Robj, soft_col: Robj, soft: Robj, rows: i32, what: &str, backend: &str, threads: i32, memory_gb: f64, devices: Robj, nodes: Robj) -> Robj {
+fn gpupc_jt_query(ptr: Robj, ev: List, query: List) -> Robj {
     let plan: &ExternalPtr<Plan> = match (&ptr).try_into() {
         Ok(p) => p,
         Err(_) => return crate::rerror::r_error("invalid", "is not a compiled junction tree (was it saved and reloaded?)", Some("jt")),
     };
     let plan: &Plan = plan;
+    let (e, q) = (crate::convert::Named(&ev), crate::convert::Named(&query));
+    let settings = (|| -> Result<_, PcError> {
+        let ev_parts = (e.get("hard")?, e.get("soft_col")?, e.get("soft")?, e.int("rows")?);
+        let q_parts = (q.string("what")?, q.string("backend")?, q.int("threads")?, q.real("memory_gb")?, q.get("devices")?, q.get("nodes")?);
+        Ok((ev_parts, q_parts))
+    })();
+    let ((hard, soft_col, soft, rows), (what, backend, threads, memory_gb, devices, nodes)) = match settings {
+        Ok(s) => s,
+        Err(e) => return crate::rerror::from_pc(&e),
+    };
+    let (what, backend) = (what.as_str(), backend.as_str());
     let ev = match evidence(plan, hard, soft_col, soft, rows) {
         Ok(e) => e,
         Err(e) => return crate::rerror::from_jt(&e, "evidence"),

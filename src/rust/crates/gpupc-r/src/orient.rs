@@ -199,9 +199,11 @@ fn native<T: CiTest + Sync>(t: &T, pool: &rayon::ThreadPool, g: &Pdag, sep: &mut
     run_checks(g, sep, alpha, rule, &mut ParallelBatch::new(t, pool), watch)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj, backend: &str) -> CoreResult<Robj> {
+fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, settings: List) -> CoreResult<Robj> {
     let t0 = Instant::now();
+    let a = crate::convert::Named(&settings);
+    let (p, solve_confl, rule, alpha, threads, backend) = (a.int("p")?, a.logical("solve_confl")?, a.string("rule")?, a.real("alpha")?, a.int("threads")?, a.string("backend")?);
+    let (rule, backend) = (rule.as_str(), backend.as_str());
     if p < 1 {
         return Err(invalid("p", "must be at least 1"));
     }
@@ -330,16 +332,17 @@ fn orient_impl(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str,
 }
 
 /// Orients a skeleton as `udag2pdagRelaxed()` does, after `pc.cons.intern()`'s triple checks
-/// when `rule` is "conservative" or "majority" (`test` "gauss", "dis" or "bin" and its `data`
-/// as for `gpupc_skeleton`; R runs pcalg's own checks for any other test, so that R calls it). `edges`: m x 2 integer matrix of the skeleton's edges (1-based);
-/// `unf`: NULL or a k x 3 integer matrix of triples to treat as unfaithful (pcalg's `unfVect`).
-/// `sepset`: R's list, or the skeleton's sepset handle, which the rewrites then go into (and
-/// the result's `pairs` is empty). `backend`: "cuda" runs the triple checks' tests on the GPU
+/// when the rule is "conservative" or "majority" (`test` "gauss", "dis" or "bin" and its `data`
+/// as for `gpupc_skeleton`; R runs pcalg's own checks for any other test, so that R calls it).
+/// `edges`: m x 2 integer matrix of the skeleton's edges (1-based); `unf`: NULL or a k x 3
+/// integer matrix of triples to treat as unfaithful (pcalg's `unfVect`); `sepset`: R's list, or
+/// the skeleton's sepset handle, which the rewrites then go into (and the result's `pairs` is
+/// empty). `settings` (a named list built by `orient_pcalgo()` in R/orient.R): `p`, `solve_confl`, `rule`, `alpha`,
+/// `threads`, and `backend`: "cuda" runs the triple checks' tests on the GPU
 /// (`pc_cuda::CudaGaussBatch`, `pc_cuda::CudaGSquareBatch`), anything else on the CPU.
 #[extendr]
-#[allow(clippy::too_many_arguments)]
-fn gpupc_orient(p: i32, edges: Robj, sepset: Robj, solve_confl: bool, rule: &str, test: &str, data: List, alpha: f64, threads: i32, unf: Robj, backend: &str) -> Robj {
-    match orient_impl(p, edges, sepset, solve_confl, rule, test, data, alpha, threads, unf, backend) {
+fn gpupc_orient(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, settings: List) -> Robj {
+    match orient_impl(edges, sepset, test, data, unf, settings) {
         Ok(r) => r,
         Err(e) => crate::rerror::from_pc(&e),
     }

@@ -6,7 +6,7 @@ use pc_core::mem::{available_bytes, peak_bytes, RunSize};
 use pc_core::plan::{EdgeOutcome, EdgeWork};
 use pc_core::{Adjacency, Order, PcError, SkeletonParams};
 
-use crate::convert::{logical_matrix, CoreResult};
+use crate::convert::{logical_matrix, CoreResult, Named};
 
 pub fn parse_order(order: &str) -> CoreResult<Order> {
     match order {
@@ -23,40 +23,26 @@ pub fn parse_order(order: &str) -> CoreResult<Order> {
 /// internal error, not the user's.
 pub fn skeleton_params(args: &List) -> CoreResult<SkeletonParams> {
     let a = Named(args);
-    let p = a.get("p")?.as_integer().ok_or_else(|| a.mistyped("p", "an integer"))?;
+    let p = a.int("p")?;
     if p < 2 {
         return Err(PcError::invalid("p", "must be at least 2"));
     }
     let p = p as usize;
-    let threads = a.get("threads")?.as_integer().ok_or_else(|| a.mistyped("threads", "an integer"))?;
+    let threads = a.int("threads")?;
     let threads = pc_core::threads::effective_threads(threads.max(0) as usize);
-    let m_max = a.get("m_max")?.as_real().ok_or_else(|| a.mistyped("m_max", "a number"))?;
-    let order = a.get("order")?;
+    let m_max = a.real("m_max")?;
     // the bit matrices are built by row blocks in parallel: on a pool of this call's, never
     // rayon's global one (its threads are missing in a forked child, which then waits for good)
     let pool = pc_core::threads::call_pool(threads, "input")?;
     Ok(SkeletonParams {
-        alpha: a.get("alpha")?.as_real().ok_or_else(|| a.mistyped("alpha", "a number"))?,
-        order: parse_order(order.as_str().ok_or_else(|| a.mistyped("order", "a string"))?)?,
+        alpha: a.real("alpha")?,
+        order: parse_order(&a.string("order")?)?,
         m_max: if m_max.is_infinite() { None } else { Some(m_max.max(0.0).floor() as usize) },
-        na_delete: a.get("na_delete")?.as_bool().ok_or_else(|| a.mistyped("na_delete", "TRUE or FALSE"))?,
+        na_delete: a.logical("na_delete")?,
         start: logical_matrix(&a.get("start")?, p, "fixedGaps", Adjacency::complete, &pool)?,
         fixed_edges: logical_matrix(&a.get("fixed_edges")?, p, "fixedEdges", Adjacency::empty, &pool)?,
         threads,
     })
-}
-
-/// A named list's elements by name.
-struct Named<'a>(&'a List);
-
-impl Named<'_> {
-    fn get(&self, name: &str) -> CoreResult<Robj> {
-        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v).ok_or_else(|| PcError::Internal(format!("the run's arguments lack `{name}`")))
-    }
-
-    fn mistyped(&self, name: &str, what: &str) -> PcError {
-        PcError::Internal(format!("the run's argument `{name}` must be {what}"))
-    }
 }
 
 /// The peak host bytes of a run of `p` variables whose test holds `test_bytes` and which starts
