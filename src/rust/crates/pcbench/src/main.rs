@@ -62,8 +62,9 @@ enum Cmd {
     Multi(multi::MultiArgs),
     /// Print what the GPU probe finds.
     Probe,
-    /// The kernels' compile time per family (NVRTC), compiled all at once, and read back from the
-    /// disk cache: what the first GPU call of a process pays.
+    /// The kernels' compile time per family (NVRTC, one after another) and read back from the disk
+    /// cache: what the first GPU call of a process pays. Run it with an empty CUDA_CACHE_PATH: the
+    /// driver's own cache also holds NVRTC's output.
     Kernels {
         /// Kernel cache folder for the cached rows (emptied first).
         #[arg(long)]
@@ -241,7 +242,7 @@ fn print_levels(label: &str, r: &SkeletonResult) {
 
 fn cmd_kernels(cache: PathBuf) -> Result<ExitCode, String> {
     use pc_cuda::kernel_cache::{set_dir, DiskCache};
-    use pc_cuda::module::{all_families, time_image, Family};
+    use pc_cuda::module::{all_families, time_image};
     let cc = pc_cuda::probe()?.compute_capability;
     println!("family,nvrtc_s,disk_s");
     set_dir(None);
@@ -260,20 +261,6 @@ fn cmd_kernels(cache: PathBuf) -> Result<ExitCode, String> {
         println!("{},{s:.3},{disk:.4}", f.name());
     }
     println!("total (one after another),{:.3},", nvrtc.iter().sum::<f64>());
-    // a cold first call of each kind compiles its families at once, in parallel threads
-    for (what, fams) in [
-        ("stable levels 0-4", vec![Family::GaussBase, Family::GaussSets(4)]),
-        ("stable.fast levels 0-4", vec![Family::GaussBase, Family::GaussListed(4)]),
-        ("every Gaussian family", all_families().into_iter().filter(|f| f.source() == pc_cuda::module::GAUSS_SRC).collect()),
-    ] {
-        set_dir(None);
-        let t = std::time::Instant::now();
-        std::thread::scope(|s| {
-            let hs: Vec<_> = fams.iter().map(|&f| s.spawn(move || time_image(f, cc))).collect();
-            hs.into_iter().map(|h| h.join().map_err(|_| "panic".to_string())?.map(|_| ())).collect::<Result<Vec<_>, String>>()
-        })?;
-        println!("parallel: {what},{:.3},", t.elapsed().as_secs_f64());
-    }
     Ok(ExitCode::SUCCESS)
 }
 
