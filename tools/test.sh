@@ -224,9 +224,14 @@ build_tarball() {
     step_failed "(b) R CMD build (see above)"; return 1
   fi
   if [ ! -f "$tarball" ]; then step_failed "(b) R CMD build wrote no $(basename "$tarball")"; return 1; fi
-  if ! tar -tzf "$tarball" | grep -qx 'gpupc/inst/doc/gpupc.html'; then
-    step_failed "(b) R CMD build: the tarball has no inst/doc/gpupc.html (vignettes not built)"; return 1
-  fi
+  tar -tzf "$tarball" > "$work/tarball-files"   # (not piped into grep -q: pipefail and SIGPIPE)
+  local v
+  for v in vignettes/*.Rmd; do
+    v=$(basename "$v" .Rmd)
+    if ! grep -qx "gpupc/inst/doc/$v.html" "$work/tarball-files"; then
+      step_failed "(b) R CMD build: the tarball has no inst/doc/$v.html (vignette not built)"; return 1
+    fi
+  done
   summary+=("(b) R CMD build: ok, $(basename "$tarball") ($(du -h "$tarball" | cut -f1)) with its vignettes ($(elapsed "$t"))")
 }
 
