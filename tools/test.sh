@@ -16,14 +16,16 @@
 # (b) R CMD build --no-manual of a copy of the package (no .git, no cargo target): the source tarball
 #     gpupc_<version>.tar.gz, here, with the vignettes built (R CMD build installs the package once,
 #     in a temporary directory, to build them).
-# (c) R CMD check --as-cran --no-manual on that tarball, in gpupc.Rcheck here: installs it (the Rust
-#     library comes from (b)'s cargo build: both installs share the target directory, and the
-#     vendored crates are unpacked at the same path in it, see configure), runs the examples, the
-#     testthat suite (tests/testthat.R, with NOT_CRAN=true so nothing is skipped as on CRAN) and the
-#     vignettes, under CRAN's core limits (_R_CHECK_LIMIT_CORES_, OMP_THREAD_LIMIT=2: gpupc's
-#     default thread count follows them). A check ERROR or WARNING fails this command, and so does a
-#     NOTE that cran-comments.md does not explain (it must quote the line "checking ... NOTE").
-#     No PDF manual (no LaTeX needed; R CMD build --no-manual alike).
+# (c) R CMD check --as-cran --no-manual --no-build-vignettes on that tarball, in gpupc.Rcheck here:
+#     installs it (the Rust library comes from (b)'s cargo build: both installs share the target
+#     directory, and the vendored crates are unpacked at the same path in it, see configure), runs
+#     the examples, the testthat suite (tests/testthat.R, with NOT_CRAN=true so nothing is skipped
+#     as on CRAN) and the vignettes' code, under CRAN's core limits (_R_CHECK_LIMIT_CORES_,
+#     OMP_THREAD_LIMIT=2: gpupc's default thread count follows them). A check ERROR or WARNING fails
+#     this command, and so does a NOTE that cran-comments.md does not explain (it must quote the
+#     line "checking ... NOTE"). No PDF manual (no LaTeX needed; R CMD build --no-manual alike);
+#     the vignettes are not built a second time: (b) built them from the same sources a minute
+#     before.
 # (d) the test files that read the package's source tree (no-development-words; under R CMD check
 #     they skip, its copy of the tests has no sources beside it), against the package (c) installed.
 # (e) --extended: the sweeps of tests/testthat (the files that call sweep_n() or extended_mode(),
@@ -253,7 +255,7 @@ check_tarball() {
     echo "test.sh: Suggests not installed, checked without them: $missing" >&2
     force=false
   fi
-  echo "== (c) R CMD check --as-cran --no-manual $(basename "$tarball")"
+  echo "== (c) R CMD check --as-cran --no-manual --no-build-vignettes $(basename "$tarball")"
   # _R_CHECK_CRAN_INCOMING_REMOTE_ / _R_CHECK_SYSTEM_CLOCK_: no network here (CRAN's database and
   # the clock of a time server; the file times are checked against this machine's clock).
   # _R_CHECK_TESTS_NLINES_=0: all of a failing test run's output in the log, not its last 13 lines.
@@ -261,7 +263,7 @@ check_tarball() {
       _R_CHECK_CRAN_INCOMING_REMOTE_=false _R_CHECK_SYSTEM_CLOCK_=FALSE \
       _R_CHECK_LIMIT_CORES_=TRUE OMP_THREAD_LIMIT=2 \
       _R_CHECK_FORCE_SUGGESTS_=$force _R_CHECK_TESTS_NLINES_=0 \
-      "$R" CMD check --as-cran --no-manual "$tarball" 2>&1)
+      "$R" CMD check --as-cran --no-manual --no-build-vignettes "$tarball" 2>&1)
   local rc=$? log="$checkdir/00check.log"
   [ -d "$checkdir/gpupc" ] && sources_id_of_build > "$checkdir/gpupc-sources.id"
   if [ ! -f "$log" ]; then step_failed "(c) R CMD check wrote no 00check.log (exit $rc)"; return 1; fi
