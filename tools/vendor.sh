@@ -9,9 +9,9 @@
 # configured on this machine (~/.cargo/config.toml pointing crates-io at a local vendored mirror),
 # writes:
 #   src/rust/vendor/            the crates, removed at the end (src/Makevars unpacks the archive)
-#   src/rust/vendor-config.toml the source replacement the build uses (directory "vendor", which cargo
-#                               resolves relative to src/rust when the file is installed as
-#                               src/rust/.cargo/config.toml, as src/Makevars does)
+#   src/rust/vendor-config.toml the source replacement the build uses (src/Makevars installs it as
+#                               src/rust/.cargo/config.toml and overrides its directory "vendor" with
+#                               the absolute path where it unpacked the archive)
 #   src/rust/vendor.tar.xz      a reproducible archive of vendor/ (same Cargo.lock, same bytes)
 #   inst/AUTHORS                the bundled crates' authors and licences (tools/authors.sh)
 # Files inside the crates are kept as they are: cargo verifies them against .cargo-checksum.json.
@@ -33,7 +33,8 @@ rm -f "$log"
 
 cat > vendor-config.toml <<'EOF'
 # Source replacement for the offline build: src/Makevars copies this file to rust/.cargo/config.toml
-# (CARGO_HOME) after unpacking rust/vendor.tar.xz into rust/vendor. Written by tools/vendor.sh.
+# (CARGO_HOME) and gives cargo the directory where it unpacked rust/vendor.tar.xz on the command
+# line (tools/test.sh does the same). Written by tools/vendor.sh.
 [source.crates-io]
 replace-with = "vendored-sources"
 

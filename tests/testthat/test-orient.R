@@ -1,6 +1,7 @@
 ## Native orientation against pcalg's, mark for mark: random skeletons with random sepsets (500
-## cases per variant: relaxed with and without solve.confl, with unfaithful triples,
-## conservative, majority rule) and graphs learned by gpu_pc() and pc() (both skeleton orders,
+## cases per variant in the extended mode, the first 100 by default (helper-extended.R): relaxed
+## with and without solve.confl, with unfaithful triples, conservative, majority rule) and graphs
+## learned by gpu_pc() and pc() (16 cases, the first 4 by default; both skeleton orders,
 ## fixedGaps / fixedEdges, Gaussian, discrete and R-function tests). On the same skeleton the
 ## comparison is identical() on the whole pcAlgo (graph with its edge marks and weights, sepsets,
 ## every slot); on learned graphs identical() on the graph and the parity suite's slot-by-slot
@@ -49,9 +50,11 @@ test_that("pdag_graphnel() gives what as(pdag, \"graphNEL\") gives", {
   }
 })
 
-test_that("relaxed orientation equals udag2pdagRelaxed() on 500 random skeletons, with and without solve.confl", {
+n_random <- sweep_n(500, 100)
+
+test_that(sprintf("relaxed orientation equals udag2pdagRelaxed() on %d random skeletons, with and without solve.confl", n_random), {
   set.seed(12)
-  for (i in 1:500) {
+  for (i in seq_len(n_random)) {
     sk <- fake_skeleton(orient_case_p(i), deg = sample(1:6, 1))
     for (sc in c(FALSE, TRUE)) {
       want <- udag2pdagRelaxed(sk, solve.confl = sc)
@@ -62,9 +65,9 @@ test_that("relaxed orientation equals udag2pdagRelaxed() on 500 random skeletons
   }
 })
 
-test_that("relaxed orientation with unfaithful triples equals udag2pdagRelaxed(unfVect = ) on 500 random skeletons", {
+test_that(sprintf("relaxed orientation with unfaithful triples equals udag2pdagRelaxed(unfVect = ) on %d random skeletons", n_random), {
   set.seed(13)
-  for (i in 1:500) {
+  for (i in seq_len(n_random)) {
     p <- orient_case_p(i)
     sk <- fake_skeleton(p, deg = sample(2:6, 1))
     tr <- random_unf_triples(sk, sample(0:8, 1))
@@ -83,11 +86,12 @@ cons_reference <- function(sk, suffStat, indepTest, alpha, maj, sc) {
 
 for (maj in c(FALSE, TRUE)) {
   rule <- if (maj) "majority" else "conservative"
-  test_that(sprintf("%s rule equals pc.cons.intern() + udag2pdagRelaxed() on 500 random skeletons (sepsets too)", rule), {
+  test_that(sprintf("%s rule equals pc.cons.intern() + udag2pdagRelaxed() on %d random skeletons (sepsets too)", rule, n_random), {
     set.seed(if (maj) 15 else 14)
-    for (i in 1:500) {
+    for (i in seq_len(n_random)) {
       # pcalg tests 2^|adj(a)| + 2^|adj(c)| sets per triple in R: small neighbourhoods keep the
-      # 1000 cases within the CI budget; every 25th case allows 5 neighbours
+      # cases within the CI budget; every 25th case allows 5 neighbours, every 100th has 60-120
+      # variables
       p <- if (i %% 100 == 0) sample(60:120, 1) else sample(5:12, 1)
       sk <- fake_skeleton_bounded(p, deg = sample(1:3, 1), max_deg = if (i %% 25 == 0) 5 else 3)
       ss <- random_suffstat(p)
@@ -139,7 +143,8 @@ test_that("gpu_pc() equals pc() on learned graphs: every orientation variant, bo
   set.seed(17)
   variants <- list(list(sc = FALSE, cons = FALSE, maj = FALSE), list(sc = TRUE, cons = FALSE, maj = FALSE),
                    list(sc = FALSE, cons = TRUE, maj = FALSE), list(sc = TRUE, cons = FALSE, maj = TRUE))
-  for (i in 1:16) {
+  # the first 4 cases already take both skeleton orders, fixedGaps and fixedEdges
+  for (i in seq_len(sweep_n(16, 4))) {
     p <- sample(c(8:30, 60), 1)
     dag <- randomDAG(p, prob = 3 / p)
     X <- rmvDAG(sample(c(60, 200, 1000), 1), dag)

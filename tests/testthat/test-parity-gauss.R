@@ -2,17 +2,20 @@
 ## pcalg::skeleton(), slot by slot (see helper-compare.R). Every case is one row of a deterministic
 ## case table; a failure prints the row. Data: pcalg::randomDAG(p, prob) + rmvDAG(n, g) under the
 ## row's seed, prob = k / (p - 1) for about k expected neighbours per node.
+## Rows marked `extended` (pcalg's R skeleton on the largest, densest graph at the largest n, for
+## seconds) run in the extended mode only (helper-extended.R); their stable.fast twins stay.
 
 ALPHAS <- c(0.001, 0.01, 0.05, 0.2)
 
 gauss_case <- function(group, seed, p, k, n, alpha, method, fun = "pc", m.max = Inf, fixed = "none",
                        NAdelete = TRUE, u2pd = "relaxed", conservative = FALSE, maj.rule = FALSE,
-                       solve.confl = FALSE, test = "gauss", numCores = NA_integer_, labels = FALSE) {
+                       solve.confl = FALSE, test = "gauss", numCores = NA_integer_, labels = FALSE,
+                       extended = FALSE) {
   data.frame(group = group, seed = as.integer(seed), p = as.integer(p), k = k, n = as.integer(n),
              alpha = alpha, method = method, fun = fun, m.max = m.max, fixed = fixed,
              NAdelete = NAdelete, u2pd = u2pd, conservative = conservative, maj.rule = maj.rule,
              solve.confl = solve.confl, test = test, numCores = as.integer(numCores),
-             labels = labels, stringsAsFactors = FALSE)
+             labels = labels, extended = extended, stringsAsFactors = FALSE)
 }
 
 build_gauss_cases <- function() {
@@ -26,7 +29,8 @@ build_gauss_cases <- function() {
   for (i in seq_len(nrow(gr))) {
     r <- gr[i, ]
     add("A", 1000 + i, r$p, r$k, r$n, ALPHAS[(i - 1) %% 4 + 1], r$method,
-        fun = c("pc", "skeleton")[(i - 1) %% 2 + 1], labels = (i %% 3 == 0))
+        fun = c("pc", "skeleton")[(i - 1) %% 2 + 1], labels = (i %% 3 == 0),
+        extended = r$p == 80 && r$k == 4 && r$n == 5000 && r$method == "stable")
   }
   ## B: fewer observations than variables.
   nb <- list(c(60, 2, 20), c(60, 4, 20), c(100, 2, 30), c(40, 3, 25), c(30, 2, 10))
@@ -132,6 +136,7 @@ run_gauss_case <- function(cs) {
 
 for (i in seq_len(nrow(GAUSS_CASES))) {
   cs <- GAUSS_CASES[i, ]
+  if (cs$extended && !extended_mode()) next
   test_that(sprintf("gauss parity %d/%d (%s): p=%d n=%d %s %s", i, nrow(GAUSS_CASES), cs$group,
                     cs$p, cs$n, cs$method, cs$fun), {
     run_gauss_case(cs)
