@@ -25,13 +25,28 @@ test_that("a value passes through, an error list becomes the condition of its ki
 })
 
 test_that("errors made in Rust carry their kind and argument", {
-  e <- tryCatch(gpupc:::rs_jt_query(NULL, matrix(-1L, 1, 1), -1L, matrix(0, 1, 0), 1L, "marginal", "cpu", 1L, 4, NULL, NULL),
-                error = function(e) e)
+  ev <- list(hard = matrix(-1L, 1, 1), soft_col = -1L, soft = matrix(0, 1, 0), rows = 1L)
+  query <- list(what = "marginal", backend = "cpu", threads = 1L, memory_gb = 4, devices = NULL, nodes = NULL)
+  e <- tryCatch(gpupc:::rs_jt_query(NULL, ev, query), error = function(e) e)
   expect_s3_class(e, "gpupc_invalid_argument")
   expect_match(conditionMessage(e), "jt.*not a compiled junction tree")
   e <- tryCatch(gpupc:::rs_device_plan("gauss", 55572, 0, 2^30), error = function(e) e)
   expect_s3_class(e, "gpupc_memory_error")
   expect_match(conditionMessage(e), "suffStat\\$C")
+})
+
+test_that("a call's settings list that lacks an element or has one of the wrong type is an internal error", {
+  args <- gpupc:::skeleton_args(5, 0.05, NULL, NULL, FALSE, Inf, "stable", 1)
+  data <- list(C = diag(5), n = 100)
+  expect_identical(dim(gpupc:::rs_skeleton("gauss", data, args, "cpu", list())$pMax), c(5L, 5L))
+  e <- tryCatch(gpupc:::rs_skeleton("gauss", data, args[names(args) != "alpha"], "cpu", list()), error = function(e) e)
+  expect_s3_class(e, "gpupc_internal_error")
+  expect_match(conditionMessage(e), "lack `alpha`")
+  bad <- args
+  bad$order <- 1
+  e <- tryCatch(gpupc:::rs_skeleton("gauss", data, bad, "cpu", list()), error = function(e) e)
+  expect_s3_class(e, "gpupc_internal_error")
+  expect_match(conditionMessage(e), "`order` must be a string")
 })
 
 test_that("a GPU failure falls back to the CPU with a message only where asked", {
