@@ -152,19 +152,28 @@ count_testthat() {
 # (a) cargo tests, offline, from the package's own vendored crates
 cargo_log="$work/cargo-test.log"
 cargo_rc="$work/cargo-test.rc"
+# The crates where src/Makevars unpacks them for this target directory (see configure), so both
+# share one copy; the name follows the archive's bytes. Unpacked before anything runs beside it,
+# in the same way as src/Makevars does (a directory with its stamp is complete).
+vendor_dir() {
+  echo "$GPUPC_CARGO_TARGET_DIR/vendor-$(cksum < "$root/src/rust/vendor.tar.xz" | awk '{ print $1 "-" $2 }')"
+}
+unpack_vendor() {
+  local vend tmp
+  vend=$(vendor_dir); tmp="$vend.tmp$$"
+  [ -f "$vend/.vendor-stamp" ] && return 0
+  echo "unpacking src/rust/vendor.tar.xz into $vend"
+  rm -rf "$tmp" && mkdir -p "$tmp" && tar -xJf "$root/src/rust/vendor.tar.xz" -C "$tmp" &&
+    touch "$tmp/vendor/.vendor-stamp" || { rm -rf "$tmp"; return 1; }
+  [ -f "$vend/.vendor-stamp" ] || rm -rf "$vend"
+  [ -d "$vend" ] || mv "$tmp/vendor" "$vend"
+  rm -rf "$tmp"
+  [ -f "$vend/.vendor-stamp" ]
+}
 run_cargo_tests() {
   echo "using $(cargo --version) / $(rustc --version)"
-  # the crates where src/Makevars unpacks them for this target directory (see configure), so the
-  # unpacking is shared; the name follows the archive's bytes
-  local sum vend
-  sum=$(cksum < "$root/src/rust/vendor.tar.xz" | awk '{ print $1 "-" $2 }')
-  vend="$GPUPC_CARGO_TARGET_DIR/vendor-$sum"
-  if [ ! -f "$vend/.vendor-stamp" ]; then
-    echo "unpacking src/rust/vendor.tar.xz into $vend"
-    rm -rf "$vend.tmp$$" && mkdir -p "$vend.tmp$$" && tar -xJf "$root/src/rust/vendor.tar.xz" -C "$vend.tmp$$" \
-      && touch "$vend.tmp$$/vendor/.vendor-stamp" && rm -rf "$vend" && mv "$vend.tmp$$/vendor" "$vend"
-    rm -rf "$vend.tmp$$"
-  fi
+  local vend
+  vend=$(vendor_dir)
   (cd "$root/src/rust" && cargo test --offline --locked --workspace --no-fail-fast \
       --target-dir "$GPUPC_CARGO_TARGET_DIR" \
       --config 'source.crates-io.replace-with="vendored-sources"' \
@@ -190,6 +199,7 @@ start_cargo_tests() { # $1 = fg: in the foreground, with its output; bg: into it
     step_failed "(a) cargo not found (install Rust >= 1.77: https://rustup.rs)"
     return
   fi
+  if ! unpack_vendor; then step_failed "(a) unpacking src/rust/vendor.tar.xz"; return; fi
   if [ "$1" = fg ]; then
     echo "== (a) cargo test --offline --locked --workspace (src/rust)"
     run_cargo_tests | tee "$cargo_log"; echo "${PIPESTATUS[0]}" > "$cargo_rc"; date +%s > "$work/cargo-test.end"
