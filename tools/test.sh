@@ -12,7 +12,8 @@
 #     needed. Debug assertions and overflow checks stay on; pc-core alone is optimised, since its
 #     G^2 tests dominate pc-cuda's round-by-round comparisons (minutes unoptimised), and the debug
 #     info is line tables only (backtraces keep file:line; compiling and linking take half the time).
-#     With the other steps it runs beside (c), whose R is mostly single-threaded.
+#     With the R steps it runs beside them at the lowest priority (nice): it takes the cores that
+#     R CMD build's and R CMD check's single-threaded phases leave idle, and never slows them.
 # (b) R CMD build --no-manual of a copy of the package (no .git, no cargo target): the source tarball
 #     gpupc_<version>.tar.gz, here, with the vignettes built (R CMD build installs the package once,
 #     in a temporary directory, to build them).
@@ -151,19 +152,28 @@ count_testthat() {
 # (a) cargo tests, offline, from the package's own vendored crates
 cargo_log="$work/cargo-test.log"
 cargo_rc="$work/cargo-test.rc"
+# The crates where src/Makevars unpacks them for this target directory (see configure), so both
+# share one copy; the name follows the archive's bytes. Unpacked before anything runs beside it,
+# in the same way as src/Makevars does (a directory with its stamp is complete).
+vendor_dir() {
+  echo "$GPUPC_CARGO_TARGET_DIR/vendor-$(cksum < "$root/src/rust/vendor.tar.xz" | awk '{ print $1 "-" $2 }')"
+}
+unpack_vendor() {
+  local vend tmp
+  vend=$(vendor_dir); tmp="$vend.tmp$$"
+  [ -f "$vend/.vendor-stamp" ] && return 0
+  echo "unpacking src/rust/vendor.tar.xz into $vend"
+  rm -rf "$tmp" && mkdir -p "$tmp" && tar -xJf "$root/src/rust/vendor.tar.xz" -C "$tmp" &&
+    touch "$tmp/vendor/.vendor-stamp" || { rm -rf "$tmp"; return 1; }
+  [ -f "$vend/.vendor-stamp" ] || rm -rf "$vend"
+  [ -d "$vend" ] || mv "$tmp/vendor" "$vend"
+  rm -rf "$tmp"
+  [ -f "$vend/.vendor-stamp" ]
+}
 run_cargo_tests() {
   echo "using $(cargo --version) / $(rustc --version)"
-  # the crates where src/Makevars unpacks them for this target directory (see configure), so the
-  # unpacking is shared; the name follows the archive's bytes
-  local sum vend
-  sum=$(cksum < "$root/src/rust/vendor.tar.xz" | awk '{ print $1 "-" $2 }')
-  vend="$GPUPC_CARGO_TARGET_DIR/vendor-$sum"
-  if [ ! -f "$vend/.vendor-stamp" ]; then
-    echo "unpacking src/rust/vendor.tar.xz into $vend"
-    rm -rf "$vend.tmp$$" && mkdir -p "$vend.tmp$$" && tar -xJf "$root/src/rust/vendor.tar.xz" -C "$vend.tmp$$" \
-      && touch "$vend.tmp$$/vendor/.vendor-stamp" && rm -rf "$vend" && mv "$vend.tmp$$/vendor" "$vend"
-    rm -rf "$vend.tmp$$"
-  fi
+  local vend
+  vend=$(vendor_dir)
   (cd "$root/src/rust" && cargo test --offline --locked --workspace --no-fail-fast \
       --target-dir "$GPUPC_CARGO_TARGET_DIR" \
       --config 'source.crates-io.replace-with="vendored-sources"' \
@@ -182,20 +192,22 @@ count_cargo_tests() {
   add_counts "(a) cargo test" "$cp" "$cf" "$ci" "($(( $(cat "$work/cargo-test.end" 2>/dev/null || date +%s) - cargo_t0 ))s$1)"
   if [ "$rc" -ne 0 ] && [ "$cf" -eq 0 ]; then step_failed "(a) cargo test (exit $rc, see its log)"; fi
 }
-cargo_started=0; cargo_pid=""
+cargo_pid=""
 start_cargo_tests() { # $1 = fg: in the foreground, with its output; bg: into its log, shown later
-  cargo_started=1; cargo_t0=$(date +%s)
+  cargo_t0=$(date +%s)
   if ! command -v cargo >/dev/null; then
     step_failed "(a) cargo not found (install Rust >= 1.77: https://rustup.rs)"
     return
   fi
+  if ! unpack_vendor; then step_failed "(a) unpacking src/rust/vendor.tar.xz"; return; fi
   if [ "$1" = fg ]; then
     echo "== (a) cargo test --offline --locked --workspace (src/rust)"
     run_cargo_tests | tee "$cargo_log"; echo "${PIPESTATUS[0]}" > "$cargo_rc"; date +%s > "$work/cargo-test.end"
     count_cargo_tests ""
   else
-    echo "== (a) cargo test --offline --locked --workspace (src/rust): beside (c), its log follows (d)"
-    { run_cargo_tests > "$cargo_log" 2>&1; echo $? > "$cargo_rc"; date +%s > "$work/cargo-test.end"; } &
+    echo "== (a) cargo test --offline --locked --workspace (src/rust): beside (b) to (d), at the lowest priority; its log follows (d)"
+    { renice -n 19 -p $BASHPID >/dev/null 2>&1; run_cargo_tests > "$cargo_log" 2>&1; echo $? > "$cargo_rc"
+      date +%s > "$work/cargo-test.end"; } &
     cargo_pid=$!
   fi
 }
@@ -203,7 +215,7 @@ finish_cargo_tests() {
   wait "$cargo_pid"
   echo "== (a) cargo test: its log"
   cat "$cargo_log"
-  count_cargo_tests ", beside (c)"
+  count_cargo_tests ", beside (b) to (d)"
 }
 
 # ------------------------------------------------------------------------------------------------
@@ -331,17 +343,19 @@ cran_install() {
     b <- pcalg::pc(st, pcalg::gaussCItest, 0.01, labels = colnames(gmG8$x))
     stopifnot(identical(as(a, "amat"), as(b, "amat")), identical(a@sepset, b@sepset))
     cat("the CRAN-style install runs gpu_pc() and equals pc()\n")' >> "$work/cran-install.log" 2>&1
+  local rc=$?
+  date +%s > "$work/cran-install.end"
+  return $rc
 }
 
 # ------------------------------------------------------------------------------------------------
 if [ "$do_r" = 1 ]; then
+  [ "$do_rust" = 1 ] && start_cargo_tests bg
   if build_tarball; then
-    [ "$do_rust" = 1 ] && start_cargo_tests bg
     check_tarball
     [ -d "$checkdir/gpupc" ] && source_tree_tests
   fi
   [ -n "$cargo_pid" ] && finish_cargo_tests
-  [ "$do_rust" = 1 ] && [ "$cargo_started" = 0 ] && start_cargo_tests fg
 elif [ "$do_rust" = 1 ]; then
   start_cargo_tests fg
 fi
@@ -366,7 +380,8 @@ if [ "$do_ext" = 1 ]; then
     wait "$cran_pid"; rc=$?
     echo "== (f) CRAN-style install: its log"
     cat "$work/cran-install.log"
-    if [ "$rc" -eq 0 ]; then summary+=("(f) CRAN-style install of the tarball: ok ($(elapsed "$t"))")
+    if [ "$rc" -eq 0 ]; then
+      summary+=("(f) CRAN-style install of the tarball: ok ($(( $(cat "$work/cran-install.end") - t ))s, beside (e))")
     else step_failed "(f) CRAN-style install of the tarball (see its log)"; fi
   else
     step_failed "--extended: no checked package to run the sweeps against"
