@@ -12,8 +12,8 @@
 #     needed. Debug assertions and overflow checks stay on; pc-core alone is optimised, since its
 #     G^2 tests dominate pc-cuda's round-by-round comparisons (minutes unoptimised), and the debug
 #     info is line tables only (backtraces keep file:line; compiling and linking take half the time).
-#     With the R steps it runs beside them at the lowest priority (nice): it takes the cores that
-#     R CMD build's and R CMD check's single-threaded phases leave idle, and never slows them.
+#     With the R steps it runs beside them at the lowest priority (nice): it takes the core that
+#     R CMD build's and R CMD check's single-threaded phases leave idle and hardly slows them.
 # (b) R CMD build --no-manual of a copy of the package (no .git, no cargo target): the source tarball
 #     gpupc_<version>.tar.gz, here, with the vignettes built (R CMD build installs the package once,
 #     in a temporary directory, to build them).
@@ -30,10 +30,9 @@
 # (d) the test files that read the package's source tree (no-development-words; under R CMD check
 #     they skip, its copy of the tests has no sources beside it), against the package (c) installed.
 # (e) --extended: the sweeps of tests/testthat (the files that call sweep_n() or extended_mode(),
-#     helper-extended.R)
-#     with GPUPC_EXTENDED=true: every case of them, where the default runs the first part; against
-#     the package (c) installed, when gpupc.Rcheck was checked from these very sources (else (b)
-#     and (c) run first).
+#     see helper-extended.R) with GPUPC_EXTENDED=true: every case of them, where (c) runs a first
+#     part; against the package (c) installed, when gpupc.Rcheck was checked from these very sources
+#     (else (b) and (c) run first).
 # (f) --extended: R CMD INSTALL of the tarball as CRAN would (no GPUPC_* or NOT_CRAN variables: the
 #     crates unpacked and built inside the package's temporary copy, offline, the target removed),
 #     then one gpu_pc() call against pc(); beside (e).
@@ -199,13 +198,16 @@ start_cargo_tests() { # $1 = fg: in the foreground, with its output; bg: into it
     step_failed "(a) cargo not found (install Rust >= 1.77: https://rustup.rs)"
     return
   fi
-  if ! unpack_vendor; then step_failed "(a) unpacking src/rust/vendor.tar.xz"; return; fi
   if [ "$1" = fg ]; then
     echo "== (a) cargo test --offline --locked --workspace (src/rust)"
+  else
+    echo "== (a) cargo test --offline --locked --workspace (src/rust): beside (b) to (d), at the lowest priority; its log follows (d)"
+  fi
+  if ! unpack_vendor; then step_failed "(a) unpacking src/rust/vendor.tar.xz"; return; fi
+  if [ "$1" = fg ]; then
     run_cargo_tests | tee "$cargo_log"; echo "${PIPESTATUS[0]}" > "$cargo_rc"; date +%s > "$work/cargo-test.end"
     count_cargo_tests ""
   else
-    echo "== (a) cargo test --offline --locked --workspace (src/rust): beside (b) to (d), at the lowest priority; its log follows (d)"
     { renice -n 19 -p $BASHPID >/dev/null 2>&1; run_cargo_tests > "$cargo_log" 2>&1; echo $? > "$cargo_rc"
       date +%s > "$work/cargo-test.end"; } &
     cargo_pid=$!
@@ -261,7 +263,7 @@ check_tarball() {
     d <- read.dcf("DESCRIPTION", "Suggests")[1, 1]
     p <- trimws(sub("\\(.*", "", strsplit(gsub("\n", " ", d), ",")[[1]]))
     p <- p[nzchar(p)]
-    cat(p[!vapply(p, requireNamespace, NA, quietly = TRUE)])' 2>/dev/null)
+    cat(p[!nzchar(vapply(p, function(x) system.file(package = x), ""))])' 2>/dev/null)
   local force=true
   if [ -n "$missing" ]; then
     echo "test.sh: Suggests not installed, checked without them: $missing" >&2
@@ -270,7 +272,8 @@ check_tarball() {
   echo "== (c) R CMD check --as-cran --no-manual --no-build-vignettes $(basename "$tarball")"
   # _R_CHECK_CRAN_INCOMING_REMOTE_ / _R_CHECK_SYSTEM_CLOCK_: no network here (CRAN's database and
   # the clock of a time server; the file times are checked against this machine's clock).
-  # _R_CHECK_TESTS_NLINES_=0: all of a failing test run's output in the log, not its last 13 lines.
+  # _R_CHECK_TESTS_NLINES_=0: all of a failing test run's output (testthat's check reporter: the
+  # problems only) in the log above, not its last 13 lines.
   (cd "$root" && env NOT_CRAN=true \
       _R_CHECK_CRAN_INCOMING_REMOTE_=false _R_CHECK_SYSTEM_CLOCK_=FALSE \
       _R_CHECK_LIMIT_CORES_=TRUE OMP_THREAD_LIMIT=2 \
@@ -290,10 +293,6 @@ check_tarball() {
   tests_result=$(grep -E '^\* checking tests \.\.\.' -A3 "$log" | grep -oE '(OK|NOTE|WARNING|ERROR)$' | head -1)
   if [ "$tests_result" = ERROR ] && [ "$tf" -eq 0 ]; then tf=1; fi   # crashed before its summary
   add_counts "(c) testthat in R CMD check" "$tp" "$tf" "$ts"
-  if [ "$tf" -gt 0 ] && [ -f "$checkdir/tests/testthat.Rout.fail" ]; then
-    echo "== (c) the failing test run (gpupc.Rcheck/tests/testthat.Rout.fail), from its summary on"
-    sed -n '/══ Failed tests\|══ Skipped tests\|\[ FAIL/,$p' "$checkdir/tests/testthat.Rout.fail" | head -400
-  fi
 
   # every finding: "* checking X ... NOTE", or a result on the line after a long header
   local findings n_err=0 n_warn=0 n_note=0 unexplained=0 what res
