@@ -32,8 +32,8 @@ rs_jt_compile <- function(names, states, parents, cpts, triangulation, max_cells
   rust_value(.Call(wrap__gpupc_jt_compile, names, states, parents, cpts, triangulation, max_cells, threads))
 }
 
-rs_jt_query <- function(ptr, ev, query) {
-  with_kernel_cache(rust_value(.Call(wrap__gpupc_jt_query, ptr, ev, query)))
+rs_jt_query <- function(ptr, ev, query, hooks) {
+  with_kernel_cache(rust_value(.Call(wrap__gpupc_jt_query, ptr, ev, query, hooks)))
 }
 
 rs_orient <- function(edges, sepset, test, data, unf, settings) {

@@ -15,7 +15,9 @@
 #' on the GPU when the skeleton ran there);
 #' any other `indepTest` (an R function, `cmiknnCItest`) goes through pcalg's own
 #' `pc.cons.intern()`, which calls it from R in pcalg's order. The separating
-#' sets it rewrites are in the result's `sepset`, as in pcalg.
+#' sets it rewrites are in the result's `sepset`, as in pcalg. Checks of more than a few seconds
+#' show a progress bar (tests done of all the checks' tests, and the time so far) and stop at
+#' Ctrl-C, as the skeleton's levels do.
 #'
 #' `u2pd = "rand"` and `u2pd = "retry"` draw from R's random numbers, so they call pcalg's own
 #' `udag2pdag()` and `udag2pdagSpecial()` on the skeleton.

@@ -22,8 +22,10 @@
 #' z = 0, so p = 1 and the edge is removed, as in pcalg; gpupc warns when that happened.
 #'
 #' `verbose = TRUE` prints one line per level (`Order=`, remaining edges, tests, removed edges,
-#' seconds and backend), not pcalg's line per test. A run of more than a few seconds shows a
-#' progress bar; Ctrl-C stops it within a second with an error and leaves R working.
+#' seconds and backend), not pcalg's line per test. Whatever `verbose`, a level of more than a
+#' few seconds shows a cli progress bar (cli's options govern it: `options(cli.progress_show_after
+#' = Inf)` turns it off); Ctrl-C stops the run within a second with R's interrupt (not an error:
+#' `try()` does not catch it) and leaves R working.
 #'
 #' @section GPU memory:
 #' The CUDA backend keeps the correlation matrix on the device for the whole run (8 p^2 bytes:
@@ -306,34 +308,21 @@ warn_small_n <- function(n, levels) {
 }
 
 # The R callbacks the Rust level loop calls on the main thread: verbose lines and a cli
-# progress bar for levels that take a while.
+# progress bar (R/progress.R) for levels that take a while.
 level_hooks <- function(verbose, method, backend) {
-  state <- new.env()  # cli evaluates its format strings here, so it needs a normal parent
-  state$bar <- NULL
+  state <- new.env()
+  state$bar <- progress_hooks("gpupc")
   list(
     level_start = function(level, edges, planned) {
-      state$level <- level
+      state$bar <- progress_hooks(sprintf("gpupc level %d", level))
       if (verbose) {
         if (method == "stable") cat("Order=", level, "; remaining edges:", 2 * edges, "\n", sep = "")
         else cat("Order = ", level, "; remaining edges: ", edges, "\n", sep = "")
       }
     },
-    tick = function(done, total) {
-      # a broken progress display must never stop a run
-      try(silent = TRUE, {
-        if (is.null(state$bar)) {
-          # auto_terminate = FALSE: the watcher may tick again after the level reached its total
-          state$bar <- cli::cli_progress_bar(sprintf("gpupc level %d", state$level), total = total,
-                                             auto_terminate = FALSE, .auto_close = FALSE, .envir = state)
-        }
-        cli::cli_progress_update(id = state$bar, set = done, .envir = state)
-      })
-    },
+    tick = function(done, total) state$bar$tick(done, total),
     level_end = function(level, tests, removed, seconds) {
-      if (!is.null(state$bar)) {
-        try(cli::cli_progress_done(id = state$bar, .envir = state), silent = TRUE)
-        state$bar <- NULL
-      }
+      state$bar$done()
       if (verbose) cat(sprintf("  level %d: %.0f tests, %.0f edges removed, %.3f s (%s)\n",
                                level, tests, removed, seconds, backend))
     }

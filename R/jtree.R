@@ -86,6 +86,9 @@ print.gpu_jtree <- function(x, ...) {
 #' evidence set of a batch propagating together, in double precision, on the CPU (a thread pool
 #' built for the call) or the GPU; both give the same numbers, identical from run to run.
 #'
+#' A batch of more than a few seconds shows a progress bar (evidence sets done, and the time so
+#' far) and stops at Ctrl-C between its chunks, as [gpu_skeleton()]'s levels do.
+#'
 #' @param jt A junction tree from [gpu_jtree()].
 #' @param nodes Nodes whose marginals are wanted (default all), in any order; the result lists
 #'   them in the network's order (gRain's `querygrain()` uses its own internal order).
@@ -171,6 +174,7 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", excl
 #' Max-product propagation (collect), then decoding from the roots down. Where several
 #' configurations are equally probable, each clique takes its lowest cell (the lowest states of
 #' the variables it decides, its first variable varying fastest), so results are deterministic.
+#' A long batch shows its progress and stops at Ctrl-C as [gpu_query()]'s do.
 #'
 #' @inheritParams gpu_query
 #' @return A data.frame with one row per evidence set and a factor column per node; attribute
@@ -208,8 +212,10 @@ check_jt <- function(jt) {
   if (!inherits(jt, "gpu_jtree")) abort_arg("jt", "must be a junction tree from gpu_jtree().")
 }
 
-# `nodes`: the 0-based nodes whose marginals come back (NULL: all); unused for the MPE.
-jt_run <- function(jt, ev, what, backend, nodes = NULL) {
+# `nodes`: the 0-based nodes whose marginals come back (NULL: all); unused for the MPE. `hooks`:
+# the batch's progress (R/progress.R); `memory_gb`: the CPU's tables per chunk at most.
+jt_run <- function(jt, ev, what, backend, nodes = NULL,
+                   hooks = progress_hooks("gpupc jtree", "evidence sets"), memory_gb = 4) {
   if (!is.null(backend) && !(is.character(backend) && length(backend) == 1 && backend %in% c("auto", "cpu", "cuda")))
     abort_arg("backend", "must be \"auto\", \"cpu\" or \"cuda\".")
   fallback <- (is.null(backend) && !isTRUE(jt$forced)) || identical(backend, "auto")
@@ -219,9 +225,10 @@ jt_run <- function(jt, ev, what, backend, nodes = NULL) {
   run <- function(b) {
     backend <<- b
     dev <<- if (b == "cuda") choose_devices(jt$devices, "jtree", ev$rows) else list(devices = NULL, why = NULL)
-    query <- list(what = what, backend = b, threads = as.integer(jt$threads), memory_gb = 4,
+    query <- list(what = what, backend = b, threads = as.integer(jt$threads), memory_gb = memory_gb,
                   devices = dev$devices, nodes = if (is.null(nodes)) NULL else as.integer(nodes))
-    rs_jt_query(jt$ptr, ev, query)
+    on.exit(hooks$done())
+    rs_jt_query(jt$ptr, ev, query, hooks)
   }
   res <- with_cpu_fallback(run, backend, fallback)
   .gpupc_state$last <- list(backend = backend, why = if (backend == "cuda") "the tree's backend" else "CPU",

@@ -47,7 +47,8 @@ pdag_graphnel <- function(from, to, weight, labels, directed) {
 orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_real_,
                           solve.confl = FALSE, rule = c("none", "conservative", "majority"),
                           numCores = NULL, unfTriples = NULL, verbose = FALSE, sepsets = NULL,
-                          backend = "cpu", fallback = TRUE, device = NULL) {
+                          backend = "cpu", fallback = TRUE, device = NULL,
+                          hooks = progress_hooks("gpupc triples", "tests")) {
   rule <- match.arg(rule)
   labels <- skel@graph@nodes
   p <- length(labels)
@@ -64,8 +65,10 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
         skel <- attach_sepsets(skel, sepsets)
         sepsets <- NULL
       }
-      pc. <- pcalg::pc.cons.intern(skel, suffStat, indepTest, alpha, version.unf = c(2, 1),
-                                   maj.rule = rule == "majority", verbose = verbose)
+      on.exit(hooks$done())
+      pc. <- pcalg::pc.cons.intern(skel, suffStat, counting_test(indepTest, hooks, triple_tests(edges, p)),
+                                   alpha, version.unf = c(2, 1), maj.rule = rule == "majority", verbose = verbose)
+      hooks$done()
       skel <- pc.$sk
       unfTriples <- rbind(unfTriples, decode_triples(pc.$unfTripl, p))
       rule <- "none"
@@ -78,7 +81,8 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
   run <- function(b) {
     settings <- list(p = as.integer(p), solve_confl = isTRUE(solve.confl), rule = rule,
                      alpha = if (rule == "none") 0 else as.double(alpha),
-                     threads = as.integer(check_threads(numCores)), backend = b)
+                     threads = as.integer(check_threads(numCores)), backend = b, hooks = hooks)
+    on.exit(hooks$done())
     rs_orient(edges, if (is.null(sepsets)) skel@sepset else sepsets, test$kind, test$data, unfTriples, settings)
   }
   res <- with_cpu_fallback(run, backend, fallback, what = " in the triple checks")
@@ -104,6 +108,18 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
                 st$colliders, st$rounds))
   }
   list(pcalgo = skel, info = list(stats = st, phases = unlist(res$phases)), sepsets = sepsets)
+}
+
+# How many tests pcalg's checkTriple() runs on the skeleton with edges `edges` (m x 2): every
+# subset of adj(a), then of adj(c), for each unshielded triple a - b - c, a < c. Per edge b - a,
+# the c that make a triple with it are b's other neighbours not adjacent to a.
+triple_tests <- function(edges, p) {
+  a <- c(edges[, 1], edges[, 2])
+  b <- c(edges[, 2], edges[, 1])
+  nb <- split(b, factor(a, levels = seq_len(p)))
+  deg <- lengths(nb)
+  common <- mapply(function(x, y) sum(nb[[x]] %in% nb[[y]]), a, b)
+  sum(2^deg[a] * (deg[b] - 1 - common))
 }
 
 # pcalg's triple2numb() codes (k + p (j + p i), 1-based) back to rows (i, j, k).

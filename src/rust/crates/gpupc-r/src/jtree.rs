@@ -4,9 +4,11 @@
 //! likelihoods as a rows x width matrix) on the CPU engine or the GPU.
 
 use extendr_api::prelude::*;
-use pc_core::PcError;
+use pc_core::{PcError, Watch};
 use pc_jtree::engine::{Marginals, Mpe, Options};
 use pc_jtree::{Evidence, Heuristic, JtError, Limits, Network, Plan};
+
+use crate::watch::RWatch;
 
 fn strings(x: &Robj, arg: &'static str) -> Result<Vec<String>, JtError> {
     x.as_string_vector().ok_or_else(|| JtError::invalid(arg, "must be a character vector"))
@@ -91,9 +93,10 @@ fn evidence(plan: &Plan, hard: Robj, soft_col: Robj, soft: Robj, rows: i32) -> R
 /// list(values = rows x width matrix, pe) / list(states = rows x n matrix, prob), or an error list.
 /// `ev`: the evidence as R/jtree.R reads it (`hard`, `soft_col`, `soft`, `rows`); `query`: `what`,
 /// `backend`, `threads`, `memory_gb`, `devices` and `nodes` (the 0-based nodes whose marginals
-/// come back, NULL for all).
+/// come back, NULL for all); `hooks`: `tick(done, total)` with the evidence sets done, between
+/// chunks (`RWatch`; Ctrl-C or a FALSE from it stops the batch as R's interrupt).
 #[extendr]
-fn gpupc_jt_query(ptr: Robj, ev: List, query: List) -> Robj {
+fn gpupc_jt_query(ptr: Robj, ev: List, query: List, hooks: List) -> Robj {
     let plan: &ExternalPtr<Plan> = match (&ptr).try_into() {
         Ok(p) => p,
         Err(_) => return crate::rerror::r_error("invalid", "is not a compiled junction tree (was it saved and reloaded?)", Some("jt")),
@@ -116,18 +119,19 @@ fn gpupc_jt_query(ptr: Robj, ev: List, query: List) -> Robj {
     };
     let opts = Options { threads: threads.max(0) as usize, memory_bytes: (memory_gb.max(0.001) * 1e9) as u64 };
     let n = plan.n_vars();
+    let mut watch = RWatch::new(&hooks);
     let t = std::time::Instant::now();
     let (marg, mpe) = match (what, backend) {
-        ("marginal", "cpu") => match pc_jtree::marginals_cpu(plan, &ev, opts) {
+        ("marginal", "cpu") => match pc_jtree::marginals_cpu_watched(plan, &ev, opts, &mut |done, total| watch.tick(done as u64, total as u64)) {
             Ok(m) => (Some(m), None),
             Err(e) => return crate::rerror::from_jt(&e, "evidence"),
         },
-        ("mpe", "cpu") => match pc_jtree::mpe_cpu(plan, &ev, opts) {
+        ("mpe", "cpu") => match pc_jtree::mpe_cpu_watched(plan, &ev, opts, &mut |done, total| watch.tick(done as u64, total as u64)) {
             Ok(m) => (None, Some(m)),
             Err(e) => return crate::rerror::from_jt(&e, "evidence"),
         },
         (w, "cuda") => {
-            let r = crate::multi::ordinals(&devices).and_then(|d| cuda_query(plan, &ev, w == "mpe", &d));
+            let r = crate::multi::ordinals(&devices).and_then(|d| cuda_query(plan, &ev, w == "mpe", &d, &mut watch));
             match r {
                 Ok(x) => x,
                 Err(e) => return crate::rerror::from_pc(&e),
@@ -209,26 +213,42 @@ fn node_matrices(plan: &Plan, m: &Marginals, wanted: &[usize]) -> Result<List, J
 }
 
 /// A batch on the GPUs `devices`: the evidence sets split into one contiguous block per device,
-/// each propagated on its own device at once, the answers put back in the batch's order.
-fn cuda_query(plan: &Plan, ev: &Evidence, mpe: bool, devices: &[usize]) -> Result<(Option<Marginals>, Option<Mpe>), PcError> {
-    let run = |ev: &Evidence, d: usize| -> Result<(Option<Marginals>, Option<Mpe>), PcError> {
+/// each propagated on its own device at once, the answers put back in the batch's order. One
+/// device reports its chunks to `watch` itself; several add theirs to a count that this (R's)
+/// thread reports while they run, and stop at their next chunk once the watch says so.
+fn cuda_query(plan: &Plan, ev: &Evidence, mpe: bool, devices: &[usize], watch: &mut RWatch) -> Result<(Option<Marginals>, Option<Mpe>), PcError> {
+    let run = |ev: &Evidence, d: usize, progress: pc_jtree::Progress| -> Result<(Option<Marginals>, Option<Mpe>), PcError> {
         let mut g = pc_cuda::jtree::CudaJtree::new_on(plan, d)?;
         if mpe {
-            g.mpe(ev, None).map(|m| (None, Some(m)))
+            g.mpe(ev, None, progress).map(|m| (None, Some(m)))
         } else {
-            g.marginals(ev, None).map(|m| (Some(m), None))
+            g.marginals(ev, None, progress).map(|m| (Some(m), None))
         }
     };
     let k = devices.len().min(ev.rows).max(1);
     if k == 1 {
-        return run(ev, devices.first().copied().unwrap_or_else(pc_cuda::device::device_ordinal));
+        return run(ev, devices.first().copied().unwrap_or_else(pc_cuda::device::device_ordinal), &mut |done, total| watch.tick(done as u64, total as u64));
     }
     let labels = pc_cuda::gauss_multi::device_labels(devices);
     let parts = pc_core::multi::even_ranges(ev.rows, k);
-    let results: Vec<Result<(Option<Marginals>, Option<Mpe>), PcError>> = std::thread::scope(|s| {
-        let hs: Vec<_> = parts.iter().zip(devices).map(|(r, &d)| s.spawn(move || run(&ev.rows_slice(r.clone()), d))).collect();
-        hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
-    });
+    let results = pc_core::backend::run_watched(ev.rows as u64, watch, std::time::Duration::from_millis(100), |ctl| {
+        Ok(std::thread::scope(|s| {
+            let hs: Vec<_> = parts
+                .iter()
+                .zip(devices)
+                .map(|(r, &d)| {
+                    let mut told = 0;
+                    let mut progress = move |done: usize, _: usize| {
+                        ctl.edges_done.fetch_add((done - told) as u64, std::sync::atomic::Ordering::Relaxed);
+                        told = done;
+                        !ctl.cancelled()
+                    };
+                    s.spawn(move || run(&ev.rows_slice(r.clone()), d, &mut progress))
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect::<Vec<_>>()
+        }))
+    })?;
     let (mut margs, mut mpes) = (Vec::with_capacity(k), Vec::with_capacity(k));
     for (r, label) in results.into_iter().zip(&labels) {
         let (m, e) = r.map_err(|e| pc_core::multi::label_error(label, e))?;

@@ -227,7 +227,7 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
     }
     // threads only where they pay: the triple checks' tests, or a large collider step
     let pool = if rule != "none" || g.n_edges() >= PARALLEL_COLLIDER_EDGES { Some(pc_core::threads::call_pool(threads.max(0) as usize, "orient")?) } else { None };
-    let mut watch = RWatch::new(&List::new(0));
+    let mut watch = RWatch::new(&a.get("hooks")?.as_list().unwrap_or_default());
     let input_s = t0.elapsed().as_secs_f64();
 
     let t1 = Instant::now();
@@ -338,8 +338,9 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
 /// integer matrix of triples to treat as unfaithful (pcalg's `unfVect`); `sepset`: R's list, or
 /// the skeleton's sepset handle, which the rewrites then go into (and the result's `pairs` is
 /// empty). `settings` (a named list built by `orient_pcalgo()` in R/orient.R): `p`, `solve_confl`, `rule`, `alpha`,
-/// `threads`, and `backend`: "cuda" runs the triple checks' tests on the GPU
-/// (`pc_cuda::CudaGaussBatch`, `pc_cuda::CudaGSquareBatch`), anything else on the CPU.
+/// `threads`, `backend`: "cuda" runs the triple checks' tests on the GPU
+/// (`pc_cuda::CudaGaussBatch`, `pc_cuda::CudaGSquareBatch`), anything else on the CPU, and
+/// `hooks` (`RWatch`: `tick(tests done, tests)` of the triple checks).
 #[extendr]
 fn gpupc_orient(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, settings: List) -> Robj {
     match orient_impl(edges, sepset, test, data, unf, settings) {

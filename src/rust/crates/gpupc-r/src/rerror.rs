@@ -38,6 +38,7 @@ pub(crate) fn from_jt(e: &JtError, arg: &str) -> Robj {
         JtError::InvalidArgument { arg, msg } => r_error("invalid", msg, Some(arg)),
         JtError::TooLarge(_) | JtError::OutOfMemory(_) => r_error("too_large", &e.to_string(), Some(arg)),
         JtError::Network(_) | JtError::Bif(_) => r_error("network", &e.to_string(), Some(arg)),
+        JtError::Interrupted => r_error("interrupt", &e.to_string(), None),
         JtError::Other(_) => r_error("internal", &e.to_string(), None),
     }
 }

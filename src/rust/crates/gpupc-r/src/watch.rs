@@ -21,7 +21,7 @@ pub fn user_interrupted() -> bool {
 }
 
 /// Calls the R hooks `level_start(level, edges, planned)`, `level_end(level, tests, removed,
-/// seconds)` and `tick(done, total)`; any of them may be NULL.
+/// seconds)` and `tick(done, total)` (FALSE from it stops the work); any of them may be NULL.
 pub struct RWatch {
     level_start: Option<Function>,
     level_end: Option<Function>,
@@ -66,7 +66,11 @@ impl Watch for RWatch {
             return false;
         }
         if let Some(f) = &self.tick {
-            let _ = f.call(pairlist!(done as f64, total as f64));
+            // a hook that answers FALSE stops the work as Ctrl-C does (how the tests interrupt it)
+            if f.call(pairlist!(done as f64, total as f64)).is_ok_and(|r| r.as_bool() == Some(false)) {
+                self.interrupted = true;
+                return false;
+            }
         }
         true
     }

@@ -8,7 +8,7 @@ mod common;
 use std::sync::Mutex;
 
 use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, PairSepsets, Pdag, ParallelBatch, SequentialBatch, TripleRule, Unfaithful};
-use pc_core::{CiTest, NullWatch};
+use pc_core::{CiTest, NullWatch, PcError, Watch};
 use proptest::prelude::*;
 
 struct Dense {
@@ -338,6 +338,46 @@ fn to_dense(g: &Pdag) -> Vec<u8> {
     m
 }
 
+/// The progress the triple checks report: (tests done, all their tests), stopping at `stop_at`.
+#[derive(Default)]
+struct Ticks {
+    seen: Vec<(u64, u64)>,
+    stop_at: Option<usize>,
+}
+
+impl Watch for Ticks {
+    fn tick(&mut self, done: u64, total: u64) -> bool {
+        self.seen.push((done, total));
+        self.stop_at != Some(self.seen.len())
+    }
+}
+
+impl Ticks {
+    /// From 0 to every test run, never backwards, the total never changing.
+    fn check(&self, tests: u64) {
+        assert_eq!(self.seen.first(), Some(&(0, tests)));
+        assert_eq!(self.seen.last(), Some(&(tests, tests)));
+        assert!(self.seen.windows(2).all(|w| w[0].0 <= w[1].0 && w[1].1 == tests), "{:?}", self.seen);
+    }
+}
+
+#[test]
+fn a_watch_stops_the_triple_checks() {
+    // 0 - 1 - 2 - 3: two unshielded triples
+    let g = Pdag::from_edges(4, &[(0, 1), (1, 2), (2, 3)]).unwrap();
+    let t = HashTest { seed: 1, log: None };
+    let pl = pool();
+    for stop_at in 1..=2 {
+        let mut ticks = Ticks { stop_at: Some(stop_at), ..Ticks::default() };
+        let r = check_triples(&g, &mut PairSepsets::new(), 0.5, TripleRule::Conservative, &mut ParallelBatch::new(&t, &pl), &mut ticks);
+        assert!(matches!(r, Err(PcError::Interrupted)), "stopped at tick {stop_at}");
+    }
+    // deg 1 + deg 2 ends: 2 + 4 tests per triple
+    let mut ticks = Ticks::default();
+    check_triples(&g, &mut PairSepsets::new(), 0.5, TripleRule::Conservative, &mut SequentialBatch::new(&t), &mut ticks).unwrap();
+    ticks.check(12);
+}
+
 fn pool() -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap()
 }
@@ -392,7 +432,9 @@ proptest! {
         let mut sep = pair_sepsets(&c, &g);
         let t = HashTest { seed, log: None };
         let pl = pool();
-        let out = check_triples(&g, &mut sep, alpha, rule, &mut ParallelBatch::new(&t, &pl), &mut NullWatch).unwrap();
+        let mut ticks = Ticks::default();
+        let out = check_triples(&g, &mut sep, alpha, rule, &mut ParallelBatch::new(&t, &pl), &mut ticks).unwrap();
+        ticks.check(out.tests);
         for &(x, z) in &unshielded_pairs(&g) {
             for (a, b) in [(x, z), (z, x)] {
                 let want_s = ref_sep[a as usize * c.p + b as usize].clone().unwrap_or_default();
@@ -410,7 +452,9 @@ proptest! {
         let g2 = Pdag::from_edges(c.p, &c.edges).unwrap();
         let mut sep2 = pair_sepsets(&c, &g2);
         let t2 = HashTest { seed, log: Some(Mutex::new(Vec::new())) };
-        let out2 = check_triples(&g2, &mut sep2, alpha, rule, &mut SequentialBatch::new(&t2), &mut NullWatch).unwrap();
+        let mut ticks = Ticks::default();
+        let out2 = check_triples(&g2, &mut sep2, alpha, rule, &mut SequentialBatch::new(&t2), &mut ticks).unwrap();
+        ticks.check(out2.tests);
         prop_assert_eq!(t2.log.unwrap().into_inner().unwrap(), t_ref.log.unwrap().into_inner().unwrap());
         prop_assert_eq!(out2.unfaithful.to_sorted_vec(), out.unfaithful.to_sorted_vec());
     }

@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use pc_core::PcError;
-use pc_jtree::engine::{finish_marginals, finish_mpe, Marginals, Mpe};
+use pc_jtree::engine::{finish_marginals, finish_mpe, Marginals, Mpe, Progress};
 use pc_jtree::plan::{Projection, REDUCE_SPLIT};
 use pc_jtree::{Evidence, Plan};
 
@@ -513,12 +513,14 @@ impl<'a> CudaJtree<'a> {
     }
 
     /// Every chunk: its kernels, then `fetch` (downloads); `finish` (host work on what was
-    /// fetched) of a chunk runs while the GPU propagates the next one.
+    /// fetched) of a chunk runs while the GPU propagates the next one. `progress` as on the CPU:
+    /// told before the first chunk and after each download, on the calling thread.
     fn run<T>(
         &mut self,
         ev: &Evidence,
         max: bool,
         memory_bytes: Option<u64>,
+        progress: Progress,
         fetch: impl Fn(&Self, &Bufs, usize, &mut Clock) -> Result<T>,
         mut finish: impl FnMut(T, usize, usize),
     ) -> Result<()> {
@@ -536,7 +538,13 @@ impl<'a> CudaJtree<'a> {
             let mut host = 0.0;
             let mut pending: Option<(T, usize, usize)> = None;
             let mut r0 = 0;
-            while r0 < ev.rows {
+            loop {
+                if !progress(r0, ev.rows) {
+                    return Err(PcError::Interrupted);
+                }
+                if r0 == ev.rows {
+                    break;
+                }
                 let b = chunk.min(ev.rows - r0);
                 let t = Instant::now();
                 self.run_chunk(ev, r0, b, max, &mut bufs, &mut launches)?;
@@ -566,7 +574,7 @@ impl<'a> CudaJtree<'a> {
     }
 
     /// All marginals and P(evidence) per row (`memory_bytes`: the chunks' budget; None: 85% of free).
-    pub fn marginals(&mut self, ev: &Evidence, memory_bytes: Option<u64>) -> Result<Marginals> {
+    pub fn marginals(&mut self, ev: &Evidence, memory_bytes: Option<u64>, progress: Progress) -> Result<Marginals> {
         let plan = self.plan;
         let width = plan.marg_cells as usize;
         let mut out = Marginals { rows: ev.rows, width, values: vec![0.0; ev.rows * width], pe: vec![0.0; ev.rows] };
@@ -574,6 +582,7 @@ impl<'a> CudaJtree<'a> {
             ev,
             false,
             memory_bytes,
+            progress,
             |me, bufs, b, clock| {
                 let marg = me.gpu.down(clock, &bufs.marg, plan.marg_cells as usize * b, "downloading marginals")?;
                 let roots = me.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading P(evidence)")?;
@@ -585,7 +594,7 @@ impl<'a> CudaJtree<'a> {
     }
 
     /// The MPE per row.
-    pub fn mpe(&mut self, ev: &Evidence, memory_bytes: Option<u64>) -> Result<Mpe> {
+    pub fn mpe(&mut self, ev: &Evidence, memory_bytes: Option<u64>, progress: Progress) -> Result<Mpe> {
         let plan = self.plan;
         let n = plan.n_vars();
         let mut out = Mpe { rows: ev.rows, states: vec![-1; ev.rows * n], prob: vec![0.0; ev.rows] };
@@ -593,6 +602,7 @@ impl<'a> CudaJtree<'a> {
             ev,
             true,
             memory_bytes,
+            progress,
             |me, bufs, b, clock| {
                 let st = me.gpu.down(clock, &bufs.states, n * b, "downloading the MPE")?;
                 let roots = me.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading the MPE's probability")?;

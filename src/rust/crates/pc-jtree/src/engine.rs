@@ -302,20 +302,46 @@ pub fn decode_row(plan: &Plan, tables: &[f64], b: usize, k: usize, x: &mut [i32]
     }
 }
 
+/// Told (evidence sets done, total) on the calling thread before the first chunk and after each
+/// one; `false` stops the batch with [`JtError::Interrupted`] (R's progress display and Ctrl-C).
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize) -> bool;
+
+/// Table bytes of one chunk at most, whatever the memory limit, so that a long batch reports
+/// progress (and can stop) every fraction of a second: larger chunks gained nothing on the CPU.
+const CHUNK_BYTES: u64 = 256 << 20;
+
+/// `each(r0, b)` for the batch's chunks in order, each on a pool of `opts.threads`, with
+/// `progress` told between them on the calling thread.
+fn by_chunks(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress, mut each: impl FnMut(usize, usize) -> Result<()> + Send) -> Result<()> {
+    ev.check(&plan.card)?;
+    let chunk = chunk_rows(plan, ev.rows, opts.memory_bytes)?.min((CHUNK_BYTES / plan.stats.bytes_per_evidence_set.max(1)).max(1) as usize);
+    let pool = pool(opts.threads)?;
+    let mut r0 = 0;
+    loop {
+        if !progress(r0, ev.rows) {
+            return Err(JtError::Interrupted);
+        }
+        if r0 == ev.rows {
+            return Ok(());
+        }
+        let b = chunk.min(ev.rows - r0);
+        pool.install(|| each(r0, b))?;
+        r0 += b;
+    }
+}
+
 /// All marginals and P(evidence) for every row of `ev`, on the CPU.
 pub fn marginals_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Marginals> {
-    ev.check(&plan.card)?;
-    let chunk = chunk_rows(plan, ev.rows, opts.memory_bytes)?;
+    marginals_cpu_watched(plan, ev, opts, &mut |_, _| true)
+}
+
+/// [`marginals_cpu`], telling `progress` between chunks.
+pub fn marginals_cpu_watched(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress) -> Result<Marginals> {
     let width = plan.marg_cells as usize;
     let mut out = Marginals { rows: ev.rows, width, values: try_filled(ev.rows * width, 0.0, "the marginals")?, pe: vec![0.0; ev.rows] };
-    pool(opts.threads)?.install(|| -> Result<()> {
-        let mut r0 = 0;
-        while r0 < ev.rows {
-            let b = chunk.min(ev.rows - r0);
-            let (_, msg, marg) = propagate(plan, ev, r0, b, Mode::Sum)?;
-            finish_marginals(plan, &marg, &roots_of(plan, &msg, b), b, r0, &mut out);
-            r0 += b;
-        }
+    by_chunks(plan, ev, opts, progress, |r0, b| {
+        let (_, msg, marg) = propagate(plan, ev, r0, b, Mode::Sum)?;
+        finish_marginals(plan, &marg, &roots_of(plan, &msg, b), b, r0, &mut out);
         Ok(())
     })?;
     Ok(out)
@@ -323,19 +349,17 @@ pub fn marginals_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Margin
 
 /// The most probable explanation of every row of `ev`, on the CPU.
 pub fn mpe_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Mpe> {
-    ev.check(&plan.card)?;
-    let chunk = chunk_rows(plan, ev.rows, opts.memory_bytes)?;
+    mpe_cpu_watched(plan, ev, opts, &mut |_, _| true)
+}
+
+/// [`mpe_cpu`], telling `progress` between chunks.
+pub fn mpe_cpu_watched(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress) -> Result<Mpe> {
     let n = plan.n_vars();
     let mut out = Mpe { rows: ev.rows, states: vec![-1; ev.rows * n], prob: vec![0.0; ev.rows] };
-    pool(opts.threads)?.install(|| -> Result<()> {
-        let mut r0 = 0;
-        while r0 < ev.rows {
-            let b = chunk.min(ev.rows - r0);
-            let (tables, msg, _) = propagate(plan, ev, r0, b, Mode::Max)?;
-            out.states[r0 * n..(r0 + b) * n].par_chunks_mut(n).enumerate().for_each(|(k, x)| decode_row(plan, &tables, b, k, x));
-            finish_mpe(plan, &roots_of(plan, &msg, b), b, r0, &mut out);
-            r0 += b;
-        }
+    by_chunks(plan, ev, opts, progress, |r0, b| {
+        let (tables, msg, _) = propagate(plan, ev, r0, b, Mode::Max)?;
+        out.states[r0 * n..(r0 + b) * n].par_chunks_mut(n).enumerate().for_each(|(k, x)| decode_row(plan, &tables, b, k, x));
+        finish_mpe(plan, &roots_of(plan, &msg, b), b, r0, &mut out);
         Ok(())
     })?;
     Ok(out)

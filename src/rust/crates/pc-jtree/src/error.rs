@@ -13,6 +13,8 @@ pub enum JtError {
     Bif(String),
     #[error("out of memory: {0}")]
     OutOfMemory(String),
+    #[error("interrupted by the user")]
+    Interrupted,
     #[error("{0}")]
     Other(String),
 }

@@ -12,7 +12,7 @@ pub mod network;
 pub mod plan;
 
 pub use compile::{Heuristic, Limits, TreeStats};
-pub use engine::{marginals_cpu, mpe_cpu, Marginals, Mode, Mpe, Options};
+pub use engine::{marginals_cpu, marginals_cpu_watched, mpe_cpu, mpe_cpu_watched, Marginals, Mode, Mpe, Options, Progress};
 pub use error::{JtError, Result};
 pub use evidence::Evidence;
 pub use network::Network;

@@ -1,8 +1,8 @@
 //! The engine against brute-force enumeration of the joint distribution on small random networks
 //! (both heuristics, forests, hard, likelihood and impossible evidence, batches split in chunks).
 
-use pc_jtree::engine::{marginals_cpu, mpe_cpu, Marginals, Mpe, Options};
-use pc_jtree::{Evidence, Heuristic, Limits, Network, Plan};
+use pc_jtree::engine::{marginals_cpu, marginals_cpu_watched, mpe_cpu, mpe_cpu_watched, Marginals, Mpe, Options};
+use pc_jtree::{Evidence, Heuristic, JtError, Limits, Network, Plan};
 
 struct Rng(u64);
 impl Rng {
@@ -200,6 +200,32 @@ fn results_are_identical_run_to_run_and_across_chunkings_and_threads() {
     // chunking changes B, not the arithmetic of a value
     assert_eq!(a.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), b.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
     assert_eq!(a.pe, b.pe);
+}
+
+#[test]
+fn progress_is_told_between_chunks_and_can_stop_the_batch() {
+    let mut rng = Rng(7);
+    let net = random_network(&mut rng, 8, 2, false);
+    let plan = Plan::compile(&net, Heuristic::MinFill, Limits::default(), 2).unwrap();
+    let ev = random_evidence(&mut rng, &net, 23, true);
+    let opts = Options { threads: 2, memory_bytes: plan.stats.bytes_per_evidence_set * 5 };
+    let mut seen = Vec::new();
+    let m = marginals_cpu_watched(&plan, &ev, opts, &mut |d, t| {
+        seen.push((d, t));
+        true
+    })
+    .unwrap();
+    // before the first chunk of 5 rows and after each
+    assert_eq!(seen, [0, 5, 10, 15, 20, 23].map(|d| (d, 23)));
+    let want = marginals_cpu(&plan, &ev, opts).unwrap();
+    assert_eq!(m.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    let mut calls = 0;
+    let e = mpe_cpu_watched(&plan, &ev, opts, &mut |_, _| {
+        calls += 1;
+        calls < 3
+    });
+    assert!(matches!(e, Err(JtError::Interrupted)), "{e:?}");
+    assert_eq!(calls, 3);
 }
 
 #[test]

@@ -109,7 +109,7 @@ pub fn sampled_evidence(net: &Network, rows: usize, frac: f64, rng: &mut Rng) ->
 fn profile(g: &mut pc_cuda::jtree::CudaJtree, name: &str, ev: &Evidence, csv: Option<&PathBuf>) -> Res<()> {
     g.set_profile(true);
     let t = Instant::now();
-    g.marginals(ev, None).map_err(|e| e.to_string())?;
+    g.marginals(ev, None, &mut |_, _| true).map_err(|e| e.to_string())?;
     let wall = t.elapsed().as_secs_f64();
     let rows = g.profile();
     g.set_profile(false);
@@ -229,13 +229,13 @@ pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
                 g.timings.compile_s,
                 if g.timings.maps { format!("{:.1} MB made in {:.3} s", g.timings.map_bytes as f64 / 1e6, g.timings.map_s) } else { "off".into() }
             );
-            let m1 = g.marginals(&none, None).map_err(|e| e.to_string())?; // warm-up
+            let m1 = g.marginals(&none, None, &mut |_, _| true).map_err(|e| e.to_string())?; // warm-up
             let t = Instant::now();
-            let m1b = g.marginals(&none, None).map_err(|e| e.to_string())?;
+            let m1b = g.marginals(&none, None, &mut |_, _| true).map_err(|e| e.to_string())?;
             single_gpu = t.elapsed().as_secs_f64();
             let d1 = max_abs(&m1.values, &m_cpu1.values).max(max_abs(&m1b.values, &m1.values));
             let t = Instant::now();
-            let mg = g.marginals(&ev, None).map_err(|e| e.to_string())?;
+            let mg = g.marginals(&ev, None, &mut |_, _| true).map_err(|e| e.to_string())?;
             batch_gpu = t.elapsed().as_secs_f64();
             chunk = g.timings.rows_per_chunk;
             println!(
@@ -246,14 +246,14 @@ pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
                 profile(&mut g, &name, &rows_of(&ev, a.profile_rows), a.profile_csv.as_ref())?;
             }
             let rep = if a.repeat_rows == 0 { ev.rows } else { a.repeat_rows.min(ev.rows) };
-            let mg2 = g.marginals(&rows_of(&ev, rep), None).map_err(|e| e.to_string())?;
+            let mg2 = g.marginals(&rows_of(&ev, rep), None, &mut |_, _| true).map_err(|e| e.to_string())?;
             let w2 = mg2.width;
             ident = mg.values[..rep * w2].iter().zip(&mg2.values).all(|(x, y)| x.to_bits() == y.to_bits())
                 && mg.pe[..rep].iter().zip(&mg2.pe).all(|(x, y)| x.to_bits() == y.to_bits());
             let w = mg.width;
             dmarg = max_abs(&mg.values[..sub.rows * w], &m_cpu.values).max(d1);
             dpe = max_rel(&mg.pe[..sub.rows], &m_cpu.pe);
-            let mpe_g = g.mpe(&mev, None).map_err(|e| e.to_string())?;
+            let mpe_g = g.mpe(&mev, None, &mut |_, _| true).map_err(|e| e.to_string())?;
             let n = net.len();
             same = (0..mev.rows).filter(|&r| mpe_g.states[r * n..(r + 1) * n] == mpe_c.states[r * n..(r + 1) * n]).count();
             dprob = max_rel(&mpe_g.prob, &mpe_c.prob);

@@ -2,6 +2,7 @@
 //! tests: a batch of (x, y, S) tests in, one p-value per test out. The CPU evaluators live here;
 //! a GPU backend implements [`BatchEvaluator`] the same way.
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -64,7 +65,8 @@ pub trait BatchEvaluator {
     /// the checks then, one batch per triple in that order.
     fn shares_results(&self) -> bool;
     /// `out` receives one p-value per test (NaN allowed; the caller decides what it means).
-    /// `watch` is ticked on the calling thread; a `false` from it ends with `Interrupted`.
+    /// `watch` is ticked on the calling thread with the batch's tests done (or asked whether to
+    /// go on); a `false` from it ends with `Interrupted`.
     fn p_values(&mut self, batch: &TestBatch, out: &mut Vec<f64>, watch: &mut dyn Watch) -> Result<()>;
 }
 
@@ -96,7 +98,8 @@ impl<T: CiTest + Sync> BatchEvaluator for ParallelBatch<'_, T> {
         out.resize(n, f64::NAN);
         let (test, pool) = (self.test, self.pool);
         let chunk = 256;
-        run_watched(n.div_ceil(chunk) as u64, watch, Duration::from_millis(100), |ctl: &Control| {
+        // ticks count tests
+        run_watched(n as u64, watch, Duration::from_millis(100), |ctl: &Control| {
             pool.install(|| {
                 out.par_chunks_mut(chunk).enumerate().try_for_each_init(T::Scratch::default, |sc, (ci, dst)| -> Result<()> {
                     if ctl.cancelled() {
@@ -106,7 +109,7 @@ impl<T: CiTest + Sync> BatchEvaluator for ParallelBatch<'_, T> {
                         let t = ci * chunk + i;
                         *d = test.p_value(sc, batch.x[t], batch.y[t], batch.set(t))?;
                     }
-                    ctl.edge_done();
+                    ctl.edges_done.fetch_add(dst.len() as u64, Ordering::Relaxed);
                     Ok(())
                 })
             })

@@ -103,6 +103,24 @@ struct Group {
     n_indep: u64,
 }
 
+/// The checks' progress as tests done of all of them, whichever batch runs: an evaluator ticks
+/// its own batch's tests, or only asks whether to go on.
+struct AllTests<'a> {
+    watch: &'a mut dyn Watch,
+    before: u64,
+    total: u64,
+}
+
+impl Watch for AllTests<'_> {
+    fn tick(&mut self, done: u64, _: u64) -> bool {
+        self.watch.tick(self.before + done, self.total)
+    }
+
+    fn keep_going(&mut self) -> bool {
+        self.watch.tick(self.before, self.total)
+    }
+}
+
 /// Runs the checks, rewrites the sepsets of `sep` as pcalg does, and returns the unfaithful
 /// triples for the orientation.
 pub fn check_triples(
@@ -128,6 +146,8 @@ pub fn check_triples(
     } else {
         groups = triples.iter().enumerate().map(|(t, &(a, _, c))| Group { a, c, members: vec![t], n_indep: 0 }).collect();
     }
+    // every test of the checks, for their progress
+    let mut total = 0u64;
     for gr in &groups {
         for v in [gr.a, gr.c] {
             let d = g.neighbours(v as usize).len();
@@ -137,7 +157,11 @@ pub fn check_triples(
                     format!("the triple check of {} and {} tests all 2^{d} subsets of variable {}'s neighbours; more than 2^{MAX_SIDE} is not feasible", gr.a + 1, gr.c + 1, v + 1),
                 ));
             }
+            total = total.saturating_add(1 << d);
         }
+    }
+    if !watch.tick(0, total) {
+        return Err(PcError::Interrupted);
     }
     // with_b[t]: independent tests of triple t whose S holds its b
     let mut with_b = vec![0u64; triples.len()];
@@ -151,7 +175,7 @@ pub fn check_triples(
         if batch.is_empty() {
             return Ok(());
         }
-        eval.p_values(batch, &mut pv, watch)?;
+        eval.p_values(batch, &mut pv, &mut AllTests { watch: &mut *watch, before: tests, total })?;
         if pv.len() != batch.len() {
             return Err(PcError::Internal(format!("{} p-values for {} tests", pv.len(), batch.len())));
         }
@@ -204,6 +228,9 @@ pub fn check_triples(
         }
     }
     flush(&mut batch, &mut meta, &mut groups, &mut with_b)?;
+    if !watch.tick(total, total) {
+        return Err(PcError::Interrupted);
+    }
 
     let mut group_of = vec![0usize; triples.len()];
     for (gi, gr) in groups.iter().enumerate() {
