@@ -17,6 +17,8 @@
 use super::batch::{BatchEvaluator, TestBatch};
 use super::pdag::Pdag;
 use super::sepsets::{PairSepsets, Unfaithful};
+use std::time::{Duration, Instant};
+
 use crate::backend::Watch;
 use crate::error::{PcError, Result};
 
@@ -104,20 +106,32 @@ struct Group {
 }
 
 /// The checks' progress as tests done of all of them, whichever batch runs: an evaluator ticks
-/// its own batch's tests, or only asks whether to go on.
+/// its own batch's tests, or only asks whether to go on. Ticks go on at most every 100 ms (a GPU
+/// evaluator asks at every launch, and R's progress bar costs more than asking).
 struct AllTests<'a> {
     watch: &'a mut dyn Watch,
     before: u64,
     total: u64,
+    last: &'a mut Instant,
+}
+
+impl AllTests<'_> {
+    fn report(&mut self, done: u64) -> bool {
+        if self.last.elapsed() < Duration::from_millis(100) {
+            return self.watch.keep_going();
+        }
+        *self.last = Instant::now();
+        self.watch.tick(done, self.total)
+    }
 }
 
 impl Watch for AllTests<'_> {
     fn tick(&mut self, done: u64, _: u64) -> bool {
-        self.watch.tick(self.before + done, self.total)
+        self.report(self.before + done)
     }
 
     fn keep_going(&mut self) -> bool {
-        self.watch.tick(self.before, self.total)
+        self.report(self.before)
     }
 }
 
@@ -163,6 +177,7 @@ pub fn check_triples(
     if !watch.tick(0, total) {
         return Err(PcError::Interrupted);
     }
+    let mut last = Instant::now();
     // with_b[t]: independent tests of triple t whose S holds its b
     let mut with_b = vec![0u64; triples.len()];
     let mut batch = TestBatch::default();
@@ -175,7 +190,7 @@ pub fn check_triples(
         if batch.is_empty() {
             return Ok(());
         }
-        eval.p_values(batch, &mut pv, &mut AllTests { watch: &mut *watch, before: tests, total })?;
+        eval.p_values(batch, &mut pv, &mut AllTests { watch: &mut *watch, before: tests, total, last: &mut last })?;
         if pv.len() != batch.len() {
             return Err(PcError::Internal(format!("{} p-values for {} tests", pv.len(), batch.len())));
         }
