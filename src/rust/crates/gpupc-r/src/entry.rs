@@ -72,7 +72,7 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
             let input = gauss_input(&data, p)?;
             // the kernels are compiled (or read from the disk cache) while C is scanned and uploaded
             let from_data = matches!(input, GaussInput::Data { .. });
-            pc_cuda::module::prefetch(devices[0], &pc_cuda::gauss::first_families(order, from_data));
+            pc_cuda::runtime::module::prefetch(devices[0], &pc_cuda::gauss::first_families(order, from_data));
             match input {
                 GaussInput::C(c, n) => {
                     let pool = pc_core::threads::call_pool(run.params.threads, "scan")?;

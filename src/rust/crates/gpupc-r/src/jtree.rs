@@ -221,9 +221,9 @@ fn cuda_query(plan: &Plan, ev: &Evidence, mpe: bool, devices: &[usize]) -> Resul
     };
     let k = devices.len().min(ev.rows).max(1);
     if k == 1 {
-        return run(ev, devices.first().copied().unwrap_or_else(pc_cuda::device::device_ordinal));
+        return run(ev, devices.first().copied().unwrap_or_else(pc_cuda::device_ordinal));
     }
-    let labels = pc_cuda::gauss_multi::device_labels(devices);
+    let labels = pc_cuda::device_labels(devices);
     let parts = pc_core::multi::even_ranges(ev.rows, k);
     let results: Vec<Result<(Option<Marginals>, Option<Mpe>), PcError>> = std::thread::scope(|s| {
         let hs: Vec<_> = parts.iter().zip(devices).map(|(r, &d)| s.spawn(move || run(&ev.rows_slice(r.clone()), d))).collect();

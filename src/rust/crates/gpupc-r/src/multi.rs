@@ -21,7 +21,7 @@ pub(crate) fn devices_of(data: &List) -> CoreResult<Vec<usize>> {
 /// GPU numbers from R (NULL: the default device).
 pub(crate) fn ordinals(v: &Robj) -> CoreResult<Vec<usize>> {
     if v.is_null() {
-        return Ok(vec![pc_cuda::device::device_ordinal()]);
+        return Ok(vec![pc_cuda::device_ordinal()]);
     }
     let d = double_vec(v, "devices")?;
     if d.is_empty() || d.iter().any(|x| !(x.is_finite() && *x >= 0.0 && x.fract() == 0.0 && *x < 65536.0)) {
@@ -46,15 +46,15 @@ pub(crate) fn cuda_gsquare(run: &mut Run, t: &pc_core::citest::GSquareTest, devi
     let t0 = std::time::Instant::now();
     let per = share_threads(run.params.threads, devices.len());
     let mut devs = Vec::with_capacity(devices.len());
-    for (&d, label) in devices.iter().zip(pc_cuda::gauss_multi::device_labels(devices)) {
+    for (&d, label) in devices.iter().zip(pc_cuda::device_labels(devices)) {
         let mut g = pc_cuda::CudaGSquare::new_on(t, d).map_err(|e| pc_core::multi::label_error(&label, e))?;
         g.set_threads(per)?;
         devs.push(g);
     }
-    let mut b = Split::new(devs, pc_cuda::gauss_multi::device_labels(devices))?.with_min_split_tests(pc_cuda::discrete::min_split_tests(t.data.n));
+    let mut b = Split::new(devs, pc_cuda::device_labels(devices))?.with_min_split_tests(pc_cuda::gsquare::min_split_tests(t.data.n));
     run.setup_s = t0.elapsed().as_secs_f64();
     let out = run.go(&mut b)?;
-    let tm = pc_cuda::gauss_multi::combined_timings(b.devs.iter().map(|d| d.timings()));
+    let tm = pc_cuda::combined_timings(b.devs.iter().map(|d| d.timings()));
     run.extra = with_split(with_devices(cuda_details(&tm), devices, 0.0), &b);
     Ok(out)
 }
@@ -63,7 +63,7 @@ pub(crate) fn cuda_gsquare(run: &mut Run, t: &pc_core::citest::GSquareTest, devi
 pub(crate) fn cuda_cmiknn(run: &mut Run, t: &pc_cmiknn::CmiKnn, devices: &[usize]) -> CoreResult<(pc_core::SkeletonResult, String)> {
     let t0 = std::time::Instant::now();
     let per = share_threads(run.params.threads, devices.len());
-    let labels = pc_cuda::gauss_multi::device_labels(devices);
+    let labels = pc_cuda::device_labels(devices);
     let mut devs = Vec::with_capacity(devices.len());
     for (&d, label) in devices.iter().zip(&labels) {
         devs.push(pc_cuda::CudaCmiKnn::new_on(t, per, d).map_err(|e| pc_core::multi::label_error(label, e))?);

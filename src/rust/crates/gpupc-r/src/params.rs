@@ -85,7 +85,7 @@ pub fn check_planned_levels(params: &SkeletonParams, p: usize) -> Result<(), PcE
 /// (Gaussian) whether the dense levels fit beside C; the error naming the argument when `free`
 /// is too small.
 pub fn device_plan(test: &str, p: f64, n: f64, free: f64) -> Result<Robj, PcError> {
-    use pc_cuda::memplan;
+    use pc_cuda::runtime::memplan;
     let (p, n, free) = (p as usize, n as usize, free as u64);
     match test {
         "gauss" => {
@@ -93,7 +93,7 @@ pub fn device_plan(test: &str, p: f64, n: f64, free: f64) -> Result<Robj, PcErro
             Ok(list!(need = (memplan::gauss_c_bytes(p) + memplan::gauss_reserve(p)) as f64, dense = dense).into_robj())
         }
         "dis" | "bin" => {
-            let need = memplan::gsquare_setup(n, p, pc_cuda::discrete::CHUNK, free)?;
+            let need = memplan::gsquare_setup(n, p, pc_cuda::gsquare::CHUNK, free)?;
             Ok(list!(need = need as f64, dense = false).into_robj())
         }
         other => Err(PcError::invalid("indepTest", format!("no GPU plan for the test \"{other}\""))),

@@ -1,7 +1,7 @@
 //! The Gaussian backend over several GPUs of one host (`devices = c(0, 1, ...)`).
 //!
 //! Each device holds C and runs its share of a level from the same snapshot, with the kernels of
-//! one device (`gauss_dense.rs`, `gauss.rs`); how the shares are cut and merged is pc-core's
+//! one device (`dense.rs`, `mod.rs`); how the shares are cut and merged is pc-core's
 //! `multi.rs`, whose CPU twin CI tests:
 //! - levels 0 and 1 (dense): level 0 by row ranges balanced by pairs, level 1 by contiguous
 //!   blocks of the level's edge numbering; after each level the graphs are gathered on the first
@@ -29,10 +29,12 @@ use pc_core::multi::{self, label_error};
 use pc_core::plan::{EdgeOutcome, LevelPlan, Order};
 use pc_core::{Adjacency, BitMatrix, PcError};
 
-use crate::gauss::{CudaGauss, CudaTimings, LevelTimings};
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
+use crate::gauss::CudaGauss;
+use crate::runtime::device::device_labels;
+use crate::runtime::timings::{CudaTimings, LevelTimings};
+use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::host;
-use crate::module;
+use crate::runtime::module;
 
 /// Levels >= 2 of fewer tests run on the first device alone. An H100 runs about 1e9 tests a
 /// second there, and a split level cost about 20-40 ms more than one device's at p = 20000
@@ -492,36 +494,6 @@ impl Backend for MultiGauss {
     }
 }
 
-/// The figures of several devices' backends as one: compile and upload times the slowest
-/// device's (they ran in parallel), kernel and copy time summed, every device's levels.
-pub fn combined_timings<'a>(ts: impl IntoIterator<Item = &'a CudaTimings>) -> CudaTimings {
-    let mut out = CudaTimings::default();
-    for (k, t) in ts.into_iter().enumerate() {
-        if k == 0 {
-            out.target = t.target.clone();
-            out.compile_cached = true;
-        }
-        out.compile_s = out.compile_s.max(t.compile_s);
-        out.compile_cached &= t.compile_cached;
-        out.upload_c_s = out.upload_c_s.max(t.upload_c_s);
-        out.dense_setup_s = out.dense_setup_s.max(t.dense_setup_s);
-        out.dense_results_s = out.dense_results_s.max(t.dense_results_s);
-        out.kernel_s += t.kernel_s;
-        out.transfer_s += t.transfer_s;
-        out.levels.extend(t.levels.iter().cloned());
-    }
-    out
-}
-
-/// One label per device ("GPU 1"; "GPU 0 (context 1)" for an ordinal given again).
-pub fn device_labels(ordinals: &[usize]) -> Vec<String> {
-    ordinals
-        .iter()
-        .enumerate()
-        .map(|(d, o)| if ordinals[..d].contains(o) { format!("GPU {o} (context {d})") } else { format!("GPU {o}") })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,7 +543,7 @@ mod tests {
     // nothing to run (pc-core's level_loop.rs tests the same split on the CPU).
     #[test]
     fn several_contexts_equal_one_device() {
-        if crate::device::probe_device(0).is_err() {
+        if crate::runtime::device::probe_device(0).is_err() {
             return;
         }
         // every level split, however small (the product splits only large ones)

@@ -10,8 +10,8 @@
 //!   (side, rank of S within row(x) \ {y}) kept per edge by atomicMin, in rounds sized by the work
 //!   left, rows whose edges are all decided dropped between rounds; then the winning test of
 //!   each deleted edge is evaluated again (`gauss_pbest_l*`) for its p-value;
-//! - stable.fast: levels 0 and 1 dense with its own rules (`gauss_dense.rs`), levels >= 2 by
-//!   rounds of listed tests (`gauss_fast.rs`), since its side order is not cuPC-S's;
+//! - stable.fast: levels 0 and 1 dense with its own rules (`dense.rs`), levels >= 2 by
+//!   rounds of listed tests (`stable_fast.rs`), since its side order is not cuPC-S's;
 //! - deeper levels (never seen in practice), and levels >= 2 when C holds NaN (where pcalg's
 //!   pseudo-inverse stops with an error that the CPU test reproduces), run on the CPU with C
 //!   copied back once.
@@ -19,9 +19,15 @@
 //! The kernels repeat pc-core's Gaussian arithmetic (`citest::gauss`, `citest::linalg`,
 //! `citest::special`) operation for operation, compiled without FMA contraction, so r agrees
 //! with the CPU to the last bit and p to an ulp or two of exp/log1p; a change there must be
-//! mirrored in `kernels/gauss.cu`.
+//! mirrored in `gauss.cu`.
 //!
 //! Every CUDA error becomes `PcError::Cuda`; every call into cudarc runs inside `catch_unwind`.
+
+pub mod batch;
+mod corr;
+pub(crate) mod dense;
+pub mod multi;
+mod stable_fast;
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -33,11 +39,12 @@ use pc_core::cpu::ParallelCpu;
 use pc_core::plan::{unpack_key, EdgeOutcome, EdgeWork, LevelPlan, Order};
 use pc_core::PcError;
 
-use crate::device::DeviceInfo;
-use crate::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
-use crate::memplan;
+use crate::runtime::device::DeviceInfo;
+use crate::runtime::timings::{CudaTimings, LevelTimings};
+use crate::runtime::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
+use crate::runtime::memplan;
 use crate::host::{self, NO_KEY, SET_KERNEL_VARIANTS};
-use crate::module::{self, Family};
+use crate::runtime::module::{self, Family};
 
 /// The Cholesky fast path is taken when ||L^-1||_F^2 * PD_MARGIN * m * trace(M) * eps < 1 (and
 /// every pivot is positive), else the pseudo-inverse; the same rule and constant as pc-core's
@@ -80,80 +87,6 @@ pub fn first_families(order: Order, from_data: bool) -> Vec<Family> {
     f
 }
 
-/// Time spent by one level.
-#[derive(Clone, Debug, Default)]
-pub struct LevelTimings {
-    pub level: usize,
-    /// Wall time of the level inside the backend.
-    pub total_s: f64,
-    /// Kernels (launch to completion) and host <-> device copies.
-    pub kernel_s: f64,
-    pub transfer_s: f64,
-    pub launches: u64,
-    /// Host work: building the level's lists before the launches, the outcomes after them.
-    pub host_s: f64,
-    pub collect_s: f64,
-    /// Tests the GPU evaluated (levels >= 2: including those past an edge's first success that
-    /// ran concurrently with it), and how many took the pseudo-inverse path.
-    pub gpu_tests: u64,
-    pub fallbacks: u64,
-    /// The level ran on the CPU (deeper than the set kernels hold).
-    pub on_cpu: bool,
-}
-
-/// Where the backend's time went.
-#[derive(Clone, Debug, Default)]
-pub struct CudaTimings {
-    /// Seconds spent compiling the kernels this backend used, or reading them from the disk cache
-    /// (0 for those this process already had).
-    pub compile_s: f64,
-    /// No kernel was compiled: each came from this process or the disk cache.
-    pub compile_cached: bool,
-    /// What was compiled: "sm_90 (cubin)", say.
-    pub target: String,
-    /// Uploading C.
-    pub upload_c_s: f64,
-    /// Dense levels: uploading the graph and initialising pMax; copying graph, pMax and level
-    /// 0's sepsets back.
-    pub dense_setup_s: f64,
-    pub dense_results_s: f64,
-    pub kernel_s: f64,
-    pub transfer_s: f64,
-    pub levels: Vec<LevelTimings>,
-}
-
-impl LevelTimings {
-    /// A dense level's figures from its clock; `extra_transfer` is time spent moving data
-    /// between devices outside the clock (the multi-GPU merges).
-    pub(crate) fn dense(level: usize, clock: &Clock, extra_transfer: f64, gpu_tests: u64) -> Self {
-        LevelTimings {
-            level,
-            kernel_s: clock.kernel,
-            transfer_s: clock.transfer + extra_transfer,
-            launches: clock.launches,
-            host_s: clock.host,
-            gpu_tests,
-            ..Default::default()
-        }
-    }
-}
-
-impl CudaTimings {
-    /// Books the compile (or cache read) of a module loaded after the backend opened.
-    pub(crate) fn add_compile(&mut self, c: &module::Compiled) {
-        self.compile_s += c.compile_seconds;
-        self.compile_cached &= c.from_cache;
-    }
-
-    /// Books a finished level (started at `t0`).
-    pub(crate) fn record(&mut self, mut lt: LevelTimings, t0: Instant) {
-        lt.total_s = t0.elapsed().as_secs_f64();
-        self.kernel_s += lt.kernel_s;
-        self.transfer_s += lt.transfer_s;
-        self.levels.push(lt);
-    }
-}
-
 pub(crate) struct Fns {
     level0: Kernel,
     level1: Kernel,
@@ -164,7 +97,7 @@ pub(crate) struct Fns {
     pub(crate) listed: Vec<(usize, Kernel)>,
 }
 
-/// The kernels of the dense levels 0 and 1 (`gauss_dense.rs`).
+/// The kernels of the dense levels 0 and 1 (`dense.rs`).
 pub(crate) struct DenseFns {
     pub pmax_init: Kernel,
     pub degrees: Kernel,
@@ -185,7 +118,7 @@ pub struct CudaGauss {
     /// Levels 0 and 1 run dense (pMax and the graph fit beside C on the device).
     pub(crate) dense_fits: bool,
     pub(crate) planned_only: bool,
-    pub(crate) dense: Option<crate::gauss_dense::DenseState>,
+    pub(crate) dense: Option<crate::gauss::dense::DenseState>,
     round_budget: Option<u64>,
     nvrtc_log: String,
     /// C copied back, with the flavour of the levels that ran on the CPU.
@@ -214,7 +147,7 @@ impl CudaGauss {
     /// `symmetric` is exact mirror equality, `has_nan` any NaN; the caller has refused infinite
     /// entries.
     pub fn new_scanned(c: &[f64], p: usize, n: f64, symmetric: bool, has_nan: bool) -> Result<Self> {
-        Self::new_scanned_on(crate::device::device_ordinal(), c, p, n, symmetric, has_nan)
+        Self::new_scanned_on(crate::runtime::device::device_ordinal(), c, p, n, symmetric, has_nan)
     }
 
     /// [`CudaGauss::new_scanned`] on device `ordinal`.
@@ -232,7 +165,7 @@ impl CudaGauss {
         if rows == 0 || z.len() != rows * p {
             return Err(PcError::invalid("suffStat$data", format!("must be an n x {p} matrix")));
         }
-        Self::from_standardized_on(crate::device::device_ordinal(), z, rows, p, n)
+        Self::from_standardized_on(crate::runtime::device::device_ordinal(), z, rows, p, n)
     }
 
     /// [`CudaGauss::from_standardized`] on device `ordinal`.
@@ -240,7 +173,7 @@ impl CudaGauss {
         if rows == 0 || z.len() != rows * p {
             return Err(PcError::invalid("suffStat$data", format!("must be an n x {p} matrix")));
         }
-        Self::open(ordinal, p, n, true, false, 8 * rows * p, |gpu, dc| crate::corr::correlation_into(gpu, z, rows, p, dc))
+        Self::open(ordinal, p, n, true, false, 8 * rows * p, |gpu, dc| crate::gauss::corr::correlation_into(gpu, z, rows, p, dc))
     }
 
     /// Opens the GPU, compiles the kernels, allocates C and has `fill` write it; `extra` device

@@ -16,9 +16,10 @@ use pc_core::orient::{BatchEvaluator, ParallelBatch, TestBatch};
 use pc_core::PcError;
 
 use crate::gauss::PD_MARGIN;
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
+use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
+use crate::runtime::timings::BatchTimings;
 use crate::host::{self, SET_KERNEL_VARIANTS};
-use crate::module::{self, Family};
+use crate::runtime::module::{self, Family};
 
 const BLOCK: u32 = 256;
 /// Tests per launch (about 100 MB of lists at |S| = 16).
@@ -59,17 +60,6 @@ pub fn gather(batch: &TestBatch, idx: &[usize]) -> (Vec<u32>, Vec<u32>, Vec<u64>
     (x, y, start, s)
 }
 
-/// Seconds and counts of the GPU evaluator.
-#[derive(Clone, Debug, Default)]
-pub struct BatchTimings {
-    pub setup_s: f64,
-    pub kernel_s: f64,
-    pub transfer_s: f64,
-    pub launches: u64,
-    pub gpu_tests: u64,
-    pub cpu_tests: u64,
-}
-
 /// R's `gaussCItest` on listed tests, on the GPU; see the module docs.
 pub struct CudaGaussBatch<'a> {
     gpu: Gpu,
@@ -86,7 +76,7 @@ impl<'a> CudaGaussBatch<'a> {
     /// Opens the GPU, gets the kernels (compiled once per process) and uploads `test`'s C;
     /// `pool` runs the tests the kernels do not take.
     pub fn new(test: &'a GaussTest, pool: &'a rayon::ThreadPool) -> Result<Self> {
-        Self::new_on(test, pool, crate::device::device_ordinal())
+        Self::new_on(test, pool, crate::runtime::device::device_ordinal())
     }
 
     /// [`CudaGaussBatch::new`] on device `ordinal`.

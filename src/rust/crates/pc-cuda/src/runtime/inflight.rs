@@ -12,7 +12,7 @@ use std::time::Instant;
 use cudarc::driver::{CudaEvent, CudaSlice, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 use pc_core::PcError;
 
-use crate::gpu::{cuda_err, Clock, Gpu, Result};
+use crate::runtime::gpu::{cuda_err, Clock, Gpu, Result};
 use crate::windows::Batch;
 
 /// How many rounds may be in flight at once.

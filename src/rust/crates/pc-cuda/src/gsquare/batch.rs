@@ -4,7 +4,7 @@
 //! on the GPU: the discrete backend ([`CudaGSquare`]: the codes uploaded once as bytes, the
 //! kernels compiled once per process) evaluates them with its own kernels, `gsquare_tests` (one
 //! block per test, the contingency table in shared memory or a planned global slot) and
-//! `pchisq_points`, through its rounds' device buffers ([`crate::discrete`]'s `Rounds`).
+//! `pchisq_points`, through its rounds' device buffers ([`crate::gsquare`]'s `Rounds`).
 //!
 //! `gsquare_tests` takes one |S| per launch, and a batch mixes sizes, so the host
 //! ([`plan_launches`]) groups the tests by |S| (each group in batch order) and cuts the groups
@@ -28,10 +28,10 @@ use pc_core::citest::GSquareTest;
 use pc_core::orient::{BatchEvaluator, ParallelBatch, TestBatch};
 use pc_core::PcError;
 
-use crate::discrete::{CudaGSquare, Rounds, MAX_LEVEL};
-use crate::gauss_batch::BatchTimings;
-use crate::gpu::{cuda_err, guard, Result};
-use crate::memplan;
+use crate::gsquare::{CudaGSquare, Rounds, MAX_LEVEL};
+use crate::runtime::timings::BatchTimings;
+use crate::runtime::gpu::{cuda_err, guard, Result};
+use crate::runtime::memplan;
 use crate::windows::Batch;
 
 /// A size per test (x, y, S): the kernel's global table words.
@@ -203,7 +203,7 @@ impl<'a> CudaGSquareBatch<'a> {
     /// ([`CudaGSquare::new`], which plans their memory); `pool` runs the tests the kernel does
     /// not take.
     pub fn new(test: &'a GSquareTest, pool: &'a rayon::ThreadPool) -> Result<Self> {
-        Self::new_on(test, pool, crate::device::device_ordinal())
+        Self::new_on(test, pool, crate::runtime::device::device_ordinal())
     }
 
     /// [`CudaGSquareBatch::new`] on device `ordinal`.
@@ -249,14 +249,14 @@ impl BatchEvaluator for CudaGSquareBatch<'_> {
     }
 
     fn p_values(&mut self, batch: &TestBatch, out: &mut Vec<f64>, watch: &mut dyn Watch) -> pc_core::error::Result<()> {
-        crate::gauss_batch::nan_filled(out, batch.len())?;
+        crate::gauss::batch::nan_filled(out, batch.len())?;
         let plan = plan_launches(batch, MAX_LEVEL, self.g.round_budget());
         if !plan.launches.is_empty() {
             guard("running the triple checks on the GPU", || self.run_gpu(batch, &plan, out, watch))?;
             self.test.count_small_n_listed(plan.gpu_tests().map(|t| (batch.x[t], batch.y[t], batch.set(t))));
         }
         if !plan.cpu.is_empty() {
-            crate::gauss_batch::on_cpu(&mut self.cpu, batch, &plan.cpu, out, watch)?;
+            crate::gauss::batch::on_cpu(&mut self.cpu, batch, &plan.cpu, out, watch)?;
             self.timings.cpu_tests += plan.cpu.len() as u64;
         }
         Ok(())
@@ -269,7 +269,7 @@ mod tests {
     use crate::windows::tests::{chain_data, Eager, Lcg};
     use crate::windows::RoundEval;
     use pc_core::citest::{CiTest, GSquareKind, GSquareScratch};
-    use crate::gauss_batch::tests::batch;
+    use crate::gauss::batch::tests::batch;
     use pc_core::NullWatch;
 
     #[test]

@@ -16,8 +16,9 @@ use pc_core::dense::{DenseLevelReport, DenseLevels};
 use pc_core::plan::Order;
 use pc_core::{Adjacency, BitMatrix, PcError};
 
-use crate::gauss::{CudaGauss, LevelTimings};
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::gauss::CudaGauss;
+use crate::runtime::timings::LevelTimings;
+use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Result};
 
 /// Edges per level-1 launch (a warp each; 12 bytes of sepset slot each).
 const LEVEL1_CHUNK: usize = 1 << 22;

@@ -4,7 +4,7 @@
 //! `windows::run_rounds` instead: rounds of per-edge rank windows written out as listed tests,
 //! evaluated one thread each by `gauss_listed_l*` with pcalg's C++ arithmetic, and each edge's
 //! first success taken in canonical order on the host. Levels 0 and 1 normally run dense
-//! (`gauss_dense.rs`); they come here only when pMax and the graph do not fit on the device.
+//! (`dense.rs`); they come here only when pMax and the graph do not fit on the device.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -14,8 +14,9 @@ use pc_core::backend::Control;
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
-use crate::gauss::{CudaGauss, LevelTimings, PD_MARGIN};
-use crate::gpu::{cuda_err, Clock, Result};
+use crate::gauss::{CudaGauss, PD_MARGIN};
+use crate::runtime::timings::LevelTimings;
+use crate::runtime::gpu::{cuda_err, Clock, Result};
 use crate::host;
 use crate::windows::{run_rounds, Batch};
 

@@ -4,7 +4,7 @@
 //! 16 bytes so that a thread reads 16 samples at once; at most 255 levels per variable, as
 //! `DiscreteData` enforces). Each level runs in rounds of per-edge windows ([`windows`]): the
 //! host writes out the round's tests (x, y, S; level 0 by chunks of edges without windows,
-//! [`crate::level0`]), `gsquare_tests` computes their G^2 and degrees of
+//! [`crate::gsquare::level0`]), `gsquare_tests` computes their G^2 and degrees of
 //! freedom (one block per test; the table in shared memory when it fits, else in the block's slot
 //! of global scratch, with fewer blocks when device memory would run short), `pchisq_points` their
 //! p-values (one thread per test), and the host takes each edge's first success in canonical
@@ -17,6 +17,9 @@
 //! runs, then a fixed tree over the threads), so p-values agree with the CPU's to about 1e-13
 //! relative and are identical from run to run.
 
+pub mod batch;
+pub mod level0;
+
 use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
@@ -26,13 +29,13 @@ use pc_core::cpu::ParallelCpu;
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
-use crate::device::DeviceInfo;
-use crate::gauss::{CudaTimings, LevelTimings};
-use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
-use crate::inflight::{room, RoundBuffers};
-use crate::level0::run_level0;
-use crate::memplan;
-use crate::module;
+use crate::runtime::device::DeviceInfo;
+use crate::runtime::timings::{CudaTimings, LevelTimings};
+use crate::runtime::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
+use crate::runtime::inflight::{room, RoundBuffers};
+use crate::gsquare::level0::run_level0;
+use crate::runtime::memplan;
+use crate::runtime::module;
 use crate::windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
 
 /// The largest block `gsquare_tests` takes (its MAXBLOCK), and `pchisq_points`' block.
@@ -121,7 +124,7 @@ pub struct CudaGSquare<'a> {
 impl<'a> CudaGSquare<'a> {
     /// Opens the GPU, compiles the kernel (once per process) and uploads the codes.
     pub fn new(test: &'a GSquareTest) -> Result<Self> {
-        Self::new_on(test, crate::device::device_ordinal())
+        Self::new_on(test, crate::runtime::device::device_ordinal())
     }
 
     /// [`CudaGSquare::new`] on device `ordinal` (one of several: `pc_core::multi::Split`).
@@ -286,7 +289,7 @@ impl<'g, 'a> Rounds<'g, 'a> {
     }
 
     /// The level (|S|) of the batches launched from now on (listed tests of several sizes:
-    /// `gsquare_batch`); `finish` does not depend on it.
+    /// `batch.rs`); `finish` does not depend on it.
     pub(crate) fn set_level(&mut self, l: usize) {
         self.l = l;
     }
@@ -358,7 +361,7 @@ impl RoundEval for Rounds<'_, '_> {
     }
 
     fn in_flight(&self) -> usize {
-        crate::inflight::SLOTS
+        crate::runtime::inflight::SLOTS
     }
 
     fn finish(&mut self, batch: &Batch, out: &mut Vec<f64>) -> Result<()> {
