@@ -1,6 +1,6 @@
 # Which GPUs one call uses (`devices =` of gpu_pc() / gpu_skeleton()): by default every usable
 # device; the Rust side splits each level over them (pc-core's multi.rs, pc-cuda's
-# gauss_multi.rs) with results identical to one GPU's.
+# gauss/multi.rs) with results identical to one GPU's.
 
 # Checks the argument's form; NULL means every usable device.
 check_devices <- function(devices, backend) {

@@ -7,16 +7,14 @@
 //! embedded in the library and compiled by NVRTC for the card in use, by family and only when a
 //! call needs them): [`gauss`] (pcalg's `gaussCItest`, [`CudaGauss`] through pc-core's
 //! [`pc_core::Backend`] seam), [`gsquare`] (`disCItest` / `binCItest`), [`cmiknn`] and [`jtree`].
-//! The scheduling that needs no GPU lives in pc-core beside its CPU twins; [`host`] is the
-//! host-side arithmetic the kernels rely on, testable without a GPU.
+//! The scheduling that needs no GPU (rounds of listed tests, the set kernels' rows and ranks)
+//! lives in pc-core's `rounds`, beside the CPU backends it is tested against.
 
 pub mod cmiknn;
 pub mod gauss;
 pub mod gsquare;
-pub mod host;
 pub mod jtree;
 pub mod runtime;
-pub mod windows;
 
 pub use cmiknn::CudaCmiKnn;
 pub use gauss::batch::CudaGaussBatch;

@@ -126,7 +126,7 @@ fn tests(r: &SkeletonResult) -> f64 {
 fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -> Res<bool> {
     let prm = params(p, &a.common);
     let devs = &a.dev.devices;
-    let (sym, nan) = pc_cuda::host::symmetry_and_nan(c, p);
+    let (sym, nan) = pc_core::par::symmetry_and_nan(c, p);
     let t = Instant::now();
     let mut one = CudaGauss::new_scanned_on(devs[0], c, p, n, sym, nan).map_err(|e| e.to_string())?;
     one.set_planned_only(a.common.planned);

@@ -6,7 +6,7 @@
 //! One launch of `cmiknn_partials` evaluates every test's original statistic and all its
 //! surrogates; the host adds each estimate's chunk sums in the CPU's order, so statistic, null
 //! and p-value equal `pc_cmiknn::CmiKnn::run` bit for bit. As a backend of the level loop the
-//! tests of a level go through `windows::run_rounds`, which keeps pcalg's first-success order.
+//! tests of a level go through `pc_core::rounds::rank_windows::run_rounds`, which keeps pcalg's first-success order.
 //!
 //! Device memory is planned before each batch: the groups' permutations (B n 4 bytes each) and
 //! the partial sums ((B + 1) ceil(n / 256) 8 bytes per test) are split into launches that fit in
@@ -27,7 +27,7 @@ use rayon::prelude::*;
 
 use crate::runtime::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::runtime::module;
-use crate::windows::run_rounds;
+use pc_core::rounds::rank_windows::run_rounds;
 
 /// The kernel's MAXL: larger conditioning sets run on the CPU.
 pub const MAX_LEVEL: usize = 8;

@@ -17,8 +17,8 @@ use pc_core::plan::Order;
 use pc_core::{Adjacency, BitMatrix, PcError};
 
 use crate::gauss::CudaGauss;
-use crate::runtime::timings::LevelTimings;
 use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::runtime::timings::LevelTimings;
 
 /// Edges per level-1 launch (a warp each; 12 bytes of sepset slot each).
 const LEVEL1_CHUNK: usize = 1 << 22;

@@ -26,6 +26,7 @@
 pub mod batch;
 mod corr;
 pub(crate) mod dense;
+pub mod host;
 pub mod multi;
 mod stable_fast;
 
@@ -40,10 +41,13 @@ use pc_core::plan::{unpack_key, EdgeOutcome, EdgeWork, LevelPlan, Order};
 use pc_core::PcError;
 
 use crate::runtime::device::DeviceInfo;
-use crate::runtime::timings::{CudaTimings, LevelTimings};
 use crate::runtime::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::runtime::memplan;
-use crate::host::{self, NO_KEY, SET_KERNEL_VARIANTS};
+use crate::runtime::timings::{CudaTimings, LevelTimings};
+use host::{NO_KEY, SET_KERNEL_VARIANTS};
+use pc_core::par::{par_collect, symmetry_and_nan};
+use pc_core::rounds::level0::level0_outcome;
+use pc_core::rounds::row_sets;
 use crate::runtime::module::{self, Family};
 
 /// The Cholesky fast path is taken when ||L^-1||_F^2 * PD_MARGIN * m * trace(M) * eps < 1 (and
@@ -137,7 +141,7 @@ impl CudaGauss {
             return Err(PcError::invalid("suffStat$C", "entries must be finite (NA is allowed)"));
         }
         if c.len() == p * p {
-            let (symmetric, has_nan) = host::symmetry_and_nan(c, p);
+            let (symmetric, has_nan) = symmetry_and_nan(c, p);
             return Self::new_scanned(c, p, n, symmetric, has_nan);
         }
         Self::new_scanned(c, p, n, false, false)
@@ -282,7 +286,7 @@ impl CudaGauss {
 
     fn level0(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock) -> Result<Vec<EdgeOutcome>> {
         let t = Instant::now();
-        let rows = host::level0_rows(plan);
+        let rows = row_sets::level0_rows(plan);
         clock.host += t.elapsed().as_secs_f64();
         let ne = plan.edges.len();
         let both = !self.symmetric;
@@ -322,9 +326,9 @@ impl CudaGauss {
         }
         let t = Instant::now();
         let (alpha, na) = (plan.alpha, plan.na_value);
-        let out = host::par_collect(ne, |k| {
+        let out = par_collect(ne, |k| {
             let sides = [p0[k], if both { p1[k] } else { p0[k] }];
-            Ok(host::level0_outcome(&plan.edges[k], sides, alpha, na))
+            Ok(level0_outcome(plan.edges[k].sides.iter().zip(sides).map(|(s, p)| s.map(|_| p)), alpha, na))
         });
         clock.collect += t.elapsed().as_secs_f64();
         out
@@ -332,7 +336,7 @@ impl CudaGauss {
 
     fn level1(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock) -> Result<Vec<EdgeOutcome>> {
         let t = Instant::now();
-        let li = host::level_inputs(plan, true)?;
+        let li = row_sets::level_inputs(plan, true)?;
         clock.host += t.elapsed().as_secs_f64();
         let ne = plan.edges.len();
         let (mut keys, mut pbs, mut mfs) = (Vec::new(), Vec::new(), Vec::new());
@@ -376,7 +380,7 @@ impl CudaGauss {
             ctl.edges_done.fetch_add(m as u64, Ordering::Relaxed);
         }
         let t = Instant::now();
-        let out = host::par_collect(ne, |k| outcome_of(&plan.edges[k], keys[k], pbs[k], mfs[k]));
+        let out = par_collect(ne, |k| outcome_of(&plan.edges[k], keys[k], pbs[k], mfs[k]));
         clock.collect += t.elapsed().as_secs_f64();
         out
     }
@@ -392,11 +396,11 @@ impl CudaGauss {
             .map(|(m, a, b)| (*m, a, b))
             .ok_or_else(|| PcError::Internal(format!("no set kernel loaded for level {l}")))?;
         let t = Instant::now();
-        let li = host::level_inputs(plan, true)?;
-        let mut rows = host::work_rows(&li, l)?;
+        let li = row_sets::level_inputs(plan, true)?;
+        let mut rows = row_sets::work_rows(&li, l)?;
         let ne = plan.edges.len();
         let max_d = rows.iter().map(|r| (li.off[r.row as usize + 1] - li.off[r.row as usize]) as usize).max().unwrap_or(0);
-        let table = host::binomial_table(max_d, l);
+        let table = row_sets::binomial_table(max_d, l);
         let total_sets: u128 = rows.iter().map(|r| r.total as u128).sum();
         let budget = self.budget(l);
         let nr = rows.len();
@@ -431,7 +435,7 @@ impl CudaGauss {
             if ctl.cancelled() {
                 return Err(PcError::Interrupted);
             }
-            let round = host::plan_round(&mut rows, &live, budget, 32);
+            let round = row_sets::plan_round(&mut rows, &live, budget, 32);
             if round.n_tasks() == 0 {
                 break;
             }
@@ -504,7 +508,7 @@ impl CudaGauss {
             }
         }
         let t = Instant::now();
-        let out = host::par_collect(ne, |k| outcome_of(&plan.edges[k], best_h[k], p_best[k], host::decode_max_fail(mf_h[k])));
+        let out = par_collect(ne, |k| outcome_of(&plan.edges[k], best_h[k], p_best[k], host::decode_max_fail(mf_h[k])));
         clock.collect += t.elapsed().as_secs_f64();
         ctl.edges_done.store(ne as u64, Ordering::Relaxed);
         out
@@ -603,7 +607,7 @@ impl Backend for CudaGauss {
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         let fast = plan.order == Order::StableFast;
         if !fast {
-            host::check_stable_plan(plan)?;
+            row_sets::check_stable_plan(plan)?;
         }
         let t0 = Instant::now();
         let mut lt = LevelTimings { level: plan.level, ..Default::default() };

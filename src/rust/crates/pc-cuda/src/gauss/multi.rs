@@ -29,12 +29,12 @@ use pc_core::multi::{self, label_error};
 use pc_core::plan::{EdgeOutcome, LevelPlan, Order};
 use pc_core::{Adjacency, BitMatrix, PcError};
 
+use crate::gauss::host;
 use crate::gauss::CudaGauss;
 use crate::runtime::device::device_labels;
-use crate::runtime::timings::{CudaTimings, LevelTimings};
 use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
-use crate::host;
 use crate::runtime::module;
+use crate::runtime::timings::{CudaTimings, LevelTimings};
 
 /// Levels >= 2 of fewer tests run on the first device alone. An H100 runs about 1e9 tests a
 /// second there, and a split level cost about 20-40 ms more than one device's at p = 20000
@@ -551,7 +551,7 @@ mod tests {
         for (p, n, seed, alpha) in [(70usize, 300usize, 3u64, 0.05), (130, 120, 7, 0.01)] {
             let c = cor(p, n, seed);
             let prm = SkeletonParams { alpha, order: Order::Stable, m_max: None, na_delete: true, start: Adjacency::complete(p), fixed_edges: Adjacency::empty(p), threads: 0 };
-            let (sym, nan) = host::symmetry_and_nan(&c, p);
+            let (sym, nan) = pc_core::par::symmetry_and_nan(&c, p);
             let mut one = CudaGauss::new_scanned_on(0, &c, p, n as f64, sym, nan).unwrap();
             let want = run_skeleton(&prm, &mut one, &mut NullWatch).unwrap();
             for k in [2usize, 3] {

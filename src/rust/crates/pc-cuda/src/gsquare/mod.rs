@@ -2,7 +2,7 @@
 //!
 //! The codes go to the device once (n x p bytes, column-major, each column padded to a multiple of
 //! 16 bytes so that a thread reads 16 samples at once; at most 255 levels per variable, as
-//! `DiscreteData` enforces). Each level runs in rounds of per-edge windows ([`windows`]): the
+//! `DiscreteData` enforces). Each level runs in rounds of per-edge windows (`pc_core::rounds::rank_windows`): the
 //! host writes out the round's tests (x, y, S; level 0 by chunks of edges without windows,
 //! [`crate::gsquare::level0`]), `gsquare_tests` computes their G^2 and degrees of
 //! freedom (one block per test; the table in shared memory when it fits, else in the block's slot
@@ -18,7 +18,6 @@
 //! relative and are identical from run to run.
 
 pub mod batch;
-pub mod level0;
 
 use std::time::Instant;
 
@@ -30,13 +29,13 @@ use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
 use crate::runtime::device::DeviceInfo;
-use crate::runtime::timings::{CudaTimings, LevelTimings};
 use crate::runtime::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::runtime::inflight::{room, RoundBuffers};
-use crate::gsquare::level0::run_level0;
 use crate::runtime::memplan;
 use crate::runtime::module;
-use crate::windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
+use crate::runtime::timings::{CudaTimings, LevelTimings};
+use pc_core::rounds::level0::run_level0;
+use pc_core::rounds::rank_windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
 
 /// The largest block `gsquare_tests` takes (its MAXBLOCK), and `pchisq_points`' block.
 pub(crate) const BLOCK: u32 = 256;
@@ -115,9 +114,9 @@ pub struct CudaGSquare<'a> {
     lev: Vec<u32>,
     timings: CudaTimings,
     budget: usize,
-    /// An edge's window growth from round to round, in percent (`windows::RoundOpts::growth`).
+    /// An edge's window growth from round to round, in percent (`rank_windows::RoundOpts::growth`).
     growth: u64,
-    /// Writes out each round's tests (see `windows`); None: on the level's own thread.
+    /// Writes out each round's tests (see `rank_windows`); None: on the level's own thread.
     pool: Option<rayon::ThreadPool>,
 }
 
@@ -187,7 +186,7 @@ impl<'a> CudaGSquare<'a> {
     }
 
     /// An edge's window growth from round to round in percent (default
-    /// `windows::DEFAULT_GROWTH`, at least 100); for tuning.
+    /// `rank_windows::DEFAULT_GROWTH`, at least 100); for tuning.
     pub fn set_window_growth(&mut self, percent: Option<u64>) {
         self.growth = percent.unwrap_or(DEFAULT_GROWTH).max(100);
     }

@@ -4,7 +4,7 @@
 //! p-values) are shared by both rounds: everything runs in stream order, so a round's upload waits
 //! for the kernels of the round before it, and its kernels for that round's p-value download.
 //! What a round still needs from the host while it is in flight lives in its slot, so the host
-//! writes the next round and queues it behind the running one (`windows::RoundEval::in_flight`).
+//! writes the next round and queues it behind the running one (`pc_core::rounds::rank_windows::RoundEval::in_flight`).
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -13,7 +13,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, DeviceRepr, PinnedHostSlice, ValidAsZ
 use pc_core::PcError;
 
 use crate::runtime::gpu::{cuda_err, Clock, Gpu, Result};
-use crate::windows::Batch;
+use pc_core::rounds::rank_windows::Batch;
 
 /// How many rounds may be in flight at once.
 pub(crate) const SLOTS: usize = 2;

@@ -192,7 +192,7 @@ pub fn time_image(family: Family, cc: (i32, i32)) -> Result<(f64, bool), String>
 /// Every family a call can need.
 pub fn all_families() -> Vec<Family> {
     let mut all = vec![Family::GaussBase];
-    for m in crate::host::SET_KERNEL_VARIANTS {
+    for m in crate::gauss::host::SET_KERNEL_VARIANTS {
         all.extend([Family::GaussSets(m), Family::GaussListed(m), Family::GaussBatch(m)]);
     }
     all.extend([Family::Corr, Family::GSquare, Family::CmiKnn, Family::Merge, Family::Jtree]);
@@ -384,7 +384,7 @@ mod tests {
         let names: std::collections::HashSet<String> = all.iter().map(|f| f.name()).collect();
         assert_eq!(names.len(), all.len());
         let defines: std::collections::HashSet<Vec<String>> = all.iter().filter(|f| f.source() == GAUSS_SRC).map(|f| f.defines()).collect();
-        assert_eq!(defines.len(), 1 + 3 * crate::host::SET_KERNEL_VARIANTS.len());
+        assert_eq!(defines.len(), 1 + 3 * crate::gauss::host::SET_KERNEL_VARIANTS.len());
     }
 
     #[test]
