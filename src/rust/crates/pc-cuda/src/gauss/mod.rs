@@ -91,46 +91,46 @@ pub fn first_families(order: Order, from_data: bool) -> Vec<Family> {
     f
 }
 
-pub(crate) struct Fns {
+struct Fns {
     level0: Kernel,
     level1: Kernel,
     rows_live: Kernel,
     /// (max level, sets kernel, p-best kernel), each variant loaded when a level first needs it
     sets: Vec<(usize, Kernel, Kernel)>,
     /// (max level, listed-tests kernel) for stable.fast's planned levels, likewise
-    pub(crate) listed: Vec<(usize, Kernel)>,
+    listed: Vec<(usize, Kernel)>,
 }
 
 /// The kernels of the dense levels 0 and 1 (`dense.rs`).
-pub(crate) struct DenseFns {
-    pub pmax_init: Kernel,
-    pub degrees: Kernel,
-    pub fill_rows: Kernel,
-    pub level0: Kernel,
-    pub level1: Kernel,
+struct DenseKernels {
+    pmax_init: Kernel,
+    degrees: Kernel,
+    fill_rows: Kernel,
+    level0: Kernel,
+    level1: Kernel,
 }
 
 /// The CUDA Gaussian backend; see the module docs.
 pub struct CudaGauss {
-    pub(crate) gpu: Gpu,
-    pub(crate) f: Fns,
-    pub(crate) df: DenseFns,
-    pub(crate) c: CudaSlice<f64>,
-    pub(crate) p: usize,
-    pub(crate) n: f64,
-    pub(crate) timings: CudaTimings,
+    gpu: Gpu,
+    f: Fns,
+    dense_kernels: DenseKernels,
+    c: CudaSlice<f64>,
+    p: usize,
+    n: f64,
+    timings: CudaTimings,
     /// Levels 0 and 1 run dense (pMax and the graph fit beside C on the device).
-    pub(crate) dense_fits: bool,
-    pub(crate) planned_only: bool,
-    pub(crate) dense: Option<crate::gauss::dense::DenseState>,
+    dense_fits: bool,
+    planned_only: bool,
+    dense: Option<dense::DenseState>,
     round_budget: Option<u64>,
     nvrtc_log: String,
     /// C copied back, with the flavour of the levels that ran on the CPU.
     cpu_test: Option<GaussTest>,
     /// C is exactly symmetric (else levels >= 2 always take the pseudo-inverse, as on the CPU).
-    pub(crate) symmetric: bool,
+    symmetric: bool,
     /// C holds a NaN: levels >= 2 then run on the CPU, which reproduces pcalg's error there.
-    pub(crate) has_nan: bool,
+    has_nan: bool,
 }
 
 impl CudaGauss {
@@ -202,7 +202,7 @@ impl CudaGauss {
             let compiled = module::module_for(&gpu, Family::GaussBase).map_err(PcError::Cuda)?;
             let get = |name: &str| compiled.function(name).map_err(PcError::Cuda);
             let f = Fns { level0: get("gauss_level0")?, level1: get("gauss_level1")?, rows_live: get("gauss_rows_live")?, sets: Vec::new(), listed: Vec::new() };
-            let df = DenseFns {
+            let dense_kernels = DenseKernels {
                 pmax_init: get("dense_pmax_init")?,
                 degrees: get("dense_degrees")?,
                 fill_rows: get("dense_fill_rows")?,
@@ -224,7 +224,7 @@ impl CudaGauss {
             Ok(CudaGauss {
                 gpu,
                 f,
-                df,
+                dense_kernels,
                 dense_fits,
                 planned_only: false,
                 dense: None,
@@ -253,7 +253,7 @@ impl CudaGauss {
 
     /// sqrt(n - l - 3) / 2 as the order's test forms it (stable.fast: pcalg's C++, with n an
     /// unsigned int; NaN where that test stops with an error).
-    pub(crate) fn z_factor(&self, order: Order, l: usize) -> f64 {
+    fn z_factor(&self, order: Order, l: usize) -> f64 {
         match order {
             Order::Stable => host::z_factor(self.n, l),
             Order::StableFast => pc_core::citest::cpp_z_factor(self.n, l),

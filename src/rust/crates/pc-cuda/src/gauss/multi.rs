@@ -166,7 +166,7 @@ impl MultiGauss {
         let (merge, peer) = guard("loading the merge kernels", || {
             let mut merge = Vec::with_capacity(devs.len());
             for d in &devs {
-                let g = &d.gpu;
+                let g = d.gpu();
                 g.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
                 let m = module::module_for(g, module::Family::Merge).map_err(PcError::Cuda)?;
                 let get = |name: &str| m.function(name).map_err(PcError::Cuda);
@@ -176,19 +176,19 @@ impl MultiGauss {
             let mut enabled = vec![vec![true; k]; k];
             for a in 0..k {
                 for b in (0..k).filter(|&b| b != a) {
-                    enabled[a][b] = peer_allowed() && enable_peer(&devs[a].gpu, &devs[b].gpu)?;
+                    enabled[a][b] = peer_allowed() && enable_peer(devs[a].gpu(), devs[b].gpu())?;
                 }
             }
             // a copy between a and b goes direct only where both directions are enabled
             let peer = (0..k).map(|a| (0..k).map(|b| enabled[a][b] && enabled[b][a]).collect()).collect();
             Ok((merge, peer))
         })?;
-        let t0 = &devs[0].timings;
+        let t0 = devs[0].timings();
         let timings = CudaTimings {
-            compile_s: devs.iter().map(|d| d.timings.compile_s).fold(0.0, f64::max),
-            compile_cached: devs.iter().all(|d| d.timings.compile_cached),
+            compile_s: devs.iter().map(|d| d.timings().compile_s).fold(0.0, f64::max),
+            compile_cached: devs.iter().all(|d| d.timings().compile_cached),
             target: t0.target.clone(),
-            upload_c_s: devs.iter().map(|d| d.timings.upload_c_s).fold(0.0, f64::max),
+            upload_c_s: devs.iter().map(|d| d.timings().upload_c_s).fold(0.0, f64::max),
             ..Default::default()
         };
         Ok(MultiGauss { devs, labels, merge, peer, scratch: None, timings, merge_s: 0.0 })
@@ -227,29 +227,27 @@ impl MultiGauss {
     }
 
     fn sums(&self) -> (f64, f64, u64, u64, u64) {
-        self.devs.iter().flat_map(|d| d.timings.levels.iter()).fold((0.0, 0.0, 0, 0, 0), |a, l| (a.0 + l.kernel_s, a.1 + l.transfer_s, a.2 + l.launches, a.3 + l.gpu_tests, a.4 + l.fallbacks))
+        self.devs.iter().flat_map(|d| d.timings().levels.iter()).fold((0.0, 0.0, 0, 0, 0), |a, l| (a.0 + l.kernel_s, a.1 + l.transfer_s, a.2 + l.launches, a.3 + l.gpu_tests, a.4 + l.fallbacks))
     }
 
     /// ANDs every device's graph into the first's and copies the result back to each.
     fn merge_graphs(&mut self) -> Result<()> {
         let (first, rest) = self.devs.split_at_mut(1);
-        let g0 = &first[0].gpu;
-        let st0 = first[0].dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
+        let (g0, st0) = first[0].gpu_and_dense_mut()?;
         let scratch = self.scratch.as_mut().ok_or_else(|| PcError::Internal("merge without a scratch buffer".into()))?;
         let n = st0.p * st0.words;
         g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         for (i, d) in rest.iter().enumerate() {
-            let sd = d.dense.as_ref().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
-            peer_copy(g0, scratch, 0, &d.gpu, &sd.adj, 0, n, self.peer[0][i + 1], "gathering a device's graph")?;
+            peer_copy(g0, scratch, 0, d.gpu(), &d.dense_state()?.adj, 0, n, self.peer[0][i + 1], "gathering a device's graph")?;
             reduce(g0, &self.merge[0].and, &mut st0.adj.slice_mut(0..n), scratch, n, "merge_and_u64")?;
         }
         for (i, d) in rest.iter_mut().enumerate() {
-            let sd = d.dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
-            peer_copy(&d.gpu, &sd.adj, 0, g0, &st0.adj, 0, n, self.peer[i + 1][0], "sending the merged graph")?;
+            let (g, sd) = d.gpu_and_dense_mut()?;
+            peer_copy(g, &sd.adj, 0, g0, &st0.adj, 0, n, self.peer[i + 1][0], "sending the merged graph")?;
         }
         g0.stream.synchronize().map_err(cuda_err("merging the devices' graphs"))?;
         for d in rest.iter() {
-            d.gpu.stream.synchronize().map_err(cuda_err("merging the devices' graphs"))?;
+            d.gpu().stream.synchronize().map_err(cuda_err("merging the devices' graphs"))?;
         }
         Ok(())
     }
@@ -257,14 +255,12 @@ impl MultiGauss {
     /// ORs every device's level-0 bits into the first's (p^2 / 8 bytes each).
     fn merge_sep0(&mut self) -> Result<()> {
         let (first, rest) = self.devs.split_at_mut(1);
-        let g0 = &first[0].gpu;
-        let st0 = first[0].dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
+        let (g0, st0) = first[0].gpu_and_dense_mut()?;
         let scratch = self.scratch.as_mut().ok_or_else(|| PcError::Internal("merge without a scratch buffer".into()))?;
         g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let nb = st0.p * st0.words;
         for (i, d) in rest.iter().enumerate() {
-            let sd = d.dense.as_ref().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
-            peer_copy(g0, scratch, 0, &d.gpu, &sd.sep0, 0, nb, self.peer[0][i + 1], "gathering level 0's sepsets")?;
+            peer_copy(g0, scratch, 0, d.gpu(), &d.dense_state()?.sep0, 0, nb, self.peer[0][i + 1], "gathering level 0's sepsets")?;
             reduce(g0, &self.merge[0].or, &mut st0.sep0.slice_mut(0..nb), scratch, nb, "merge_or_u64")?;
         }
         g0.stream.synchronize().map_err(cuda_err("merging level 0's sepsets"))
@@ -276,7 +272,7 @@ impl MultiGauss {
     /// would otherwise pass through one device's link).
     fn pmax_reduce_scatter(devs: &[CudaGauss], labels: &[String], merge: &[MergeFns], peer: &[Vec<bool>], pmax: &mut [f64]) -> Result<()> {
         let k = devs.len();
-        let p = devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?.p;
+        let p = devs[0].dense_state()?.p;
         let blocks = multi::even_ranges(p, k);
         let mut parts = Vec::with_capacity(k);
         let mut rest = pmax;
@@ -294,10 +290,10 @@ impl MultiGauss {
                     s.spawn(move || {
                         guard("merging pMax of the devices", || {
                             let dev = &devs[d];
-                            let g = &dev.gpu;
+                            let g = dev.gpu();
                             let max_fn = &merge[d].max;
                             g.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-                            let st = dev.dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
+                            let st = dev.dense_state()?;
                             let (a, e) = (b.start * p, b.end * p);
                             if e > a {
                                 let chunk = PMAX_CHUNK.min(e - a);
@@ -305,10 +301,10 @@ impl MultiGauss {
                                 let buf = g.alloc::<f64>(chunk, "merging pMax")?;
                                 let (base, _sync) = st.pmax.device_ptr(&g.stream);
                                 for (o, other) in devs.iter().enumerate().filter(|&(o, _)| o != d) {
-                                    let so = other.dense.as_ref().ok_or_else(|| PcError::Internal(format!("{}: no pMax", labels[o])))?;
+                                    let so = other.dense_state().map_err(|e| label_error(&labels[o], e))?;
                                     for off in (a..e).step_by(chunk) {
                                         let m = chunk.min(e - off);
-                                        peer_copy(g, &buf, 0, &other.gpu, &so.pmax, off, m, peer[d][o], "gathering pMax")?;
+                                        peer_copy(g, &buf, 0, other.gpu(), &so.pmax, off, m, peer[d][o], "gathering pMax")?;
                                         let (dst, mu) = (base + off as u64 * 8, m as u64);
                                         let mut l = g.launch(max_fn)?;
                                         l.arg(&dst).arg(&buf).arg(&mu);
@@ -345,19 +341,9 @@ impl MultiGauss {
                 .map(|(d, dev)| {
                     s.spawn(move || {
                         guard("running a level on the GPU", || {
-                            dev.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-                            let zfac = host::z_factor(dev.n, level);
-                            let both = !dev.symmetric;
-                            let (gpu, f, c) = (&dev.gpu, &dev.df, &dev.c);
-                            let st = dev.dense.as_mut().ok_or_else(|| PcError::Internal("dense level before dense_begin".into()))?;
                             let mut clock = Clock::default();
-                            let rep = if level == 0 {
-                                let rows = multi::row_ranges(st.p, k).swap_remove(d);
-                                let (tests, removed, not_done) = CudaGauss::dense_level0(gpu, f, c, st, zfac, both, rows, &mut clock)?;
-                                DenseLevelReport { tests, removed, not_done, singles: Vec::new(), qualifying: 0 }
-                            } else {
-                                CudaGauss::dense_level1(gpu, f, c, st, zfac, ctl, (d, k), &mut clock)?
-                            };
+                            // the devices' max-merge of pMax is made for stable's test only
+                            let rep = dev.dense_share(Order::Stable, level, ctl, (d, k), &mut clock)?;
                             Ok((rep, clock))
                         })
                     })
@@ -395,7 +381,7 @@ impl DenseLevels for MultiGauss {
         for (r, label) in results.into_iter().zip(labels) {
             r.map_err(|e| label_error(label, e))?;
         }
-        let g0 = &self.devs[0].gpu;
+        let g0 = self.devs[0].gpu();
         let words = start.p().div_ceil(64);
         self.scratch = Some(guard("allocating the merge buffer", || {
             g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
@@ -429,15 +415,14 @@ impl DenseLevels for MultiGauss {
 
     fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()> {
         let t0 = Instant::now();
-        let p = self.devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?.p;
+        let p = self.devs[0].dense_state()?.p;
         if pmax.len() != p * p || sep0.p() != p {
             return Err(PcError::Internal("dense_end: result buffers of the wrong size".into()));
         }
         guard("merging level 0's sepsets", || self.merge_sep0())?;
         Self::pmax_reduce_scatter(&self.devs, &self.labels, &self.merge, &self.peer, pmax)?;
         // the graphs are equal on every device since the last merge; the bits were ORed above
-        let g0 = &self.devs[0].gpu;
-        let st0 = self.devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
+        let (g0, st0) = (self.devs[0].gpu(), self.devs[0].dense_state()?);
         let (g, s0) = guard("copying the results back", || {
             g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
             let g = g0.stream.clone_dtoh(&st0.adj).map_err(cuda_err("copying the graph back"))?;
@@ -450,7 +435,7 @@ impl DenseLevels for MultiGauss {
         *sep0 = BitMatrix::from_words(p, s0);
         self.scratch = None;
         for d in self.devs.iter_mut() {
-            d.dense = None; // frees each device's pMax and graph before the planned levels
+            d.drop_dense();
         }
         self.timings.dense_results_s += t0.elapsed().as_secs_f64();
         Ok(())
@@ -463,7 +448,7 @@ impl Backend for MultiGauss {
     }
 
     fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
-        if self.devs.iter().all(|d| d.dense_fits && !d.planned_only) {
+        if self.devs.iter().all(|d| d.dense_available()) {
             Some(self)
         } else {
             None
@@ -474,7 +459,7 @@ impl Backend for MultiGauss {
         let t0 = Instant::now();
         let before = self.sums();
         // deeper than the set kernels, or C with NaN: one device runs it (on the CPU)
-        let one = plan.level >= 2 && (self.devs[0].has_nan || host::set_kernel_variant(plan.level).is_none());
+        let one = plan.level >= 2 && (self.devs[0].has_nan() || host::set_kernel_variant(plan.level).is_none());
         // a level of fewer tests than MIN_SPLIT_TESTS: one device finishes it before a split pays
         let alone = !multi::worth_splitting(self.devs.len(), multi::level_tests(plan), MIN_SPLIT_TESTS);
         let out = if one || alone { self.devs[0].run_level(plan, watch).map_err(|e| label_error(&self.labels[0], e)) } else { multi::split_level(&mut self.devs, &self.labels, plan, watch) };
