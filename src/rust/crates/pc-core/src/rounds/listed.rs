@@ -89,7 +89,7 @@ pub fn fill(batch: &TestBatch, launch: &Launch, words: Option<TestWords>, b: &mu
 }
 
 /// A device that evaluates launches of one |S| each, in two steps (the host writes the next
-/// launch while one runs): the discrete backend's `Rounds`, or a CPU twin in tests.
+/// launch while one runs): the G^2 backend's `Rounds`, or a CPU twin in tests.
 pub trait LevelRounds {
     /// Starts evaluating `b`, whose tests have `level` conditioning variables each.
     fn launch_level(&mut self, level: usize, b: &Batch) -> Result<()>;

@@ -493,7 +493,7 @@ pub(crate) mod tests {
     }
 
     /// A RoundEval from a function of a batch: computed at launch, handed back at finish; with
-    /// `depth` 2 it holds two launches at once (as the discrete backend's `Rounds`).
+    /// `depth` 2 it holds two launches at once (as the G^2 backend's `Rounds`).
     pub(crate) struct Eager<F: FnMut(&Batch) -> Vec<f64>> {
         f: F,
         held: std::collections::VecDeque<Vec<f64>>,

@@ -1,7 +1,7 @@
 //! Listed G^2 tests on the GPU: the conservative / majority-rule triple checks
 //! (`pc_core::orient::check_triples`) of `disCItest` / `binCItest` hand over batches of (x, y, S)
 //! and get one p-value each. [`CudaGSquareBatch`] is their `BatchEvaluator` when the skeleton ran
-//! on the GPU: the discrete backend ([`CudaGSquare`]: the codes uploaded once as bytes, the
+//! on the GPU: the G^2 backend ([`CudaGSquare`]: the codes uploaded once as bytes, the
 //! kernels compiled once per process) evaluates them with its own kernels, `gsquare_tests` (one
 //! block per test, the contingency table in shared memory or a planned global slot) and
 //! `pchisq_points`, through its rounds' device buffers ([`crate::gsquare`]'s `Rounds`).

@@ -1,10 +1,10 @@
-//! The discrete backend: pcalg's `disCItest` / `binCItest` (G^2 on contingency tables) on a GPU.
+//! The G^2 backend: pcalg's `disCItest` / `binCItest` (G^2 on contingency tables) on a GPU.
 //!
 //! The codes go to the device once (n x p bytes, column-major, each column padded to a multiple of
 //! 16 bytes so that a thread reads 16 samples at once; at most 255 levels per variable, as
 //! `DiscreteData` enforces). Each level runs in rounds of per-edge windows (`pc_core::rounds::rank_windows`): the
 //! host writes out the round's tests (x, y, S; level 0 by chunks of edges without windows,
-//! [`crate::gsquare::level0`]), `gsquare_tests` computes their G^2 and degrees of
+//! `pc_core::rounds::level0`), `gsquare_tests` computes their G^2 and degrees of
 //! freedom (one block per test; the table in shared memory when it fits, else in the block's slot
 //! of global scratch, with fewer blocks when device memory would run short), `pchisq_points` their
 //! p-values (one thread per test), and the host takes each edge's first success in canonical

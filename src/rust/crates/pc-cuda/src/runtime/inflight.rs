@@ -1,4 +1,4 @@
-//! Two rounds of listed tests in flight on one stream (the discrete backend's `Rounds`): each round copies its tests into page-locked
+//! Two rounds of listed tests in flight on one stream (the G^2 backend's `Rounds`): each round copies its tests into page-locked
 //! memory of its own slot, so their upload is asynchronous, and its p-values come back into the
 //! slot's page-locked buffer by a copy queued right after its kernels. The device buffers (tests,
 //! p-values) are shared by both rounds: everything runs in stream order, so a round's upload waits

@@ -59,7 +59,7 @@ pub fn gauss_sets_bytes(offsets: usize, cols: usize, edges: usize, table: usize,
     (offsets as u64) * 8 + (cols as u64) * 8 + (edges as u64) * 32 + (table as u64) * 8 + (rows as u64) * 30
 }
 
-/// The discrete backend's codes: n bytes per column padded to `chunk` bytes, the levels (u32),
+/// The G^2 backend's codes: n bytes per column padded to `chunk` bytes, the levels (u32),
 /// and 64 MB for the first rounds.
 pub fn gsquare_data_bytes(n: usize, p: usize, chunk: usize) -> u64 {
     (n.next_multiple_of(chunk) as u64).saturating_mul(p as u64) + 4 * p as u64 + (64 << 20)
