@@ -16,11 +16,11 @@ pub mod gsquare;
 pub mod jtree;
 pub mod runtime;
 
-pub use cmiknn::CudaCmiKnn;
+pub use cmiknn::{CmiTimings, CudaCmiKnn};
 pub use gauss::batch::CudaGaussBatch;
 pub use gauss::multi::MultiGauss;
 pub use gauss::CudaGauss;
 pub use gsquare::batch::CudaGSquareBatch;
-pub use gsquare::CudaGSquare;
+pub use gsquare::{min_split_tests, CudaGSquare};
 pub use runtime::device::{device_labels, device_ordinal, probe, probe_all, probe_device, DeviceInfo};
 pub use runtime::timings::{combined_timings, BatchTimings, CudaTimings, LevelTimings};
