@@ -26,12 +26,14 @@ pub mod kernel_cache;
 pub mod level0;
 pub mod memplan;
 pub mod module;
+pub mod open;
 pub mod windows;
 
-pub use cmiknn::CudaCmiKnn;
+pub use cmiknn::{CmiTimings, CudaCmiKnn};
 pub use device::{probe, probe_all, DeviceInfo};
-pub use discrete::CudaGSquare;
+pub use discrete::{min_split_tests, CudaGSquare};
 pub use gauss::{CudaGauss, CudaTimings, LevelTimings};
 pub use gauss_batch::CudaGaussBatch;
-pub use gauss_multi::MultiGauss;
+pub use gauss_multi::{combined_timings, device_labels, MultiGauss};
 pub use gsquare_batch::CudaGSquareBatch;
+pub use open::{choose, Choice, Engine};
