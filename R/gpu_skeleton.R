@@ -126,13 +126,14 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
                 fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg, devices = devices)
 }
 
-# defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend); when the run left its sepsets in
-# Rust, the pcAlgo's sepset slot is left empty and `sepsets` is their handle, so that gpu_pc()
-# orients from the handle and makes the list once, at the end (attach_sepsets()); otherwise the
-# slot is set and `sepsets` is NULL.
+# defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend, test); when the run left its
+# sepsets in Rust, the pcAlgo's sepset slot is left empty and `sepsets` is their handle, so that
+# gpu_pc() orients from the handle and makes the list once, at the end (attach_sepsets());
+# otherwise the slot is set and `sepsets` is NULL. keep_test = TRUE: `test` is the handle of the
+# native test the skeleton ran (NULL if none), which the triple checks then reuse.
 skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.max, fixedGaps,
                           fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels",
-                          defer_sepsets = FALSE, devices = NULL) {
+                          defer_sepsets = FALSE, devices = NULL, keep_test = FALSE) {
   alpha <- check_alpha(alpha)
   devices <- check_devices(devices, backend)
   m.max <- check_m_max(m.max, method)
@@ -161,7 +162,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   check_memory(p, if (dense) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
                p_arg, dense = dense)
   # with backend = "auto", a GPU that fails runs the skeleton on the CPU instead (in Rust)
-  args <- skeleton_args(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = backend == "auto")
+  args <- skeleton_args(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = backend == "auto",
+                        keep_test = keep_test)
   hooks <- level_hooks(verbose, method, choice$backend)
   t1 <- proc.time()[["elapsed"]]
   res <- if (method == "stable" && m.max < 0) {
@@ -187,11 +189,11 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                                        r_output_s = max(0, t2 - t1 - sum(ph)),
                                        graph_object_s = t3 - t2))
   if (defer_sepsets && !is.null(res$sepset_handle))
-    return(list(pcalgo = out, sepsets = res$sepset_handle, backend = res$backend))
+    return(list(pcalgo = out, sepsets = res$sepset_handle, backend = res$backend, test = res$test_handle))
   out <- attach_sepsets(out, if (is.null(res$sepset_handle)) res$sepset else res$sepset_handle)
   .gpupc_state$last$phases["sepset_s"] <- proc.time()[["elapsed"]] - t3
   # a list (no levels run, an R-function test) is set at once: only a handle is deferred
-  if (defer_sepsets) list(pcalgo = out, sepsets = NULL, backend = res$backend) else out
+  if (defer_sepsets) list(pcalgo = out, sepsets = NULL, backend = res$backend, test = res$test_handle) else out
 }
 
 # `out` with its sepset slot set from `sepsets` (R's list, or the Rust-side handle, made into the
@@ -360,9 +362,11 @@ take_from <- function(env, name) {
 # The level loop's parameters as they cross to Rust: one named list of fixed types, converted in
 # one place (skeleton_params() in src/rust/crates/gpupc-r/src/params.rs). `start` is !fixedGaps
 # and `fixed` fixedEdges (NULL: none); `m.max` may be Inf; `threads` 0 means every core;
-# `fallback`: a GPU failure reruns on the CPU.
-skeleton_args <- function(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = FALSE) {
+# `fallback`: a GPU failure reruns on the CPU; `keep_test`: the result holds the native test's
+# handle (`test_handle`) for the triple checks.
+skeleton_args <- function(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = FALSE,
+                          keep_test = FALSE) {
   list(p = as.integer(p), alpha = as.double(alpha), start = start, fixed_edges = fixed,
        na_delete = isTRUE(NAdelete), m_max = as.double(m.max), order = as.character(method),
-       threads = as.integer(threads), fallback = isTRUE(fallback))
+       threads = as.integer(threads), fallback = isTRUE(fallback), keep_test = isTRUE(keep_test))
 }

@@ -11,6 +11,8 @@ use pc_core::{run_skeleton_into, Backend, PcError, SkeletonParams};
 
 use crate::convert::{alloc_pmax, doubles_mut, gauss_input, gauss_test, gsquare_test, result_to_r, scan_correlation, CoreResult, GaussInput};
 use pc_cuda::open::GaussSource;
+
+use crate::orient::KeptTest;
 use crate::params::skeleton_params;
 use crate::watch::RWatch;
 
@@ -102,7 +104,7 @@ fn gauss_cuda(run: &mut Run, data: &List) -> CoreResult<Ran> {
 fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List) -> CoreResult<Robj> {
     let t_input = Instant::now();
     let params = skeleton_params(&args)?;
-    let fallback = crate::convert::Named(&args).logical("fallback")?;
+    let (fallback, keep_test) = (crate::convert::Named(&args).logical("fallback")?, crate::convert::Named(&args).logical("keep_test")?);
     let (p, order) = (params.start.p(), params.order);
     let pmax_r = alloc_pmax(p)?;
     // SAFETY: pmax_r is a fresh p x p double matrix, kept alive (and protected) by this frame
@@ -115,9 +117,6 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
         "cpu" => false,
         other => return Err(PcError::Internal(format!("unknown backend \"{other}\""))),
     };
-    if on_gpu && test == "rfun" {
-        return Err(PcError::Cuda("the GPU backend runs only gaussCItest, disCItest, binCItest and cmiknnCItest".into()));
-    }
     // a GPU that fails under backend = "auto": the hooks hear of it (the levels' lines name the
     // CPU), the run repeats on the CPU, and the result carries the error for R's message (a
     // message from a hook would escape the caller's handlers)
@@ -126,12 +125,20 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
         crate::watch::call_hook(&hooks, "gpu_failed");
         gpu_failed = Some(crate::rerror::from_pc(e));
     };
+    // the host test that gpu_pc()'s triple checks take over (`keep_test`; the GPU's gaussCItest
+    // has none: C is read in place)
+    let mut kept = None;
     let (res, name) = match test {
-        "gauss" => pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| gauss_cuda(run, &data), |run| {
-            let threads = run.params.threads;
-            let t = run.read(|| gauss_test(&data, p, order, threads))?;
-            run.cpu(&t)
-        }, failed)?,
+        "gauss" => {
+            let mut host = None;
+            let out = pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| gauss_cuda(run, &data), |run| {
+                let threads = run.params.threads;
+                let t = host.insert(run.read(|| gauss_test(&data, p, order, threads))?);
+                run.cpu(t)
+            }, failed)?;
+            kept = host.map(KeptTest::Gauss);
+            out
+        }
         "dis" | "bin" => {
             let kind = if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin };
             let t = run.read(|| gsquare_test(&data, p, kind))?;
@@ -139,12 +146,17 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
             let out = pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| {
                 let threads = run.params.threads;
                 run.cuda(|| pc_cuda::open::gsquare(&t, &devices, threads))
-            }, |run| run.cpu(&t), failed)?;
+            }, |run| {
+                // after a GPU failure pcalg's n < n.min warning counts only the CPU's tests
+                t.take_small_n_tests();
+                run.cpu(&t)
+            }, failed)?;
             // pcalg warns for each test it answers p = 1 because n < n.min; R raises one warning
-            let (small, n_min) = t.small_n_tests();
+            let (small, n_min) = t.take_small_n_tests();
             if small > 0 {
                 run.extra = list!(small_n_tests = small as f64, small_n_min = n_min as f64, n = t.data.n as f64);
             }
+            kept = Some(KeptTest::GSquare(t));
             out
         }
         "cmiknn" => {
@@ -161,11 +173,14 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
         return Err(PcError::Interrupted);
     }
     let phases = list!(input_s = run.input_s, setup_s = run.setup_s, search_s = run.search_s);
-    let out = result_to_r(res, pmax_r, order, &name, run.extra, phases, run.params.threads)?;
-    Ok(match gpu_failed {
-        Some(err) => with_element(out, "gpu_failed", err),
-        None => out,
-    })
+    let mut out = result_to_r(res, pmax_r, order, &name, run.extra, phases, run.params.threads)?;
+    if let Some(err) = gpu_failed {
+        out = with_element(out, "gpu_failed", err);
+    }
+    if let (Some(t), true) = (kept, keep_test) {
+        out = with_element(out, "test_handle", ExternalPtr::new(Some(t)).into());
+    }
+    Ok(out)
 }
 
 /// The list `l` with one more element.
@@ -229,9 +244,10 @@ fn engine_details(d: &pc_cuda::open::Details) -> List {
     List::from_names_and_values(names, vals).unwrap_or_default()
 }
 
-/// Runs the skeleton search. `test` is "gauss", "dis", "bin" or "rfun" (then `rtest` is an R
-/// function(x, y, S)); `start` is !fixedGaps; `m_max` may be Inf; `threads` 0 means all cores.
-/// A native-test skeleton: `args` is R's `skeleton_args()` list (converted in `params.rs`).
+/// A native-test skeleton: `test` is "gauss", "dis", "bin" or "cmiknn", `backend` "cpu" or "cuda"
+/// as `gpupc_choose_engine` chose (the GPUs in `data$devices`), `args` R's `skeleton_args()` list
+/// (converted in `params.rs`; its `fallback`: a GPU failure reruns on the CPU, and the result's
+/// `gpu_failed` holds the error).
 #[extendr]
 fn gpupc_skeleton(test: &str, data: List, args: List, backend: &str, hooks: List) -> Robj {
     match skeleton_impl(test, data, args, backend, hooks) {
