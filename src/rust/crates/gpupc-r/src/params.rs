@@ -66,8 +66,7 @@ pub fn memory_plan(p: f64, test_bytes: f64, start_edges: f64, dense_levels: bool
 /// The host memory of levels 0 and 1 planned edge by edge (a GPU backend whose dense levels do
 /// not fit on the device), checked against what is left before the level loop starts: per
 /// starting edge its neighbour-list entries, plan, outcome and a sepset (R's pMax exists already).
-pub fn check_planned_levels(params: &SkeletonParams, p: usize) -> Result<(), PcError> {
-    let e = params.start.n_edges() as u64;
+pub fn check_planned_levels(e: u64, p: usize) -> Result<(), PcError> {
     let per_edge = (2 * 4 + std::mem::size_of::<EdgeWork>() + std::mem::size_of::<EdgeOutcome>() + std::mem::size_of::<pc_core::skeleton::Sepset>()) as u64;
     let need = e.saturating_mul(per_edge);
     match available_bytes() {

@@ -14,6 +14,7 @@ pub mod cmiknn;
 pub mod gauss;
 pub mod gsquare;
 pub mod jtree;
+pub mod open;
 pub mod runtime;
 
 pub use cmiknn::{CmiTimings, CudaCmiKnn};
@@ -24,3 +25,4 @@ pub use gsquare::batch::CudaGSquareBatch;
 pub use gsquare::{min_split_tests, CudaGSquare};
 pub use runtime::device::{device_labels, device_ordinal, probe, probe_all, probe_device, DeviceInfo};
 pub use runtime::timings::{combined_timings, BatchTimings, CudaTimings, LevelTimings};
+pub use open::{choose, Choice, Engine};
