@@ -18,45 +18,16 @@ gpu_info <- function() {
   info
 }
 
-# Below this many variables the CPU backend is as fast as the GPU one or faster, counting the
-# first CUDA call of a process: the driver's start and the kernels, 0.4 s with the kernel cache
-# warm, 2-2.7 s on a machine that never compiled them (BENCHMARKS.md, "The first GPU call of an R
-# process"). Warm GPU against the CPU backend on an H100 host with 16 cores (same file, "Gaussian
-# data"): p = 1643 0.054 s and 0.164 s; p = 5361 0.15-0.20 s and 1.19-1.47 s; p = 10000
-# 0.65-0.88 s and 5.8-6.2 s; "stable.fast" alike. With the first call's 0.4 s the GPU wins a
-# single call from about p = 3000, for both methods.
-.gpu_min_p <- 3000L
-
 check_backend <- function(backend) {
   if (!is.character(backend) || length(backend) != 1 || !backend %in% c("auto", "cpu", "cuda"))
     abort_arg("backend", "must be one of \"auto\", \"cpu\" or \"cuda\".")
   backend
 }
 
-# For the G^2 tests the work of level 0 is about n p^2 / 2 sample visits; below this the
-# CPU's cores finish before the GPU has started (the first CUDA call of a process takes
-# seconds).
-.gpu_min_discrete_work <- 5e9
-
-# Decides the backend to try; returns list(backend, why). `n` is the sample size (rows of dm).
-resolve_backend <- function(backend, kind, order, p, n = NA_real_) {
-  backend <- check_backend(backend)
-  if (backend != "auto") return(list(backend = backend, why = "asked for"))
-  if (kind == "rfun") return(list(backend = "cpu", why = "a user-supplied test runs on the CPU"))
-  if (kind == "cmiknn") {
-    # a CMI-kNN test is O(B n^2): the GPU pays off from a few hundred samples
-    info <- gpu_info()
-    if (!isTRUE(info$usable)) return(list(backend = "cpu", why = paste("no usable GPU:", info$reason)))
-    return(list(backend = "cuda", why = sprintf("GPU %s", info$name)))
-  }
-  if (kind == "gauss") {
-    if (p < .gpu_min_p) return(list(backend = "cpu", why = sprintf("p = %d is small (< %d)", p, .gpu_min_p)))
-  } else {
-    work <- as.double(n) * p * p / 2
-    if (!is.finite(work) || work < .gpu_min_discrete_work)
-      return(list(backend = "cpu", why = sprintf("n p^2 / 2 = %.3g is small (< %.3g)", work, .gpu_min_discrete_work)))
-  }
-  info <- gpu_info()
-  if (!isTRUE(info$usable)) return(list(backend = "cpu", why = paste("no usable GPU:", info$reason)))
-  list(backend = "cuda", why = sprintf("GPU %s", info$name))
+# The engine of one skeleton as Rust chooses it (src/rust/crates/pc-cuda/src/open.rs holds the
+# thresholds of "auto" and the default devices): list(backend = "cpu" / "cuda", why, devices,
+# devices_why). `kind` is prepare_test()'s, `n` the rows of dm (NA for other tests), `devices`
+# check_devices()'s.
+resolve_backend <- function(backend, kind, p, n = NA_real_, devices = NULL) {
+  rs_choose_engine(kind, check_backend(backend), p, n, devices)
 }

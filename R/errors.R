@@ -27,11 +27,21 @@ raise_rust_error <- function(err) {
 }
 
 # `run(backend)`, and when it fails on the GPU (class gpupc_cuda_error) and `fallback`, a message
-# and `run("cpu")`.
+# and `run("cpu")`: junction-tree batches. (A skeleton and the triple checks do this in Rust,
+# pc-cuda's open.rs, and R says so with gpu_fallback_message().)
 with_cpu_fallback <- function(run, backend, fallback, what = "") {
   if (backend == "cpu" || !fallback) return(run(backend))
   tryCatch(run(backend), gpupc_cuda_error = function(e) {
-    message("gpupc: the GPU failed", what, " (", conditionMessage(e), "); running on the CPU instead")
+    cpu_fallback_message(e, what)
     run("cpu")
   })
+}
+
+cpu_fallback_message <- function(e, what = "") {
+  message("gpupc: the GPU failed", what, " (", conditionMessage(e), "); running on the CPU instead")
+}
+
+# The message of a GPU failure `err` (Rust's error list) that Rust answered by running on the CPU.
+gpu_fallback_message <- function(err, what = "") {
+  cpu_fallback_message(tryCatch(raise_rust_error(err), error = identity), what)
 }

@@ -12,6 +12,14 @@ rs_sepsets <- function(handle, compact) rust_value(.Call(wrap__gpupc_sepsets, ha
 
 rs_gpu_info <- function() rust_value(.Call(wrap__gpupc_gpu_info))
 
+rs_choose_engine <- function(work, backend, p, n, devices) {
+  rust_value(.Call(wrap__gpupc_choose_engine, work, backend, as.double(p), as.double(n), devices))
+}
+
+rs_choose_devices <- function(devices, work, size, usable) {
+  rust_value(.Call(wrap__gpupc_choose_devices, devices, work, as.double(size), usable))
+}
+
 rs_cpu_threads <- function() rust_value(.Call(wrap__gpupc_cpu_threads))
 
 rs_rfun_start <- function(args) rust_value(.Call(wrap__gpupc_rfun_start, args))

@@ -122,9 +122,10 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
   # relaxed: the skeleton's sepsets stay in Rust; orientation reads (and the triple checks
   # rewrite) them there, and the p x p list is made once, at the end
   native <- u2pd == "relaxed"
+  # the triple checks reuse the skeleton's test (its data read once)
   sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, skel.method, m.max,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg,
-                      defer_sepsets = native, devices = devices)
+                      defer_sepsets = native, devices = devices, keep_test = native && (conservative || maj.rule))
   skel <- if (native) sk$pcalgo else sk
   skel@call <- cl
   t0 <- proc.time()[["elapsed"]]
@@ -140,7 +141,8 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
     o <- orient_pcalgo(skel, suffStat, indepTest, alpha, solve.confl = solve.confl, rule = rule,
                        numCores = numCores, verbose = verbose, sepsets = sk$sepsets,
                        backend = if (startsWith(sk$backend, "cuda")) "cuda" else "cpu",
-                       fallback = identical(backend, "auto"), device = .gpupc_state$last$devices)
+                       fallback = identical(backend, "auto"), device = .gpupc_state$last$devices,
+                       test_handle = sk$test)
     info <- o$info
     sepsets <- o$sepsets
     o$pcalgo

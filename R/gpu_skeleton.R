@@ -128,13 +128,14 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
                 fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg, devices = devices)
 }
 
-# defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend); when the run left its sepsets in
-# Rust, the pcAlgo's sepset slot is left empty and `sepsets` is their handle, so that gpu_pc()
-# orients from the handle and makes the list once, at the end (attach_sepsets()); otherwise the
-# slot is set and `sepsets` is NULL.
+# defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend, test); when the run left its
+# sepsets in Rust, the pcAlgo's sepset slot is left empty and `sepsets` is their handle, so that
+# gpu_pc() orients from the handle and makes the list once, at the end (attach_sepsets());
+# otherwise the slot is set and `sepsets` is NULL. keep_test = TRUE: `test` is the handle of the
+# native test the skeleton ran (NULL if none), which the triple checks then reuse.
 skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.max, fixedGaps,
                           fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels",
-                          defer_sepsets = FALSE, devices = NULL) {
+                          defer_sepsets = FALSE, devices = NULL, keep_test = FALSE) {
   alpha <- check_alpha(alpha)
   devices <- check_devices(devices, backend)
   m.max <- check_m_max(m.max, method)
@@ -153,8 +154,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   }
   t0 <- proc.time()[["elapsed"]]
   test <- prepare_test(indepTest, suffStat, p)
-  choice <- resolve_backend(backend, test$kind, method, p,
-                            n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm))
+  choice <- resolve_backend(backend, test$kind, p,
+                            n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm), devices = devices)
   # NULL: no gaps / no fixed edges (Rust starts from the complete / empty graph)
   start <- if (is.null(gaps)) NULL else `diag<-`(!gaps, FALSE)
   # the GPU's dense levels hold no per-edge host structure, and C (or the data) stays where
@@ -162,23 +163,21 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   dense <- test$kind == "gauss" && choice$backend == "cuda"
   check_memory(p, if (dense) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
                p_arg, dense = dense)
-  dev <- list(devices = NULL, why = NULL)
-  args <- skeleton_args(p, alpha, start, fixed, NAdelete, m.max, method, threads)
-  run <- function(b) {
-    if (test$kind == "rfun" && b == "cpu")
-      return(run_rfun(indepTest, suffStat, args, level_hooks(verbose, method, b)))
-    data <- test$data
-    if (b == "cuda") {
-      size <- if (test$kind %in% c("dis", "bin")) as.double(nrow(data$dm)) * p * p / 2 else Inf
-      dev <<- choose_devices(devices, test$kind, size)
-      data$devices <- dev$devices
-    } else dev <<- list(devices = NULL, why = NULL)
-    rs_skeleton(test$kind, data, args, b, level_hooks(verbose, method, b))
-  }
+  # with backend = "auto", a GPU that fails runs the skeleton on the CPU instead (in Rust)
+  args <- skeleton_args(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = backend == "auto",
+                        keep_test = keep_test)
+  hooks <- level_hooks(verbose, method, choice$backend)
   t1 <- proc.time()[["elapsed"]]
-  res <- if (method == "stable" && m.max < 0) no_levels(start, fixed, p, test) else
-    with_cpu_fallback(run, choice$backend, fallback = backend == "auto")
+  res <- if (method == "stable" && m.max < 0) {
+    no_levels(start, fixed, p, test)
+  } else if (test$kind == "rfun") {
+    run_rfun(indepTest, suffStat, args, hooks)
+  } else {
+    rs_skeleton(test$kind, c(test$data, list(devices = choice$devices)), args, choice$backend, hooks)
+  }
   t2 <- proc.time()[["elapsed"]]
+  if (!is.null(res$gpu_failed)) gpu_fallback_message(res$gpu_failed)
+  dev <- if (startsWith(res$backend, "cuda")) choice else list(devices = NULL, devices_why = NULL)
   if (verbose) cat(sprintf("gpupc: backend %s (%s)\n", res$backend, choice$why))
   if (test$kind == "gauss") warn_small_n(test$data$n, res$levels)
   if (!is.null(res$extra$small_n_tests)) warn_small_n_discrete(res$extra)
@@ -186,17 +185,17 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   t3 <- proc.time()[["elapsed"]]
   ph <- unlist(res$phases)
   .gpupc_state$last <- list(backend = res$backend, why = choice$why, devices = dev$devices,
-                            devices_why = dev$why, levels = as.data.frame(res$levels),
+                            devices_why = dev$devices_why, levels = as.data.frame(res$levels),
                             details = res$extra,
                             phases = c(r_checks_s = t1 - t0, ph,
                                        r_output_s = max(0, t2 - t1 - sum(ph)),
                                        graph_object_s = t3 - t2))
   if (defer_sepsets && !is.null(res$sepset_handle))
-    return(list(pcalgo = out, sepsets = res$sepset_handle, backend = res$backend))
+    return(list(pcalgo = out, sepsets = res$sepset_handle, backend = res$backend, test = res$test_handle))
   out <- attach_sepsets(out, if (is.null(res$sepset_handle)) res$sepset else res$sepset_handle)
   .gpupc_state$last$phases["sepset_s"] <- proc.time()[["elapsed"]] - t3
   # a list (no levels run, an R-function test) is set at once: only a handle is deferred
-  if (defer_sepsets) list(pcalgo = out, sepsets = NULL, backend = res$backend) else out
+  if (defer_sepsets) list(pcalgo = out, sepsets = NULL, backend = res$backend, test = res$test_handle) else out
 }
 
 # `out` with its sepset slot set from `sepsets` (R's list, or the Rust-side handle, made into the
@@ -321,6 +320,8 @@ level_hooks <- function(verbose, method, backend) {
       }
     },
     tick = function(done, total) state$bar$tick(done, total),
+    # the GPU failed under backend = "auto": the levels run again on the CPU
+    gpu_failed = function() backend <<- "cpu",
     level_end = function(level, tests, removed, seconds) {
       state$bar$done()
       if (verbose) cat(sprintf("  level %d: %.0f tests, %.0f edges removed, %.3f s (%s)\n",
@@ -349,9 +350,12 @@ take_from <- function(env, name) {
 
 # The level loop's parameters as they cross to Rust: one named list of fixed types, converted in
 # one place (skeleton_params() in src/rust/crates/gpupc-r/src/params.rs). `start` is !fixedGaps
-# and `fixed` fixedEdges (NULL: none); `m.max` may be Inf; `threads` 0 means every core.
-skeleton_args <- function(p, alpha, start, fixed, NAdelete, m.max, method, threads) {
+# and `fixed` fixedEdges (NULL: none); `m.max` may be Inf; `threads` 0 means every core;
+# `fallback`: a GPU failure reruns on the CPU; `keep_test`: the result holds the native test's
+# handle (`test_handle`) for the triple checks.
+skeleton_args <- function(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = FALSE,
+                          keep_test = FALSE) {
   list(p = as.integer(p), alpha = as.double(alpha), start = start, fixed_edges = fixed,
        na_delete = isTRUE(NAdelete), m_max = as.double(m.max), order = as.character(method),
-       threads = as.integer(threads))
+       threads = as.integer(threads), fallback = isTRUE(fallback), keep_test = isTRUE(keep_test))
 }

@@ -42,12 +42,14 @@ pdag_graphnel <- function(from, to, weight, labels, directed) {
 # and the triple checks rewrite in place. Returns list(pcalgo, info, sepsets): `sepsets` is the
 # handle still to be made into the pcalgo's sepset slot (attach_sepsets()), or NULL when the slot
 # is final. `backend`: "cuda" runs the triple checks' gaussCItest, disCItest and binCItest tests
-# on the GPU `device` (the skeleton's first); a GPU failure then reruns them on the CPU with a
-# message when `fallback`.
+# on the GPU `device` (the skeleton's first); a GPU failure then reruns them on the CPU (in Rust,
+# pc-cuda's open.rs) with a message when `fallback`. `test_handle`: the skeleton's native test
+# (skeleton_impl(keep_test = TRUE)), which the triple checks take over instead of reading
+# suffStat again.
 orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_real_,
                           solve.confl = FALSE, rule = c("none", "conservative", "majority"),
                           numCores = NULL, unfTriples = NULL, verbose = FALSE, sepsets = NULL,
-                          backend = "cpu", fallback = TRUE, device = NULL,
+                          backend = "cpu", fallback = TRUE, device = NULL, test_handle = NULL,
                           hooks = progress_hooks("gpupc triples", "tests")) {
   rule <- match.arg(rule)
   labels <- skel@graph@nodes
@@ -78,14 +80,14 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
   if (!is.null(unfTriples)) storage.mode(unfTriples) <- "integer"
   # the triple checks are small batches: they run on one GPU, the skeleton's first
   if (!is.null(device)) test$data$devices <- device[1]
-  run <- function(b) {
-    settings <- list(p = as.integer(p), solve_confl = isTRUE(solve.confl), rule = rule,
-                     alpha = if (rule == "none") 0 else as.double(alpha),
-                     threads = as.integer(check_threads(numCores)), backend = b, hooks = hooks)
-    on.exit(hooks$done())
-    rs_orient(edges, if (is.null(sepsets)) skel@sepset else sepsets, test$kind, test$data, unfTriples, settings)
-  }
-  res <- with_cpu_fallback(run, backend, fallback, what = " in the triple checks")
+  if (rule != "none") test$data$test_handle <- test_handle
+  settings <- list(p = as.integer(p), solve_confl = isTRUE(solve.confl), rule = rule,
+                   alpha = if (rule == "none") 0 else as.double(alpha),
+                   threads = as.integer(check_threads(numCores)), backend = backend, fallback = isTRUE(fallback),
+                   hooks = hooks)
+  on.exit(hooks$done())
+  res <- rs_orient(edges, if (is.null(sepsets)) skel@sepset else sepsets, test$kind, test$data, unfTriples, settings)
+  if (!is.null(res$gpu_failed)) gpu_fallback_message(res$gpu_failed, " in the triple checks")
   # checkTriple's disCItest / binCItest calls warn as the skeleton's do
   if (isTRUE(res$small_n[1] > 0))
     warn_small_n_discrete(list(small_n_tests = res$small_n[1], small_n_min = res$small_n[2], n = res$small_n[3]))

@@ -59,6 +59,29 @@ test_that("a GPU failure falls back to the CPU with a message only where asked",
   expect_error(gpupc:::with_cpu_fallback(bad, "cuda", fallback = TRUE), class = "gpupc_invalid_argument")
 })
 
+test_that("a skeleton whose GPU fails under backend = 'auto' runs on the CPU, with the same message", {
+  skip_if(isTRUE(gpupc::gpu_info()$usable), "a usable GPU does not fail")
+  data <- list(C = diag(5), n = 100)
+  hooks <- gpupc:::level_hooks(FALSE, "stable", "cuda")
+  for (fallback in c(TRUE, FALSE)) {
+    args <- gpupc:::skeleton_args(5, 0.05, NULL, NULL, FALSE, Inf, "stable", 1, fallback = fallback)
+    if (fallback) {
+      res <- gpupc:::rs_skeleton("gauss", data, args, "cuda", hooks)
+      expect_match(res$backend, "^cpu")
+      expect_identical(res$pMax, gpupc:::rs_skeleton("gauss", data, args, "cpu", hooks)$pMax)
+      expect_s3_class(res$gpu_failed, "gpupc_rust_error")
+      expect_message(gpupc:::gpu_fallback_message(res$gpu_failed), "^gpupc: the GPU failed \\(gpupc: CUDA.*\\); running on the CPU instead")
+    } else {
+      expect_error(gpupc:::rs_skeleton("gauss", data, args, "cuda", hooks), class = "gpupc_cuda_error")
+    }
+  }
+  dm <- matrix(c(0L, 1L), 40, 3)
+  args <- gpupc:::skeleton_args(3, 0.05, NULL, NULL, FALSE, Inf, "stable", 1, fallback = TRUE)
+  res <- gpupc:::rs_skeleton("dis", list(dm = dm, nlev = c(2L, 2L, 2L), adaptDF = FALSE), args, "cuda", hooks)
+  expect_match(res$backend, "^cpu")
+  expect_identical(res$gpu_failed$kind, "cuda")
+})
+
 test_that("no R code of the package reads an error list", {
   ns <- asNamespace("gpupc")
   src <- unlist(lapply(ls(ns, all.names = TRUE), function(n) {

@@ -225,3 +225,40 @@ test_that("orientation rejects malformed sepsets with an error naming sepset", {
   sk@sepset[[pr[1, 1]]][[pr[1, 2]]] <- "a"
   expect_error(gpupc:::orient_pcalgo(sk), class = "gpupc_invalid_argument", regexp = "sepset")
 })
+
+test_that("the triple checks take over the skeleton's test once, and read suffStat again without it", {
+  set.seed(19)
+  X <- rmvDAG(500, randomDAG(12, prob = 0.3))
+  d <- rmvDAG(2000, randomDAG(8, prob = 0.3))
+  dm <- apply(d, 2, function(v) as.integer(cut(v, quantile(v, 0:3 / 3), include.lowest = TRUE)) - 1L)
+  cases <- list(list(ss = list(data = X), test = gaussCItest, p = 12), list(ss = list(C = cor(X), n = 500), test = gaussCItest, p = 12),
+                list(ss = list(dm = dm, nlev = rep(3L, 8), adaptDF = FALSE), test = disCItest, p = 8))
+  for (cs in cases) for (method in c("stable", "stable.fast")) {
+    sk <- gpupc:::skeleton_impl(quote(f()), cs$ss, cs$test, 0.05, as.character(seq_len(cs$p)), cs$p, method, Inf,
+                                NULL, NULL, TRUE, 2, FALSE, "cpu", defer_sepsets = TRUE, keep_test = TRUE)
+    expect_true(inherits(sk$test, "externalptr"))
+    sepsets <- gpupc:::attach_sepsets(sk$pcalgo, sk$sepsets)@sepset
+    run <- function() suppressWarnings(gpupc:::orient_pcalgo(sk$pcalgo, cs$ss, cs$test, 0.05, rule = "conservative", numCores = 2,
+                                                              sepsets = gpupc:::rs_sepset_handle(sepsets), test_handle = sk$test))
+    kept <- run()
+    again <- run()  # the handle was emptied: the test is read from suffStat
+    expect_identical(kept$pcalgo@graph, again$pcalgo@graph)
+    expect_identical(gpupc:::rs_sepsets(kept$sepsets, FALSE), gpupc:::rs_sepsets(again$sepsets, FALSE))
+    expect_identical(kept$info$stats, again$info$stats)
+  }
+})
+
+test_that("triple checks whose GPU fails run on the CPU with a message only where asked", {
+  skip_if(isTRUE(gpupc::gpu_info()$usable), "a usable GPU does not fail")
+  data(gmG, package = "pcalg")
+  ss <- list(C = cor(gmG8$x), n = nrow(gmG8$x))
+  sk <- skeleton(ss, gaussCItest, 0.01, labels = colnames(gmG8$x))
+  cpu <- gpupc:::orient_pcalgo(sk, ss, gaussCItest, 0.01, rule = "majority", numCores = 2)
+  expect_message(gpu <- gpupc:::orient_pcalgo(sk, ss, gaussCItest, 0.01, rule = "majority", numCores = 2,
+                                              backend = "cuda", fallback = TRUE),
+                 "^gpupc: the GPU failed in the triple checks \\(gpupc: CUDA.*\\); running on the CPU instead")
+  expect_identical(gpu$pcalgo, cpu$pcalgo)
+  expect_identical(gpu$info$stats, cpu$info$stats)
+  expect_error(gpupc:::orient_pcalgo(sk, ss, gaussCItest, 0.01, rule = "majority", numCores = 2,
+                                     backend = "cuda", fallback = FALSE), class = "gpupc_cuda_error")
+})

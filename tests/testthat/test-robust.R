@@ -97,7 +97,7 @@ test_that("a run that cannot fit in memory is an R error naming the argument, be
     expect_s3_class(err, "gpupc_memory_error")
     expect_match(conditionMessage(err), "`p`.*cannot allocate vector of size")
   }
-  # the GPU's start planned against its free memory (pc-cuda's memplan.rs, no device needed): C
+  # the GPU's start planned against its free memory (pc-cuda's runtime/memplan.rs, no device needed): C
   # and its reserve, the dense levels beside it; the error names the argument and the bytes
   gb <- 2^30
   ok <- gpupc:::rs_device_plan("gauss", 20000, 0, 80 * gb)

@@ -282,7 +282,7 @@ while (compared < min_compared && next_id <= 2 * n_cases) {
     sep_int_same <- identical(int_sep(s1), int_sep(want@sepset))
     rerun_same <- identical(g1@graph, g2@graph) && identical(s1, sep_list(g2)) && identical(g1@pMax, g2@pMax)
     # graph and sepsets; pMax only to rounding: the GPU's skeleton kernels sum G^2 in an order of
-    # their own (about 1e-13 relative, see pc-cuda's discrete.rs), the GPU alone is bit-stable
+    # their own (about 1e-13 relative, see pc-cuda's gsquare/mod.rs), the GPU alone is bit-stable
     cpu_same <- identical(g1@graph, gc1@graph) && identical(s1, sep_list(gc1))
     fin <- is.finite(g1@pMax) & is.finite(gc1@pMax)
     pmax_rel <- if (any(fin)) max(abs(g1@pMax[fin] - gc1@pMax[fin]) / pmax(abs(gc1@pMax[fin]), 1e-300)) else 0

@@ -6,7 +6,6 @@ use pc_cmiknn::{key_of, CmiKnn, CmiKnnParams, Knn, Permute, RankData};
 use pc_core::PcError;
 
 use crate::convert::{double_vec, scalar_f64, CoreResult};
-use crate::entry::Run;
 
 fn elt(data: &List, name: &str, arg: &'static str) -> CoreResult<Robj> {
     data.iter().find(|(n, _)| *n == name).map(|(_, v)| v).ok_or_else(|| PcError::invalid(arg, "is missing"))
@@ -45,27 +44,6 @@ pub fn cmiknn_test(data: &List, p: usize) -> CoreResult<CmiKnn> {
         return Err(PcError::invalid("suffStat$data", format!("must have {p} columns")));
     }
     CmiKnn::new(RankData::from_columns(v, v.len() / p, p)?, params(data)?)
-}
-
-/// The level loop on the GPU (permutations on `threads` cores).
-pub(crate) fn cuda_cmiknn(run: &mut Run, t: &CmiKnn, device: usize) -> CoreResult<(pc_core::SkeletonResult, String)> {
-    let t0 = std::time::Instant::now();
-    let mut b = pc_cuda::CudaCmiKnn::new_on(t, run.params.threads, device)?;
-    run.setup_s = t0.elapsed().as_secs_f64();
-    let out = run.go(&mut b)?;
-    let tm = b.timings();
-    run.extra = list!(
-        nvrtc_compile_s = tm.compile_s,
-        nvrtc_cached = tm.compile_cached,
-        nvrtc_target = tm.target,
-        upload_s = tm.upload_s,
-        kernel_s = tm.kernel_s,
-        transfer_s = tm.transfer_s,
-        permute_s = tm.permute_s,
-        launches = tm.launches as f64,
-        gpu_tests = tm.tests as f64
-    );
-    Ok(out)
 }
 
 fn single(data: List, vars: Robj, threads: i32) -> CoreResult<Robj> {

@@ -7,9 +7,12 @@ use pc_core::citest::GSquareKind;
 use pc_core::cpu::ParallelCpu;
 use std::time::Instant;
 
-use pc_core::{run_skeleton_into, Backend, Order, PcError, SkeletonParams};
+use pc_core::{run_skeleton_into, Backend, PcError, SkeletonParams};
 
 use crate::convert::{alloc_pmax, doubles_mut, gauss_input, gauss_test, gsquare_test, result_to_r, scan_correlation, CoreResult, GaussInput};
+use pc_cuda::open::GaussSource;
+
+use crate::orient::KeptTest;
 use crate::params::skeleton_params;
 use crate::watch::RWatch;
 
@@ -18,10 +21,11 @@ pub(crate) struct Run<'a> {
     /// pMax's cells: R's matrix, written in place by the level loop.
     pmax: &'a mut [f64],
     watch: RWatch,
-    backend: &'a str,
     /// Backend-specific details for `gpupc_last_run()` (CUDA timings).
     pub(crate) extra: List,
-    /// Seconds opening the backend (CUDA: device, NVRTC, upload) and in the level loop.
+    /// Seconds reading the input, opening the backend (CUDA: device, NVRTC, upload) and in the
+    /// level loop.
+    input_s: f64,
     pub(crate) setup_s: f64,
     search_s: f64,
 }
@@ -39,157 +43,211 @@ impl Run<'_> {
         let t = Instant::now();
         let mut b = ParallelCpu::new(test, self.params.threads)?;
         self.setup_s = t.elapsed().as_secs_f64();
+        self.extra = List::new(0);
         self.go(&mut b)
+    }
+
+    /// The level loop on the engine `open` makes (its seconds are the setup's), its figures kept.
+    fn cuda<'e>(&mut self, open: impl FnOnce() -> CoreResult<pc_cuda::Engine<'e>>) -> CoreResult<(pc_core::SkeletonResult, String)> {
+        let t0 = Instant::now();
+        let mut b = open()?;
+        self.setup_s = t0.elapsed().as_secs_f64();
+        let out = self.go(&mut b)?;
+        self.extra = engine_details(&b.details());
+        Ok(out)
+    }
+
+    /// Times `read` as input.
+    fn read<T>(&mut self, read: impl FnOnce() -> CoreResult<T>) -> CoreResult<T> {
+        let t0 = Instant::now();
+        let out = read();
+        self.input_s += t0.elapsed().as_secs_f64();
+        out
+    }
+}
+
+type Ran = (pc_core::SkeletonResult, String);
+
+/// gaussCItest on the GPUs of `data$devices`: C read in place (one parallel check, then the
+/// upload, no copy in Rust), or the data standardised on the host and C computed on the device.
+fn gauss_cuda(run: &mut Run, data: &List) -> CoreResult<Ran> {
+    let (p, order) = (run.params.start.p(), run.params.order);
+    let devices = crate::multi::devices_of(data)?;
+    let input = run.read(|| gauss_input(data, p))?;
+    // the kernels are compiled (or read from the disk cache) while C is scanned and uploaded
+    pc_cuda::open::prefetch_gauss(devices[0], order, matches!(input, GaussInput::Data { .. }));
+    let (threads, edges) = (run.params.threads, run.params.start.n_edges() as u64);
+    let open = |src, n| {
+        let b = pc_cuda::open::gauss(&devices, src, p, n, order)?;
+        if let pc_cuda::Engine::Gauss(g) = &b {
+            if !(g.dense_available() && pc_core::dense::DenseLevels::dense_order_ok(g, order)) {
+                // R planned host memory for the dense levels; levels 0 and 1 planned edge by edge
+                // hold tens of bytes per pair instead (86 GB at p = 55,572): stop here if that
+                // cannot fit
+                crate::params::check_planned_levels(edges, p)?;
+            }
+        }
+        Ok(b)
+    };
+    match &input {
+        GaussInput::C(c, n) => {
+            let scan = run.read(|| pc_core::threads::call_pool(threads, "scan")?.install(|| scan_correlation(c, p)))?;
+            run.cuda(|| open(GaussSource::C { c, symmetric: scan.exact, has_nan: scan.has_nan }, *n))
+        }
+        GaussInput::Data { x, rows, n } => {
+            let z = run.read(|| crate::convert::standardized(x, *rows, p, threads))?;
+            run.cuda(|| open(GaussSource::Standardized { z: &z, rows: *rows }, *n))
+        }
     }
 }
 
 fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List) -> CoreResult<Robj> {
     let t_input = Instant::now();
     let params = skeleton_params(&args)?;
+    let (fallback, keep_test) = (crate::convert::Named(&args).logical("fallback")?, crate::convert::Named(&args).logical("keep_test")?);
     let (p, order) = (params.start.p(), params.order);
     let pmax_r = alloc_pmax(p)?;
     // SAFETY: pmax_r is a fresh p x p double matrix, kept alive (and protected) by this frame
     // until result_to_r takes it; nothing else touches its cells meanwhile.
     let pmax = unsafe { doubles_mut(&pmax_r, p * p) };
-    let mut run = Run {
-        params,
-        pmax,
-        watch: RWatch::new(&hooks),
-        backend,
-        extra: List::new(0),
-        setup_s: 0.0,
-        search_s: 0.0,
+    let mut run = Run { params, pmax, watch: RWatch::new(&hooks), extra: List::new(0), input_s: 0.0, setup_s: 0.0, search_s: 0.0 };
+    run.input_s = t_input.elapsed().as_secs_f64(); // plus the test's data, below
+    let on_gpu = match backend {
+        "cuda" => true,
+        "cpu" => false,
+        other => return Err(PcError::Internal(format!("unknown backend \"{other}\""))),
     };
-    let mut input_s = t_input.elapsed().as_secs_f64(); // plus the test's data, below
-    if run.backend == "cuda" && test == "rfun" {
-        return Err(PcError::Cuda("the GPU backend runs only gaussCItest, disCItest, binCItest and cmiknnCItest".into()));
-    }
+    // a GPU that fails under backend = "auto": the hooks hear of it (the levels' lines name the
+    // CPU), the run repeats on the CPU, and the result carries the error for R's message (a
+    // message from a hook would escape the caller's handlers)
+    let mut gpu_failed = None;
+    let failed = |_: &mut Run, e: &PcError| {
+        crate::watch::call_hook(&hooks, "gpu_failed");
+        gpu_failed = Some(crate::rerror::from_pc(e));
+    };
+    // the host test that gpu_pc()'s triple checks take over (`keep_test`; the GPU's gaussCItest
+    // has none: C is read in place)
+    let mut kept = None;
     let (res, name) = match test {
-        "gauss" if run.backend == "cuda" => {
-            // C is read in place: one parallel check, then the upload (no copy in Rust)
-            let t0 = Instant::now();
-            let devices = crate::multi::devices_of(&data)?;
-            let input = gauss_input(&data, p)?;
-            // the kernels are compiled (or read from the disk cache) while C is scanned and uploaded
-            let from_data = matches!(input, GaussInput::Data { .. });
-            pc_cuda::module::prefetch(devices[0], &pc_cuda::gauss::first_families(order, from_data));
-            match input {
-                GaussInput::C(c, n) => {
-                    let pool = pc_core::threads::call_pool(run.params.threads, "scan")?;
-                    let scan = pool.install(|| scan_correlation(&c, p))?;
-                    drop(pool);
-                    input_s += t0.elapsed().as_secs_f64();
-                    // stable.fast's dense levels run on one device (its level 0 writes raw
-                    // p-values into pMax, which the devices' max-merge is not made for)
-                    if devices.len() > 1 && order == Order::Stable {
-                        crate::multi::cuda_gauss(&mut run, &c, p, n, &scan, &devices)?
-                    } else {
-                        cuda_gauss(&mut run, p, n, |p, n| pc_cuda::CudaGauss::new_scanned_on(devices[0], &c, p, n, scan.exact, scan.has_nan))?
-                    }
-                }
-                // C computed from the data on one device (the first chosen): several devices
-                // take C itself
-                GaussInput::Data { x, rows, n } => {
-                    let z = crate::convert::standardized(x, rows, p, run.params.threads)?;
-                    input_s += t0.elapsed().as_secs_f64();
-                    cuda_gauss(&mut run, p, n, |p, n| pc_cuda::CudaGauss::from_standardized_on(devices[0], &z, rows, p, n))?
-                }
-            }
-        }
         "gauss" => {
-            let t0 = Instant::now();
-            let t = gauss_test(&data, p, order, run.params.threads)?;
-            input_s += t0.elapsed().as_secs_f64();
-            run.cpu(&t)?
+            let mut host = None;
+            let out = pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| gauss_cuda(run, &data), |run| {
+                let threads = run.params.threads;
+                let t = host.insert(run.read(|| gauss_test(&data, p, order, threads))?);
+                run.cpu(t)
+            }, failed)?;
+            kept = host.map(KeptTest::Gauss);
+            out
         }
         "dis" | "bin" => {
             let kind = if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin };
-            let t0 = Instant::now();
-            let t = gsquare_test(&data, p, kind)?;
-            input_s += t0.elapsed().as_secs_f64();
-            let out = match run.backend {
-                "cuda" => match crate::multi::devices_of(&data)?.as_slice() {
-                    [one] => cuda_gsquare(&mut run, &t, *one)?,
-                    many => crate::multi::cuda_gsquare(&mut run, &t, many)?,
-                },
-                _ => run.cpu(&t)?,
-            };
+            let t = run.read(|| gsquare_test(&data, p, kind))?;
+            let devices = if on_gpu { crate::multi::devices_of(&data)? } else { Vec::new() };
+            let out = pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| {
+                let threads = run.params.threads;
+                run.cuda(|| pc_cuda::open::gsquare(&t, &devices, threads))
+            }, |run| {
+                // after a GPU failure pcalg's n < n.min warning counts only the CPU's tests
+                t.take_small_n_tests();
+                run.cpu(&t)
+            }, failed)?;
             // pcalg warns for each test it answers p = 1 because n < n.min; R raises one warning
-            let (small, n_min) = t.small_n_tests();
+            let (small, n_min) = t.take_small_n_tests();
             if small > 0 {
                 run.extra = list!(small_n_tests = small as f64, small_n_min = n_min as f64, n = t.data.n as f64);
             }
+            kept = Some(KeptTest::GSquare(t));
             out
         }
         "cmiknn" => {
-            let t0 = Instant::now();
-            let t = crate::cmiknn::cmiknn_test(&data, p)?;
-            input_s += t0.elapsed().as_secs_f64();
-            if run.backend == "cuda" {
-                match crate::multi::devices_of(&data)?.as_slice() {
-                    [one] => crate::cmiknn::cuda_cmiknn(&mut run, &t, *one)?,
-                    many => crate::multi::cuda_cmiknn(&mut run, &t, many)?,
-                }
-            } else {
-                run.cpu(&t)?
-            }
+            let t = run.read(|| crate::cmiknn::cmiknn_test(&data, p))?;
+            let devices = if on_gpu { crate::multi::devices_of(&data)? } else { Vec::new() };
+            pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| {
+                let threads = run.params.threads;
+                run.cuda(|| pc_cuda::open::cmiknn(&t, &devices, threads))
+            }, |run| run.cpu(&t), failed)?
         }
         other => return Err(PcError::invalid("indepTest", format!("unknown native test \"{other}\""))),
     };
     if run.watch.interrupted {
         return Err(PcError::Interrupted);
     }
-    let phases = list!(input_s = input_s, setup_s = run.setup_s, search_s = run.search_s);
-    result_to_r(res, pmax_r, order, &name, run.extra, phases, run.params.threads)
-}
-
-fn cuda_gauss(run: &mut Run, p: usize, n: f64, open: impl FnOnce(usize, f64) -> CoreResult<pc_cuda::CudaGauss>) -> CoreResult<(pc_core::SkeletonResult, String)> {
-    if run.params.order == Order::StableFast {
-        pc_core::citest::GaussTest::check_n(n, pc_core::citest::GaussFlavour::Cpp)?;
+    let phases = list!(input_s = run.input_s, setup_s = run.setup_s, search_s = run.search_s);
+    let mut out = result_to_r(res, pmax_r, order, &name, run.extra, phases, run.params.threads)?;
+    if let Some(err) = gpu_failed {
+        out = with_element(out, "gpu_failed", err);
     }
-    let t0 = Instant::now();
-    let mut b = open(p, n)?;
-    if !(b.dense_available() && pc_core::dense::DenseLevels::dense_order_ok(&b, run.params.order)) {
-        // R planned host memory for the dense levels; levels 0 and 1 planned edge by edge hold
-        // tens of bytes per pair instead (86 GB at p = 55,572): stop here if that cannot fit
-        crate::params::check_planned_levels(&run.params, p)?;
+    if let (Some(t), true) = (kept, keep_test) {
+        out = with_element(out, "test_handle", ExternalPtr::new(Some(t)).into());
     }
-    run.setup_s = t0.elapsed().as_secs_f64();
-    let out = run.go(&mut b)?;
-    run.extra = cuda_details(b.timings());
     Ok(out)
 }
 
-fn cuda_gsquare(run: &mut Run, t: &pc_core::citest::GSquareTest, device: usize) -> CoreResult<(pc_core::SkeletonResult, String)> {
-    let t0 = Instant::now();
-    let mut b = pc_cuda::CudaGSquare::new_on(t, device)?;
-    b.set_threads(run.params.threads)?;
-    run.setup_s = t0.elapsed().as_secs_f64();
-    let out = run.go(&mut b)?;
-    run.extra = cuda_details(b.timings());
-    Ok(out)
+/// The list `l` with one more element.
+fn with_element(l: Robj, name: &str, value: Robj) -> Robj {
+    let Ok(l) = List::try_from(l.clone()) else { return l };
+    let mut names: Vec<String> = l.names().map(|n| n.map(str::to_string).collect()).unwrap_or_default();
+    let mut vals: Vec<Robj> = l.values().collect();
+    names.push(name.into());
+    vals.push(value);
+    List::from_names_and_values(names, vals).map(Robj::from).unwrap_or_else(|_| l.into())
 }
 
 /// The CUDA backend's figures for `gpupc_last_run()$details` (`upload_s`: C or the data).
-pub(crate) fn cuda_details(tm: &pc_cuda::CudaTimings) -> List {
-    list!(
-        nvrtc_compile_s = tm.compile_s,
-        nvrtc_cached = tm.compile_cached,
-        nvrtc_target = tm.target.clone(),
-        upload_s = tm.upload_c_s,
-        dense_setup_s = tm.dense_setup_s,
-        dense_results_s = tm.dense_results_s,
-        kernel_s = tm.kernel_s,
-        transfer_s = tm.transfer_s,
-        launches = tm.levels.iter().map(|l| l.launches as f64).sum::<f64>(),
-        gpu_tests = tm.levels.iter().map(|l| l.gpu_tests as f64).sum::<f64>(),
-        pinv_fallbacks = tm.levels.iter().map(|l| l.fallbacks as f64).sum::<f64>()
-    )
+fn cuda_details(tm: &pc_cuda::CudaTimings) -> Vec<(&'static str, Robj)> {
+    vec![
+        ("nvrtc_compile_s", tm.compile_s.into()),
+        ("nvrtc_cached", tm.compile_cached.into()),
+        ("nvrtc_target", tm.target.clone().into()),
+        ("upload_s", tm.upload_c_s.into()),
+        ("dense_setup_s", tm.dense_setup_s.into()),
+        ("dense_results_s", tm.dense_results_s.into()),
+        ("kernel_s", tm.kernel_s.into()),
+        ("transfer_s", tm.transfer_s.into()),
+        ("launches", tm.levels.iter().map(|l| l.launches as f64).sum::<f64>().into()),
+        ("gpu_tests", tm.levels.iter().map(|l| l.gpu_tests as f64).sum::<f64>().into()),
+        ("pinv_fallbacks", tm.levels.iter().map(|l| l.fallbacks as f64).sum::<f64>().into()),
+    ]
 }
 
-/// Runs the skeleton search. `test` is "gauss", "dis", "bin" or "rfun" (then `rtest` is an R
-/// function(x, y, S)); `start` is !fixedGaps; `m_max` may be Inf; `threads` 0 means all cores.
-/// A native-test skeleton: `args` is R's `skeleton_args()` list (converted in `params.rs`).
+/// An engine's figures as R's list: the tests' timings, then what several devices add.
+fn engine_details(d: &pc_cuda::open::Details) -> List {
+    use pc_cuda::open::Timings;
+    let devices = |s: &pc_cuda::open::Several| s.devices.iter().map(|&d| d as i32).collect::<Vec<_>>().into_robj();
+    let mut l = match (&d.timings, &d.several) {
+        (Timings::Tests(tm), _) => cuda_details(tm),
+        (Timings::CmiKnn(tm), None) => vec![
+            ("nvrtc_compile_s", tm.compile_s.into()),
+            ("nvrtc_cached", tm.compile_cached.into()),
+            ("nvrtc_target", tm.target.clone().into()),
+            ("upload_s", tm.upload_s.into()),
+            ("kernel_s", tm.kernel_s.into()),
+            ("transfer_s", tm.transfer_s.into()),
+            ("permute_s", tm.permute_s.into()),
+            ("launches", (tm.launches as f64).into()),
+            ("gpu_tests", (tm.tests as f64).into()),
+        ],
+        // several devices' CMI-kNN figures are their kernels', copies' and tests' sums
+        (Timings::CmiKnn(tm), Some(s)) => vec![("kernel_s", tm.kernel_s.into()), ("transfer_s", tm.transfer_s.into()), ("gpu_tests", (tm.tests as f64).into()), ("devices", devices(s))],
+    };
+    if let Some(s) = &d.several {
+        if matches!(d.timings, Timings::Tests(_)) {
+            l.push(("devices", devices(s)));
+            l.push(("merge_s", s.merge_s.into()));
+        }
+        if let Some((split, alone)) = s.split {
+            l.push(("levels_split", (split as i32).into()));
+            l.push(("levels_one_device", (alone as i32).into()));
+        }
+    }
+    let (names, vals): (Vec<&str>, Vec<Robj>) = l.into_iter().unzip();
+    List::from_names_and_values(names, vals).unwrap_or_default()
+}
+
+/// A native-test skeleton: `test` is "gauss", "dis", "bin" or "cmiknn", `backend` "cpu" or "cuda"
+/// as `gpupc_choose_engine` chose (the GPUs in `data$devices`), `args` R's `skeleton_args()` list
+/// (converted in `params.rs`; its `fallback`: a GPU failure reruns on the CPU, and the result's
+/// `gpu_failed` holds the error).
 #[extendr]
 fn gpupc_skeleton(test: &str, data: List, args: List, backend: &str, hooks: List) -> Robj {
     match skeleton_impl(test, data, args, backend, hooks) {

@@ -227,9 +227,9 @@ fn cuda_query(plan: &Plan, ev: &Evidence, mpe: bool, devices: &[usize], watch: &
     };
     let k = devices.len().min(ev.rows).max(1);
     if k == 1 {
-        return run(ev, devices.first().copied().unwrap_or_else(pc_cuda::device::device_ordinal), &mut |done, total| watch.tick(done as u64, total as u64));
+        return run(ev, devices.first().copied().unwrap_or_else(pc_cuda::device_ordinal), &mut |done, total| watch.tick(done as u64, total as u64));
     }
-    let labels = pc_cuda::gauss_multi::device_labels(devices);
+    let labels = pc_cuda::device_labels(devices);
     let parts = pc_core::multi::even_ranges(ev.rows, k);
     let results = pc_core::backend::run_watched(ev.rows as u64, watch, std::time::Duration::from_millis(100), |ctl| {
         Ok(std::thread::scope(|s| {

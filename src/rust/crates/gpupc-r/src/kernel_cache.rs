@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use extendr_api::prelude::*;
-use pc_cuda::kernel_cache::{self, DiskCache};
+use pc_cuda::runtime::kernel_cache::{self, DiskCache};
 
 /// Uses `dir` as the kernel cache for the calls that follow ("" for no cache).
 #[extendr]
@@ -35,7 +35,7 @@ fn gpupc_kernel_cache_clear(dir: &str) -> i32 {
 /// Waits for the kernels being compiled in the background (before R exits or unloads gpupc).
 #[extendr]
 fn gpupc_kernel_prefetch_wait() {
-    pc_cuda::module::wait_for_prefetches();
+    pc_cuda::runtime::module::wait_for_prefetches();
 }
 
 extendr_module! {

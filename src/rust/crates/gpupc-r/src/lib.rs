@@ -22,5 +22,6 @@ extendr_module! {
     use cmiknn;
     use jtree;
     use kernel_cache;
+    use multi;
     use orient;
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use extendr_api::prelude::*;
 use extendr_ffi::{Rf_allocVector, Rf_xlength, INTEGER, REAL, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
-use pc_core::citest::GSquareKind;
+use pc_core::citest::{GSquareKind, GSquareTest, GaussFlavour, GaussTest};
 use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, BatchEvaluator, PairSepsets, ParallelBatch, Pdag, TripleRule, Unfaithful, PARALLEL_COLLIDER_EDGES};
 use pc_core::{CiTest, Order, PcError};
 
@@ -195,6 +195,20 @@ fn run_checks(g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, eva
     Ok((out.unfaithful, out.pairs, Stats { triples: out.triples, tests: out.tests, ambiguous: out.ambiguous, evaluator: name }))
 }
 
+/// The host test a `gpu_pc()` skeleton kept for its triple checks (the handle `gpupc_skeleton`
+/// returns as `test_handle`), so that they reuse it instead of reading the data again.
+pub(crate) enum KeptTest {
+    Gauss(GaussTest),
+    GSquare(GSquareTest),
+}
+
+/// The kept test of `data$test_handle`, taken out of its handle (freed here, not at R's next GC).
+fn kept_test(data: &List) -> CoreResult<Option<KeptTest>> {
+    let Some((_, h)) = data.iter().find(|(n, _)| *n == "test_handle") else { return Ok(None) };
+    let mut h: ExternalPtr<Option<KeptTest>> = h.try_into().map_err(|_| PcError::Internal("not a kept test's handle".into()))?;
+    Ok(h.take())
+}
+
 fn native<T: CiTest + Sync>(t: &T, pool: &rayon::ThreadPool, g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, watch: &mut RWatch) -> CoreResult<Checked> {
     run_checks(g, sep, alpha, rule, &mut ParallelBatch::new(t, pool), watch)
 }
@@ -203,6 +217,8 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
     let t0 = Instant::now();
     let a = crate::convert::Named(&settings);
     let (p, solve_confl, rule, alpha, threads, backend) = (a.int("p")?, a.logical("solve_confl")?, a.string("rule")?, a.real("alpha")?, a.int("threads")?, a.string("backend")?);
+    let fallback = a.logical("fallback")?;
+    let mut gpu_failed = Robj::from(());
     let (rule, backend) = (rule.as_str(), backend.as_str());
     if p < 1 {
         return Err(invalid("p", "must be at least 1"));
@@ -245,26 +261,42 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
     if let Some(rule) = rule {
         // pc.cons.intern calls the R indepTest: for gaussCItest that is R's arithmetic
         // (GaussFlavour::R) whichever order built the skeleton
+        let kept = kept_test(&data)?;
+        // a GPU failure under backend = "auto" runs them on the CPU; R says so from `gpu_failed`
+        let on_gpu = backend == "cuda";
+        let failed = |_: &mut _, e: &PcError| gpu_failed = crate::rerror::from_pc(e);
         let (u, pr, st) = match test {
             "gauss" => {
-                let t = gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?;
-                if backend == "cuda" {
-                    // the skeleton ran on the GPU: so do the triple checks' tests
+                let t = match kept {
+                    // a stable.fast skeleton's test, with R's arithmetic
+                    Some(KeptTest::Gauss(mut t)) => {
+                        t.flavour = GaussFlavour::R;
+                        t
+                    }
+                    _ => gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?,
+                };
+                // the skeleton ran on the GPU: so do the triple checks' tests
+                let gpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
                     let d = crate::multi::devices_of(&data)?[0];
-                    run_checks(&g, &mut sep, alpha, rule, &mut pc_cuda::CudaGaussBatch::new_on(&t, pool()?, d)?, &mut watch)?
-                } else {
-                    native(&t, pool()?, &g, &mut sep, alpha, rule, &mut watch)?
-                }
+                    run_checks(&g, sep, alpha, rule, &mut pc_cuda::CudaGaussBatch::new_on(&t, pool()?, d)?, watch)
+                };
+                pc_cuda::open::or_cpu(&mut (&mut sep, &mut watch), on_gpu, fallback, gpu, |(sep, watch)| native(&t, pool()?, &g, sep, alpha, rule, watch), failed)?
             }
             "dis" | "bin" => {
-                let t = gsquare_test(&data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?;
-                let out = if backend == "cuda" {
-                    // the skeleton ran on the GPU: so do the triple checks' tests
-                    let d = crate::multi::devices_of(&data)?[0];
-                    run_checks(&g, &mut sep, alpha, rule, &mut pc_cuda::CudaGSquareBatch::new_on(&t, pool()?, d)?, &mut watch)?
-                } else {
-                    native(&t, pool()?, &g, &mut sep, alpha, rule, &mut watch)?
+                let t = match kept {
+                    Some(KeptTest::GSquare(t)) => t,
+                    _ => gsquare_test(&data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?,
                 };
+                let gpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
+                    let d = crate::multi::devices_of(&data)?[0];
+                    run_checks(&g, sep, alpha, rule, &mut pc_cuda::CudaGSquareBatch::new_on(&t, pool()?, d)?, watch)
+                };
+                let cpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
+                    // after a GPU failure pcalg's n < n.min warning counts only the CPU's tests
+                    t.take_small_n_tests();
+                    native(&t, pool()?, &g, sep, alpha, rule, watch)
+                };
+                let out = pc_cuda::open::or_cpu(&mut (&mut sep, &mut watch), on_gpu, fallback, gpu, cpu, failed)?;
                 let (k, n_min) = t.small_n_tests();
                 small_n = [k as f64, n_min as f64, t.data.n as f64];
                 out
@@ -312,7 +344,7 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
     let output_s = t3.elapsed().as_secs_f64();
     let phases = list!(orient_input_s = input_s, triples_s = triples_s, orient_s = orient_s, orient_output_s = output_s);
     let out = List::from_names_and_values(
-        ["from", "to", "weight", "directed", "pairs", "sep_ac", "sep_ca", "unf", "stats", "phases", "small_n"],
+        ["from", "to", "weight", "directed", "pairs", "sep_ac", "sep_ca", "unf", "stats", "phases", "small_n", "gpu_failed"],
         [
             Robj::from(from),
             Robj::from(to),
@@ -325,6 +357,7 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
             stats_l.into_robj(),
             phases.into_robj(),
             Robj::from(small_n.to_vec()),
+            gpu_failed,
         ],
     )
     .map_err(|e| PcError::Internal(e.to_string()))?;
@@ -340,7 +373,9 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
 /// empty). `settings` (a named list built by `orient_pcalgo()` in R/orient.R): `p`, `solve_confl`, `rule`, `alpha`,
 /// `threads`, `backend`: "cuda" runs the triple checks' tests on the GPU
 /// (`pc_cuda::CudaGaussBatch`, `pc_cuda::CudaGSquareBatch`), anything else on the CPU, and
-/// `hooks` (`RWatch`: `tick(tests done, tests)` of the triple checks).
+/// `fallback`: a GPU failure runs them on the CPU instead (`pc_cuda::open::or_cpu`; the result's
+/// `gpu_failed` is then the error), and `hooks` (`RWatch`: `tick(tests done, tests)` of the
+/// triple checks). `data$test_handle`: the skeleton's kept test, taken over.
 #[extendr]
 fn gpupc_orient(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, settings: List) -> Robj {
     match orient_impl(edges, sepset, test, data, unf, settings) {

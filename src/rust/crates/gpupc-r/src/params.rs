@@ -66,8 +66,7 @@ pub fn memory_plan(p: f64, test_bytes: f64, start_edges: f64, dense_levels: bool
 /// The host memory of levels 0 and 1 planned edge by edge (a GPU backend whose dense levels do
 /// not fit on the device), checked against what is left before the level loop starts: per
 /// starting edge its neighbour-list entries, plan, outcome and a sepset (R's pMax exists already).
-pub fn check_planned_levels(params: &SkeletonParams, p: usize) -> Result<(), PcError> {
-    let e = params.start.n_edges() as u64;
+pub fn check_planned_levels(e: u64, p: usize) -> Result<(), PcError> {
     let per_edge = (2 * 4 + std::mem::size_of::<EdgeWork>() + std::mem::size_of::<EdgeOutcome>() + std::mem::size_of::<pc_core::skeleton::Sepset>()) as u64;
     let need = e.saturating_mul(per_edge);
     match available_bytes() {
@@ -85,7 +84,7 @@ pub fn check_planned_levels(params: &SkeletonParams, p: usize) -> Result<(), PcE
 /// (Gaussian) whether the dense levels fit beside C; the error naming the argument when `free`
 /// is too small.
 pub fn device_plan(test: &str, p: f64, n: f64, free: f64) -> Result<Robj, PcError> {
-    use pc_cuda::memplan;
+    use pc_cuda::runtime::memplan;
     let (p, n, free) = (p as usize, n as usize, free as u64);
     match test {
         "gauss" => {
@@ -93,7 +92,7 @@ pub fn device_plan(test: &str, p: f64, n: f64, free: f64) -> Result<Robj, PcErro
             Ok(list!(need = (memplan::gauss_c_bytes(p) + memplan::gauss_reserve(p)) as f64, dense = dense).into_robj())
         }
         "dis" | "bin" => {
-            let need = memplan::gsquare_setup(n, p, pc_cuda::discrete::CHUNK, free)?;
+            let need = memplan::gsquare_setup(n, p, pc_cuda::gsquare::CHUNK, free)?;
             Ok(list!(need = need as f64, dense = false).into_robj())
         }
         other => Err(PcError::invalid("indepTest", format!("no GPU plan for the test \"{other}\""))),

@@ -33,6 +33,13 @@ fn hook(hooks: &List, name: &str) -> Option<Function> {
     hooks.iter().find(|(n, _)| *n == name).and_then(|(_, f)| f.as_function())
 }
 
+/// Calls the R hook `name` of `hooks` (no arguments), when there is one.
+pub fn call_hook(hooks: &List, name: &str) {
+    if let Some(f) = hook(hooks, name) {
+        let _ = f.call(pairlist!());
+    }
+}
+
 impl RWatch {
     pub fn new(hooks: &List) -> Self {
         RWatch { level_start: hook(hooks, "level_start"), level_end: hook(hooks, "level_end"), tick: hook(hooks, "tick"), interrupted: false }

@@ -1,5 +1,5 @@
 //! Philox4x32-10 (Salmon, Moraes, Dror, Shaw: "Parallel random numbers: as easy as 1, 2, 3",
-//! SC 2011), written from the paper's definition so that `kernels/cmiknn.cu` produces the same
+//! SC 2011), written from the paper's definition so that pc-cuda's `cmiknn/cmiknn.cu` produces the same
 //! words. A counter-based generator: the words of a permutation depend only on (key, counter),
 //! never on which thread asked first.
 

@@ -10,7 +10,7 @@ use crate::backend::{run_watched, Backend, Control, Watch};
 use crate::citest::CiTest;
 use crate::combinations::next_subset;
 use crate::error::{PcError, Result};
-use crate::plan::{EdgeOutcome, EdgeWork, LevelPlan, Order};
+use crate::plan::{decides, EdgeOutcome, EdgeWork, LevelPlan, Order};
 
 /// Per-thread buffers for walking one edge's sequence.
 #[derive(Default)]
@@ -65,11 +65,9 @@ pub fn eval_side<T: CiTest + ?Sized>(
         sc.set.clear();
         sc.set.extend(sc.pos.iter().map(|&q| sc.list[q as usize]));
         let p = test.p_value(&mut sc.test, side.x, side.y, &sc.set)?;
-        let mapped = if p.is_nan() { plan.na_value } else { p };
-        if mapped >= plan.alpha {
+        if decides(p, plan.alpha, plan.na_value, max_fail) {
             return Ok(Some(EdgeOutcome { best: Some((si, rank)), p_best: p, max_fail: *max_fail }));
         }
-        *max_fail = max_fail.max(mapped);
         if rank + 1 < side.n_ranks {
             next_subset(side.len, &mut sc.pos);
         }

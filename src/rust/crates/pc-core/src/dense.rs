@@ -26,7 +26,7 @@ use crate::error::{PcError, Result};
 use crate::graph::{Adjacency, BitMatrix};
 use crate::multi;
 use crate::par::DisjointSlice;
-use crate::plan::{Order, Rows};
+use crate::plan::{decides, na_map, Order, Rows};
 
 /// What one dense level did.
 #[derive(Clone, Debug, Default)]
@@ -75,15 +75,6 @@ pub struct PairOutcome {
     pub not_done: bool,
 }
 
-#[inline]
-fn na_map(p: f64, na_value: f64) -> f64 {
-    if p.is_nan() {
-        na_value
-    } else {
-        p
-    }
-}
-
 /// Level 0 of pair i < j: `p0` = test(i, j), `p1` = test(j, i) (the same value when C is
 /// symmetric; only read when side 0 keeps the edge); `deg_*` are the snapshot degrees.
 #[inline]
@@ -126,13 +117,11 @@ impl Level1Walk {
     #[inline]
     pub fn push(&mut self, side: u8, rank: u64, p: f64, alpha: f64, na_value: f64) -> bool {
         self.tests += 1;
-        let m = na_map(p, na_value);
-        if m >= alpha {
+        let d = decides(p, alpha, na_value, &mut self.max_fail);
+        if d {
             self.best = Some((side, rank, p));
-            return true;
         }
-        self.max_fail = self.max_fail.max(m);
-        false
+        d
     }
 
     /// What pMax is raised to.

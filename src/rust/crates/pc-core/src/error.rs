@@ -18,7 +18,7 @@ pub enum PcError {
     /// A buffer that grows with the input would not fit in memory (see `mem.rs`).
     #[error("cannot allocate {} for {what} (argument '{arg}'){}", crate::mem::format_bytes(*.bytes), .available.map(|a| format!("; {} of memory are available", crate::mem::format_bytes(a))).unwrap_or_default())]
     OutOfMemory { arg: &'static str, what: String, bytes: u64, available: Option<u64> },
-    /// The GPU's free memory is too small for what a run holds there (pc-cuda's `memplan.rs`).
+    /// The GPU's free memory is too small for what a run holds there (pc-cuda's `runtime/memplan.rs`).
     #[error("cannot allocate {} on the GPU for {what} (argument '{arg}'); {} of GPU memory are free", crate::mem::format_bytes(*.bytes), crate::mem::format_bytes(*.free))]
     DeviceOutOfMemory { arg: &'static str, what: String, bytes: u64, free: u64 },
 }

@@ -59,6 +59,81 @@ impl<'a, T: Copy> DisjointSlice<'a, T> {
     }
 }
 
+/// Threads for host-side loops over many edges (1 below 2^16 items).
+pub fn host_threads(n: usize) -> usize {
+    if n < 1 << 16 {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |t| t.get()).min(32)
+    }
+}
+
+/// Runs `f(range)` over `host_threads(n)` disjoint ranges covering 0..n, in parallel; the first
+/// error (in range order) wins.
+pub fn par_ranges<E: Send>(n: usize, f: impl Fn(std::ops::Range<usize>) -> Result<(), E> + Sync) -> Result<(), E> {
+    let t = host_threads(n);
+    if t == 1 {
+        return f(0..n);
+    }
+    let chunk = n.div_ceil(t);
+    let f = &f;
+    let res: Vec<Result<(), E>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..t).map(|k| s.spawn(move || f(k * chunk..n.min((k + 1) * chunk)))).collect();
+        hs.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    res.into_iter().collect()
+}
+
+/// `(0..n).map(f).collect()` on several threads (first touch of the output in parallel too).
+pub fn par_collect<T: Send, E: Send>(n: usize, f: impl Fn(usize) -> Result<T, E> + Sync) -> Result<Vec<T>, E> {
+    let t = host_threads(n);
+    if t == 1 {
+        return (0..n).map(f).collect();
+    }
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    let chunk = n.div_ceil(t);
+    let f = &f;
+    let res: Vec<Result<(), E>> = std::thread::scope(|s| {
+        let hs: Vec<_> = v.spare_capacity_mut()[..n]
+            .chunks_mut(chunk)
+            .enumerate()
+            .map(|(k, part)| {
+                s.spawn(move || {
+                    for (i, slot) in part.iter_mut().enumerate() {
+                        slot.write(f(k * chunk + i)?);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    res.into_iter().collect::<Result<(), E>>()?;
+    // SAFETY: every slot 0..n was written above (each chunk in full, or an error returned).
+    unsafe { v.set_len(n) };
+    Ok(v)
+}
+
+/// Whether C (p x p, column-major) is exactly symmetric, as pc-core's Gaussian test decides it
+/// (equal values or both NaN), and whether it holds a NaN.
+pub fn symmetry_and_nan(c: &[f64], p: usize) -> (bool, bool) {
+    let mut symmetric = true;
+    let mut nan = false;
+    for j in 0..p {
+        for i in 0..p {
+            let v = c[i + j * p];
+            nan |= v.is_nan();
+            if i < j {
+                let w = c[j + i * p];
+                if v != w && !(v.is_nan() && w.is_nan()) {
+                    symmetric = false;
+                }
+            }
+        }
+    }
+    (symmetric, nan)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +178,16 @@ mod tests {
             if n == 10 { Err("stop") } else { Ok(()) }
         });
         assert_eq!((r, n), (Err("stop"), 10));
+    }
+
+    #[test]
+    fn parallel_helpers_match_serial() {
+        let n = 200_000;
+        let v: Vec<u64> = par_collect(n, |i| Ok::<u64, ()>(i as u64 * 3)).unwrap();
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 3));
+        let e = par_collect(n, |i| if i == 150_000 { Err(i) } else { Ok(i) });
+        assert_eq!(e.unwrap_err(), 150_000);
+        assert_eq!(par_ranges(n, |r| if r.contains(&7) { Err(7) } else { Ok(()) }), Err(7));
     }
 }
 

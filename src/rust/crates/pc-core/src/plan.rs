@@ -127,6 +127,41 @@ pub struct EdgeOutcome {
 
 impl EdgeOutcome {
     pub const NONE: EdgeOutcome = EdgeOutcome { best: None, p_best: f64::NAN, max_fail: f64::NEG_INFINITY };
+
+    /// Takes the next test of the edge's canonical sequence, test `rank` of `side` with raw
+    /// p-value `p` ([`decides`]); true when it decides the edge.
+    #[inline]
+    pub fn record(&mut self, side: u8, rank: u64, p: f64, alpha: f64, na_value: f64) -> bool {
+        let d = decides(p, alpha, na_value, &mut self.max_fail);
+        if d {
+            self.best = Some((side, rank));
+            self.p_best = p;
+        }
+        d
+    }
+}
+
+/// A p-value as pcalg compares it with alpha: NaN counts as `na_value` (1 under NAdelete, else 0).
+#[inline]
+pub fn na_map(p: f64, na_value: f64) -> f64 {
+    if p.is_nan() {
+        na_value
+    } else {
+        p
+    }
+}
+
+/// pcalg's rule for one test of an edge's canonical sequence, taken in order: the first test whose
+/// NA-mapped p-value (NaN counts as `na_value`) is >= alpha decides the edge (true); a test that
+/// does not raises `max_fail` to its mapped p. Every backend and level folds p-values through it.
+#[inline]
+pub fn decides(p: f64, alpha: f64, na_value: f64, max_fail: &mut f64) -> bool {
+    let mapped = na_map(p, na_value);
+    if mapped >= alpha {
+        return true;
+    }
+    *max_fail = max_fail.max(mapped);
+    false
 }
 
 /// Packs (side, rank) so that u64 order is canonical order (for atomicMin on a GPU).

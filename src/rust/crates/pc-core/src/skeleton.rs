@@ -10,7 +10,7 @@ use crate::error::{PcError, Result};
 use crate::dense::DenseLevelReport;
 use crate::graph::{Adjacency, BitMatrix};
 use crate::par::DisjointSlice;
-use crate::plan::{plan_level_cancellable, EdgeOutcome, EdgeWork, LevelPlan, Order};
+use crate::plan::{na_map, plan_level_cancellable, EdgeOutcome, EdgeWork, LevelPlan, Order};
 use rayon::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -385,7 +385,7 @@ fn apply_outcomes(
                     let (e, o) = (&plan.edges[run.0], &outcomes[run.0]);
                     run.0 += 1;
                     tests += tests_in_prefix(e, o);
-                    let mapped_best = if o.p_best.is_nan() { plan.na_value } else { o.p_best };
+                    let mapped_best = na_map(o.p_best, plan.na_value);
                     let level_p = match o.best {
                         Some(_) => o.max_fail.max(mapped_best),
                         None => o.max_fail,

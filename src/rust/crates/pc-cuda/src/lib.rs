@@ -1,37 +1,28 @@
 //! pc-cuda: the CUDA backend of gpupc.
 //!
 //! Nothing CUDA is needed to build it: cudarc loads the driver and NVRTC at run time, and
-//! [`probe`] says (without panicking) whether a usable GPU is there. The kernels live in
-//! `src/kernels/*.cu`, are embedded in the library and compiled by NVRTC for the card in use, by
-//! family and only when a call needs them ([`module`]), once per process and once per machine:
-//! the images are kept on disk between processes ([`kernel_cache`]). [`CudaGauss`] runs pcalg's `gaussCItest` levels of
-//! `skeleton(method = "stable")` through pc-core's [`pc_core::Backend`] seam; the host-side
-//! arithmetic the kernels rely on lives in [`host`], testable without a GPU.
+//! [`probe`] says (without panicking) whether a usable GPU is there. [`runtime`] holds what every
+//! method runs on (devices, contexts, NVRTC and its disk cache, staged copies, rounds in flight,
+//! memory plans); each test kind has a folder with its host code beside its kernels (`*.cu`,
+//! embedded in the library and compiled by NVRTC for the card in use, by family and only when a
+//! call needs them): [`gauss`] (pcalg's `gaussCItest`, [`CudaGauss`] through pc-core's
+//! [`pc_core::Backend`] seam), [`gsquare`] (`disCItest` / `binCItest`), [`cmiknn`] and [`jtree`].
+//! The scheduling that needs no GPU (rounds of listed tests, the set kernels' rows and ranks)
+//! lives in pc-core's `rounds`, beside the CPU backends it is tested against.
 
 pub mod cmiknn;
-mod corr;
-pub mod device;
-pub mod discrete;
 pub mod gauss;
-pub mod gauss_batch;
-mod gauss_dense;
-mod gauss_fast;
-pub mod gauss_multi;
-mod gpu;
-pub mod gsquare_batch;
-pub mod host;
-mod inflight;
+pub mod gsquare;
 pub mod jtree;
-pub mod kernel_cache;
-pub mod level0;
-pub mod memplan;
-pub mod module;
-pub mod windows;
+pub mod open;
+pub mod runtime;
 
-pub use cmiknn::CudaCmiKnn;
-pub use device::{probe, probe_all, DeviceInfo};
-pub use discrete::CudaGSquare;
-pub use gauss::{CudaGauss, CudaTimings, LevelTimings};
-pub use gauss_batch::CudaGaussBatch;
-pub use gauss_multi::MultiGauss;
-pub use gsquare_batch::CudaGSquareBatch;
+pub use cmiknn::{CmiTimings, CudaCmiKnn};
+pub use gauss::batch::CudaGaussBatch;
+pub use gauss::multi::MultiGauss;
+pub use gauss::CudaGauss;
+pub use gsquare::batch::CudaGSquareBatch;
+pub use gsquare::{min_split_tests, CudaGSquare};
+pub use runtime::device::{device_labels, device_ordinal, probe, probe_all, probe_device, DeviceInfo};
+pub use runtime::timings::{combined_timings, BatchTimings, CudaTimings, LevelTimings};
+pub use open::{choose, Choice, Engine};

@@ -142,7 +142,7 @@ pub struct Lockstep<'a> {
 
 fn level_p(o: &EdgeOutcome, na: f64) -> f64 {
     match o.best {
-        Some(_) => o.max_fail.max(if o.p_best.is_nan() { na } else { o.p_best }),
+        Some(_) => o.max_fail.max(pc_core::plan::na_map(o.p_best, na)),
         None => o.max_fail,
     }
 }

@@ -358,7 +358,7 @@ pub fn cmd_pchisq(dir: &std::path::Path) -> Res<ExitCode> {
         let (_, rows) = read_csv(&dir.join(file))?;
         let q: Vec<f64> = rows.iter().map(|r| r[0]).collect();
         let df: Vec<f64> = rows.iter().map(|r| r[1]).collect();
-        let gpu = pc_cuda::discrete::device_pchisq(&q, &df).map_err(|e| e.to_string())?;
+        let gpu = pc_cuda::gsquare::device_pchisq(&q, &df).map_err(|e| e.to_string())?;
         let (mut e_gpu, mut e_cpu, mut e_gc, mut at) = (0.0f64, 0.0f64, 0.0f64, 0);
         let mut tail = 0;
         for (k, r) in rows.iter().enumerate() {

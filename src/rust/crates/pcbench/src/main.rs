@@ -241,8 +241,8 @@ fn print_levels(label: &str, r: &SkeletonResult) {
 }
 
 fn cmd_kernels(cache: PathBuf) -> Result<ExitCode, String> {
-    use pc_cuda::kernel_cache::{set_dir, DiskCache};
-    use pc_cuda::module::{all_families, time_image};
+    use pc_cuda::runtime::kernel_cache::{set_dir, DiskCache};
+    use pc_cuda::runtime::module::{all_families, time_image};
     let cc = pc_cuda::probe()?.compute_capability;
     println!("family,nvrtc_s,disk_s");
     set_dir(None);

@@ -126,7 +126,7 @@ fn tests(r: &SkeletonResult) -> f64 {
 fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -> Res<bool> {
     let prm = params(p, &a.common);
     let devs = &a.dev.devices;
-    let (sym, nan) = pc_cuda::host::symmetry_and_nan(c, p);
+    let (sym, nan) = pc_core::par::symmetry_and_nan(c, p);
     let t = Instant::now();
     let mut one = CudaGauss::new_scanned_on(devs[0], c, p, n, sym, nan).map_err(|e| e.to_string())?;
     one.set_planned_only(a.common.planned);
@@ -174,7 +174,7 @@ fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -
 }
 
 fn gauss(a: &GaussMulti) -> Res<ExitCode> {
-    println!("devices {:?}: {}", a.dev.devices, a.dev.devices.iter().map(|&d| pc_cuda::device::probe_device(d).map(|i| i.to_string()).unwrap_or_else(|e| e)).collect::<Vec<_>>().join("; "));
+    println!("devices {:?}: {}", a.dev.devices, a.dev.devices.iter().map(|&d| pc_cuda::probe_device(d).map(|i| i.to_string()).unwrap_or_else(|e| e)).collect::<Vec<_>>().join("; "));
     let mut bad = 0;
     if a.cases > 0 {
         let mut rng = Rng::new(a.seed);
@@ -276,8 +276,8 @@ fn one_discrete(data: DiscreteData, a: &DiscreteMulti, case: Option<usize>) -> R
         gs.push(g);
     }
     // parity cases split every level; a timed run splits as gpu_skeleton() does
-    let min_split = if case.is_some() { 0 } else { pc_cuda::discrete::min_split_tests(test.data.n) };
-    let mut multi = Split::new(gs, pc_cuda::gauss_multi::device_labels(devs)).map_err(|e| e.to_string())?.with_min_split_tests(min_split);
+    let min_split = if case.is_some() { 0 } else { pc_cuda::gsquare::min_split_tests(test.data.n) };
+    let mut multi = Split::new(gs, pc_cuda::device_labels(devs)).map_err(|e| e.to_string())?.with_min_split_tests(min_split);
     let setupk = t.elapsed().as_secs_f64();
     let (rk, sk) = timed(a.dev.times, || run(&prm, &mut multi))?;
     let same = identical(&r1, &rk);

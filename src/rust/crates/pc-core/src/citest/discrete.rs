@@ -154,6 +154,13 @@ impl GSquareTest {
         (self.small_n.load(Relaxed), self.small_n_min.load(Relaxed))
     }
 
+    /// `small_n_tests()`, the counts starting again from zero: a test reused by a later run
+    /// (orientation's triple checks after the skeleton) warns for that run's tests alone.
+    pub fn take_small_n_tests(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.small_n.swap(0, Relaxed), self.small_n_min.swap(u64::MAX, Relaxed))
+    }
+
     /// Records `count` tests answered p = 1 because n < n.min = 10 `df` (pcalg's warning).
     pub(crate) fn note_small_n(&self, count: u64, df: f64) {
         use std::sync::atomic::Ordering::Relaxed;

@@ -12,7 +12,7 @@ use pc_core::backend::{panic_message, run_watched, Control, Watch};
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
-use crate::device::{self, gb, DeviceInfo};
+use crate::runtime::device::{self, gb, DeviceInfo};
 
 pub(crate) type Result<T> = std::result::Result<T, PcError>;
 
@@ -184,7 +184,7 @@ impl Gpu {
     /// `arg`.
     pub fn ensure_room(&self, arg: &'static str, bytes: u64, what: &str) -> Result<()> {
         let free = self.free_bytes()? as u64;
-        crate::memplan::fits(bytes, crate::memplan::LEVEL_MARGIN, free, arg, || what.to_string()).map(|_| ())
+        crate::runtime::memplan::fits(bytes, crate::runtime::memplan::LEVEL_MARGIN, free, arg, || what.to_string()).map(|_| ())
     }
 
     pub fn up<T: DeviceRepr + ValidAsZeroBits>(&self, clock: &mut Clock, v: &[T], what: &str) -> Result<CudaSlice<T>> {

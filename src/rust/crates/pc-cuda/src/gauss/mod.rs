@@ -10,8 +10,8 @@
 //!   (side, rank of S within row(x) \ {y}) kept per edge by atomicMin, in rounds sized by the work
 //!   left, rows whose edges are all decided dropped between rounds; then the winning test of
 //!   each deleted edge is evaluated again (`gauss_pbest_l*`) for its p-value;
-//! - stable.fast: levels 0 and 1 dense with its own rules (`gauss_dense.rs`), levels >= 2 by
-//!   rounds of listed tests (`gauss_fast.rs`), since its side order is not cuPC-S's;
+//! - stable.fast: levels 0 and 1 dense with its own rules (`dense.rs`), levels >= 2 by
+//!   rounds of listed tests (`stable_fast.rs`), since its side order is not cuPC-S's;
 //! - deeper levels (never seen in practice), and levels >= 2 when C holds NaN (where pcalg's
 //!   pseudo-inverse stops with an error that the CPU test reproduces), run on the CPU with C
 //!   copied back once.
@@ -19,9 +19,16 @@
 //! The kernels repeat pc-core's Gaussian arithmetic (`citest::gauss`, `citest::linalg`,
 //! `citest::special`) operation for operation, compiled without FMA contraction, so r agrees
 //! with the CPU to the last bit and p to an ulp or two of exp/log1p; a change there must be
-//! mirrored in `kernels/gauss.cu`.
+//! mirrored in `gauss.cu`.
 //!
 //! Every CUDA error becomes `PcError::Cuda`; every call into cudarc runs inside `catch_unwind`.
+
+pub mod batch;
+mod corr;
+pub(crate) mod dense;
+pub mod host;
+pub mod multi;
+mod stable_fast;
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -33,11 +40,15 @@ use pc_core::cpu::ParallelCpu;
 use pc_core::plan::{unpack_key, EdgeOutcome, EdgeWork, LevelPlan, Order};
 use pc_core::PcError;
 
-use crate::device::DeviceInfo;
-use crate::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
-use crate::memplan;
-use crate::host::{self, NO_KEY, SET_KERNEL_VARIANTS};
-use crate::module::{self, Family};
+use crate::runtime::device::DeviceInfo;
+use crate::runtime::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
+use crate::runtime::memplan;
+use crate::runtime::timings::{CudaTimings, LevelTimings};
+use host::{NO_KEY, SET_KERNEL_VARIANTS};
+use pc_core::par::{par_collect, symmetry_and_nan};
+use pc_core::rounds::level0::level0_outcome;
+use pc_core::rounds::row_sets;
+use crate::runtime::module::{self, Family};
 
 /// The Cholesky fast path is taken when ||L^-1||_F^2 * PD_MARGIN * m * trace(M) * eps < 1 (and
 /// every pivot is positive), else the pseudo-inverse; the same rule and constant as pc-core's
@@ -80,120 +91,46 @@ pub fn first_families(order: Order, from_data: bool) -> Vec<Family> {
     f
 }
 
-/// Time spent by one level.
-#[derive(Clone, Debug, Default)]
-pub struct LevelTimings {
-    pub level: usize,
-    /// Wall time of the level inside the backend.
-    pub total_s: f64,
-    /// Kernels (launch to completion) and host <-> device copies.
-    pub kernel_s: f64,
-    pub transfer_s: f64,
-    pub launches: u64,
-    /// Host work: building the level's lists before the launches, the outcomes after them.
-    pub host_s: f64,
-    pub collect_s: f64,
-    /// Tests the GPU evaluated (levels >= 2: including those past an edge's first success that
-    /// ran concurrently with it), and how many took the pseudo-inverse path.
-    pub gpu_tests: u64,
-    pub fallbacks: u64,
-    /// The level ran on the CPU (deeper than the set kernels hold).
-    pub on_cpu: bool,
-}
-
-/// Where the backend's time went.
-#[derive(Clone, Debug, Default)]
-pub struct CudaTimings {
-    /// Seconds spent compiling the kernels this backend used, or reading them from the disk cache
-    /// (0 for those this process already had).
-    pub compile_s: f64,
-    /// No kernel was compiled: each came from this process or the disk cache.
-    pub compile_cached: bool,
-    /// What was compiled: "sm_90 (cubin)", say.
-    pub target: String,
-    /// Uploading C.
-    pub upload_c_s: f64,
-    /// Dense levels: uploading the graph and initialising pMax; copying graph, pMax and level
-    /// 0's sepsets back.
-    pub dense_setup_s: f64,
-    pub dense_results_s: f64,
-    pub kernel_s: f64,
-    pub transfer_s: f64,
-    pub levels: Vec<LevelTimings>,
-}
-
-impl LevelTimings {
-    /// A dense level's figures from its clock; `extra_transfer` is time spent moving data
-    /// between devices outside the clock (the multi-GPU merges).
-    pub(crate) fn dense(level: usize, clock: &Clock, extra_transfer: f64, gpu_tests: u64) -> Self {
-        LevelTimings {
-            level,
-            kernel_s: clock.kernel,
-            transfer_s: clock.transfer + extra_transfer,
-            launches: clock.launches,
-            host_s: clock.host,
-            gpu_tests,
-            ..Default::default()
-        }
-    }
-}
-
-impl CudaTimings {
-    /// Books the compile (or cache read) of a module loaded after the backend opened.
-    pub(crate) fn add_compile(&mut self, c: &module::Compiled) {
-        self.compile_s += c.compile_seconds;
-        self.compile_cached &= c.from_cache;
-    }
-
-    /// Books a finished level (started at `t0`).
-    pub(crate) fn record(&mut self, mut lt: LevelTimings, t0: Instant) {
-        lt.total_s = t0.elapsed().as_secs_f64();
-        self.kernel_s += lt.kernel_s;
-        self.transfer_s += lt.transfer_s;
-        self.levels.push(lt);
-    }
-}
-
-pub(crate) struct Fns {
+struct Fns {
     level0: Kernel,
     level1: Kernel,
     rows_live: Kernel,
     /// (max level, sets kernel, p-best kernel), each variant loaded when a level first needs it
     sets: Vec<(usize, Kernel, Kernel)>,
     /// (max level, listed-tests kernel) for stable.fast's planned levels, likewise
-    pub(crate) listed: Vec<(usize, Kernel)>,
+    listed: Vec<(usize, Kernel)>,
 }
 
-/// The kernels of the dense levels 0 and 1 (`gauss_dense.rs`).
-pub(crate) struct DenseFns {
-    pub pmax_init: Kernel,
-    pub degrees: Kernel,
-    pub fill_rows: Kernel,
-    pub level0: Kernel,
-    pub level1: Kernel,
+/// The kernels of the dense levels 0 and 1 (`dense.rs`).
+struct DenseKernels {
+    pmax_init: Kernel,
+    degrees: Kernel,
+    fill_rows: Kernel,
+    level0: Kernel,
+    level1: Kernel,
 }
 
 /// The CUDA Gaussian backend; see the module docs.
 pub struct CudaGauss {
-    pub(crate) gpu: Gpu,
-    pub(crate) f: Fns,
-    pub(crate) df: DenseFns,
-    pub(crate) c: CudaSlice<f64>,
-    pub(crate) p: usize,
-    pub(crate) n: f64,
-    pub(crate) timings: CudaTimings,
+    gpu: Gpu,
+    f: Fns,
+    dense_kernels: DenseKernels,
+    c: CudaSlice<f64>,
+    p: usize,
+    n: f64,
+    timings: CudaTimings,
     /// Levels 0 and 1 run dense (pMax and the graph fit beside C on the device).
-    pub(crate) dense_fits: bool,
-    pub(crate) planned_only: bool,
-    pub(crate) dense: Option<crate::gauss_dense::DenseState>,
+    dense_fits: bool,
+    planned_only: bool,
+    dense: Option<dense::DenseState>,
     round_budget: Option<u64>,
     nvrtc_log: String,
     /// C copied back, with the flavour of the levels that ran on the CPU.
     cpu_test: Option<GaussTest>,
     /// C is exactly symmetric (else levels >= 2 always take the pseudo-inverse, as on the CPU).
-    pub(crate) symmetric: bool,
+    symmetric: bool,
     /// C holds a NaN: levels >= 2 then run on the CPU, which reproduces pcalg's error there.
-    pub(crate) has_nan: bool,
+    has_nan: bool,
 }
 
 impl CudaGauss {
@@ -204,7 +141,7 @@ impl CudaGauss {
             return Err(PcError::invalid("suffStat$C", "entries must be finite (NA is allowed)"));
         }
         if c.len() == p * p {
-            let (symmetric, has_nan) = host::symmetry_and_nan(c, p);
+            let (symmetric, has_nan) = symmetry_and_nan(c, p);
             return Self::new_scanned(c, p, n, symmetric, has_nan);
         }
         Self::new_scanned(c, p, n, false, false)
@@ -214,7 +151,7 @@ impl CudaGauss {
     /// `symmetric` is exact mirror equality, `has_nan` any NaN; the caller has refused infinite
     /// entries.
     pub fn new_scanned(c: &[f64], p: usize, n: f64, symmetric: bool, has_nan: bool) -> Result<Self> {
-        Self::new_scanned_on(crate::device::device_ordinal(), c, p, n, symmetric, has_nan)
+        Self::new_scanned_on(crate::runtime::device::device_ordinal(), c, p, n, symmetric, has_nan)
     }
 
     /// [`CudaGauss::new_scanned`] on device `ordinal`.
@@ -232,7 +169,7 @@ impl CudaGauss {
         if rows == 0 || z.len() != rows * p {
             return Err(PcError::invalid("suffStat$data", format!("must be an n x {p} matrix")));
         }
-        Self::from_standardized_on(crate::device::device_ordinal(), z, rows, p, n)
+        Self::from_standardized_on(crate::runtime::device::device_ordinal(), z, rows, p, n)
     }
 
     /// [`CudaGauss::from_standardized`] on device `ordinal`.
@@ -240,7 +177,7 @@ impl CudaGauss {
         if rows == 0 || z.len() != rows * p {
             return Err(PcError::invalid("suffStat$data", format!("must be an n x {p} matrix")));
         }
-        Self::open(ordinal, p, n, true, false, 8 * rows * p, |gpu, dc| crate::corr::correlation_into(gpu, z, rows, p, dc))
+        Self::open(ordinal, p, n, true, false, 8 * rows * p, |gpu, dc| crate::gauss::corr::correlation_into(gpu, z, rows, p, dc))
     }
 
     /// Opens the GPU, compiles the kernels, allocates C and has `fill` write it; `extra` device
@@ -265,7 +202,7 @@ impl CudaGauss {
             let compiled = module::module_for(&gpu, Family::GaussBase).map_err(PcError::Cuda)?;
             let get = |name: &str| compiled.function(name).map_err(PcError::Cuda);
             let f = Fns { level0: get("gauss_level0")?, level1: get("gauss_level1")?, rows_live: get("gauss_rows_live")?, sets: Vec::new(), listed: Vec::new() };
-            let df = DenseFns {
+            let dense_kernels = DenseKernels {
                 pmax_init: get("dense_pmax_init")?,
                 degrees: get("dense_degrees")?,
                 fill_rows: get("dense_fill_rows")?,
@@ -287,7 +224,7 @@ impl CudaGauss {
             Ok(CudaGauss {
                 gpu,
                 f,
-                df,
+                dense_kernels,
                 dense_fits,
                 planned_only: false,
                 dense: None,
@@ -316,7 +253,7 @@ impl CudaGauss {
 
     /// sqrt(n - l - 3) / 2 as the order's test forms it (stable.fast: pcalg's C++, with n an
     /// unsigned int; NaN where that test stops with an error).
-    pub(crate) fn z_factor(&self, order: Order, l: usize) -> f64 {
+    fn z_factor(&self, order: Order, l: usize) -> f64 {
         match order {
             Order::Stable => host::z_factor(self.n, l),
             Order::StableFast => pc_core::citest::cpp_z_factor(self.n, l),
@@ -349,7 +286,7 @@ impl CudaGauss {
 
     fn level0(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock) -> Result<Vec<EdgeOutcome>> {
         let t = Instant::now();
-        let rows = host::level0_rows(plan);
+        let rows = row_sets::level0_rows(plan);
         clock.host += t.elapsed().as_secs_f64();
         let ne = plan.edges.len();
         let both = !self.symmetric;
@@ -389,9 +326,9 @@ impl CudaGauss {
         }
         let t = Instant::now();
         let (alpha, na) = (plan.alpha, plan.na_value);
-        let out = host::par_collect(ne, |k| {
+        let out = par_collect(ne, |k| {
             let sides = [p0[k], if both { p1[k] } else { p0[k] }];
-            Ok(host::level0_outcome(&plan.edges[k], sides, alpha, na))
+            Ok(level0_outcome(plan.edges[k].sides.iter().zip(sides).map(|(s, p)| s.map(|_| p)), alpha, na))
         });
         clock.collect += t.elapsed().as_secs_f64();
         out
@@ -399,7 +336,7 @@ impl CudaGauss {
 
     fn level1(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock) -> Result<Vec<EdgeOutcome>> {
         let t = Instant::now();
-        let li = host::level_inputs(plan, true)?;
+        let li = row_sets::level_inputs(plan, true)?;
         clock.host += t.elapsed().as_secs_f64();
         let ne = plan.edges.len();
         let (mut keys, mut pbs, mut mfs) = (Vec::new(), Vec::new(), Vec::new());
@@ -443,7 +380,7 @@ impl CudaGauss {
             ctl.edges_done.fetch_add(m as u64, Ordering::Relaxed);
         }
         let t = Instant::now();
-        let out = host::par_collect(ne, |k| outcome_of(&plan.edges[k], keys[k], pbs[k], mfs[k]));
+        let out = par_collect(ne, |k| outcome_of(&plan.edges[k], keys[k], pbs[k], mfs[k]));
         clock.collect += t.elapsed().as_secs_f64();
         out
     }
@@ -459,11 +396,11 @@ impl CudaGauss {
             .map(|(m, a, b)| (*m, a, b))
             .ok_or_else(|| PcError::Internal(format!("no set kernel loaded for level {l}")))?;
         let t = Instant::now();
-        let li = host::level_inputs(plan, true)?;
-        let mut rows = host::work_rows(&li, l)?;
+        let li = row_sets::level_inputs(plan, true)?;
+        let mut rows = row_sets::work_rows(&li, l)?;
         let ne = plan.edges.len();
         let max_d = rows.iter().map(|r| (li.off[r.row as usize + 1] - li.off[r.row as usize]) as usize).max().unwrap_or(0);
-        let table = host::binomial_table(max_d, l);
+        let table = row_sets::binomial_table(max_d, l);
         let total_sets: u128 = rows.iter().map(|r| r.total as u128).sum();
         let budget = self.budget(l);
         let nr = rows.len();
@@ -498,7 +435,7 @@ impl CudaGauss {
             if ctl.cancelled() {
                 return Err(PcError::Interrupted);
             }
-            let round = host::plan_round(&mut rows, &live, budget, 32);
+            let round = row_sets::plan_round(&mut rows, &live, budget, 32);
             if round.n_tasks() == 0 {
                 break;
             }
@@ -571,7 +508,7 @@ impl CudaGauss {
             }
         }
         let t = Instant::now();
-        let out = host::par_collect(ne, |k| outcome_of(&plan.edges[k], best_h[k], p_best[k], host::decode_max_fail(mf_h[k])));
+        let out = par_collect(ne, |k| outcome_of(&plan.edges[k], best_h[k], p_best[k], host::decode_max_fail(mf_h[k])));
         clock.collect += t.elapsed().as_secs_f64();
         ctl.edges_done.store(ne as u64, Ordering::Relaxed);
         out
@@ -670,7 +607,7 @@ impl Backend for CudaGauss {
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         let fast = plan.order == Order::StableFast;
         if !fast {
-            host::check_stable_plan(plan)?;
+            row_sets::check_stable_plan(plan)?;
         }
         let t0 = Instant::now();
         let mut lt = LevelTimings { level: plan.level, ..Default::default() };

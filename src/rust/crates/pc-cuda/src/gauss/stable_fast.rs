@@ -1,10 +1,10 @@
 //! stable.fast's planned levels on the GPU: its side 1 lists j's neighbours that are not
 //! adjacent to i first and skips the sets made only of common neighbours, an order the cuPC-S
 //! kernels (one set of a row shared by every edge of the row) do not have. Its levels go through
-//! `windows::run_rounds` instead: rounds of per-edge rank windows written out as listed tests,
+//! `pc_core::rounds::rank_windows::run_rounds` instead: rounds of per-edge rank windows written out as listed tests,
 //! evaluated one thread each by `gauss_listed_l*` with pcalg's C++ arithmetic, and each edge's
 //! first success taken in canonical order on the host. Levels 0 and 1 normally run dense
-//! (`gauss_dense.rs`); they come here only when pMax and the graph do not fit on the device.
+//! (`dense.rs`); they come here only when pMax and the graph do not fit on the device.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -14,10 +14,11 @@ use pc_core::backend::Control;
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
-use crate::gauss::{CudaGauss, LevelTimings, PD_MARGIN};
-use crate::gpu::{cuda_err, Clock, Result};
-use crate::host;
-use crate::windows::{run_rounds, Batch};
+use crate::gauss::host;
+use crate::gauss::{CudaGauss, PD_MARGIN};
+use crate::runtime::gpu::{cuda_err, Clock, Result};
+use crate::runtime::timings::LevelTimings;
+use pc_core::rounds::rank_windows::{run_rounds, Batch};
 
 /// Tests per round: enough to fill the device several times over (24 bytes of lists and
 /// 8 of result per test at |S| = 4).
@@ -61,7 +62,7 @@ impl CudaGauss {
                 let mut lb = gpu.launch(f)?;
                 lb.arg(&self.c).arg(&pu).arg(&xd).arg(&yd).arg(&sd).arg(&nu).arg(&li).arg(&zfac).arg(&PD_MARGIN).arg(&sym).arg(&cpp).arg(&mut pd);
                 // SAFETY: argument types and order follow gauss_listed_l*; tests 0..n have x, y
-                // and their l members in s (windows.rs writes l per test) all < p; l <= the
+                // and their l members in s (rank_windows.rs writes l per test) all < p; l <= the
                 // variant's maximum; p_out holds n entries.
                 unsafe { lb.launch(cfg) }.map_err(|e| PcError::Cuda(format!("launching gauss_listed: {e}")))?;
                 gpu.finish_launch(clk, t, "gauss_listed")?;

@@ -1,21 +1,21 @@
 //! Level 0 of a flat-list backend (the discrete GPU kernel) without per-edge windows.
 //!
 //! At level 0 an edge's canonical sequence is at most two tests, x _||_ y and y _||_ x with S
-//! empty (one in stable.fast's order), so the windows of [`crate::windows`] buy nothing there and
+//! empty (one in stable.fast's order), so the windows of [`super::rank_windows`] buy nothing there and
 //! cost most of the level: at MUNIN (541,320 pairs) the host made and took 541,320 windows one by
 //! one, 0.08-0.18 s against 0.022 s of kernels (H100, through per-edge windows). Here the edges are cut into
 //! contiguous chunks, each chunk's tests are written at fixed places (edge k's side s at
 //! k * sides + s) by the pool's threads, and each edge's outcome is read off its own p-values in
-//! parallel, exactly as [`crate::windows::Windows::absorb`] walks a window: the first test in
+//! parallel, exactly as [`super::rank_windows::Windows::absorb`] walks a window: the first test in
 //! side order with an NA-mapped p >= alpha decides the edge. While the device runs one chunk, the
 //! host writes the next, and with an evaluator that holds two (the discrete `Rounds`) queues it
-//! behind the running one before it waits (as [`crate::windows::run_pipelined`]).
+//! behind the running one before it waits (as [`super::rank_windows::run_pipelined`]).
 
-use pc_core::plan::{EdgeOutcome, EdgeWork, LevelPlan};
-use pc_core::PcError;
+use crate::plan::{EdgeOutcome, EdgeWork, LevelPlan};
+use crate::PcError;
 use rayon::prelude::*;
 
-use crate::windows::{run_pipelined, Batch, RoundEval, RoundOpts};
+use crate::rounds::rank_windows::{run_pipelined, Batch, RoundEval, RoundOpts};
 
 /// Edges a worker thread writes or decides at a time.
 const EDGES_PER_TASK: usize = 4096;
@@ -32,18 +32,17 @@ fn uniform_sides(plan: &LevelPlan) -> Option<usize> {
     (plan.level == 0 && plan.edges.par_iter().all(|e| shape(e) == Some(k))).then_some(k)
 }
 
-/// An edge's outcome from its tests' p-values in side order (`Windows::absorb` for one window).
+/// A level-0 edge's outcome from its sides' raw p-values in side order (None: a side the plan
+/// does not test), as [`super::rank_windows::Windows::absorb`] takes one window.
 #[inline]
-fn edge_outcome(p: &[f64], alpha: f64, na_value: f64) -> EdgeOutcome {
+pub fn level0_outcome(p: impl IntoIterator<Item = Option<f64>>, alpha: f64, na_value: f64) -> EdgeOutcome {
     let mut o = EdgeOutcome::NONE;
-    for (side, &pv) in p.iter().enumerate() {
-        let mapped = if pv.is_nan() { na_value } else { pv };
-        if mapped >= alpha {
-            o.best = Some((side as u8, 0));
-            o.p_best = pv;
-            break;
+    for (side, pv) in p.into_iter().enumerate() {
+        if let Some(pv) = pv {
+            if o.record(side as u8, 0, pv, alpha, na_value) {
+                break;
+            }
         }
-        o.max_fail = o.max_fail.max(mapped);
     }
     o
 }
@@ -101,7 +100,7 @@ pub fn run_level0(
     };
     let ne = plan.edges.len();
     let per_chunk = (opts.budget / k).max(1);
-    let mut out = pc_core::mem::try_vec::<EdgeOutcome>(ne, "labels", "the level's outcomes")?;
+    let mut out = crate::mem::try_vec::<EdgeOutcome>(ne, "labels", "the level's outcomes")?;
     out.resize(ne, EdgeOutcome::NONE);
     let (alpha, na) = (plan.alpha, plan.na_value);
     let chunks: Vec<(usize, usize)> = (0..ne).step_by(per_chunk).map(|a| (a, (a + per_chunk).min(ne))).collect();
@@ -137,7 +136,7 @@ pub fn run_level0(
             pool.install(|| {
                 out[a..b].par_chunks_mut(EDGES_PER_TASK).zip(pv.par_chunks(EDGES_PER_TASK * k)).for_each(|(os, ps)| {
                     for (o, pe) in os.iter_mut().zip(ps.chunks_exact(k)) {
-                        *o = edge_outcome(pe, alpha, na);
+                        *o = level0_outcome(pe.iter().map(|&v| Some(v)), alpha, na);
                     }
                 })
             });
@@ -153,11 +152,11 @@ pub fn run_level0(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::windows::tests::{chain_data, random_graph, same, Eager, Lcg};
-    use pc_core::citest::{CiTest, GSquareKind, GSquareScratch, GSquareTest};
-    use pc_core::cpu::{eval_edge, EdgeScratch};
-    use pc_core::graph::Adjacency;
-    use pc_core::plan::{plan_level, Order};
+    use crate::citest::{CiTest, GSquareKind, GSquareScratch, GSquareTest};
+    use crate::cpu::{eval_edge, EdgeScratch};
+    use crate::graph::Adjacency;
+    use crate::plan::{plan_level, Order};
+    use crate::rounds::rank_windows::tests::{chain_data, random_graph, same, Eager, Lcg};
 
     /// Level 0 by chunks gives exactly eval_edge's outcomes (the CPU's walk of the canonical
     /// sequence), in both orders, for chunks of one edge to all edges, on the level's thread or a
@@ -217,16 +216,16 @@ mod tests {
     #[test]
     fn na_p_values_follow_nadelete() {
         let nan = f64::NAN;
-        let o = edge_outcome(&[nan, 0.5], 0.05, 1.0);
+        let o = level0_outcome([nan, 0.5].map(Some), 0.05, 1.0);
         assert_eq!(o.best, Some((0, 0)));
         assert!(o.p_best.is_nan() && o.max_fail == f64::NEG_INFINITY);
-        let o = edge_outcome(&[nan, 0.5], 0.05, 0.0);
+        let o = level0_outcome([nan, 0.5].map(Some), 0.05, 0.0);
         assert_eq!((o.best, o.p_best, o.max_fail), (Some((1, 0)), 0.5, 0.0));
-        let o = edge_outcome(&[0.01, nan], 0.05, 0.0);
+        let o = level0_outcome([0.01, nan].map(Some), 0.05, 0.0);
         assert_eq!((o.best, o.max_fail), (None, 0.01));
-        let o = edge_outcome(&[0.03], 0.05, 1.0);
+        let o = level0_outcome([0.03].map(Some), 0.05, 1.0);
         assert_eq!((o.best, o.max_fail), (None, 0.03));
-        assert_eq!(edge_outcome(&[0.05, 0.9], 0.05, 1.0).best, Some((0, 0)));
+        assert_eq!(level0_outcome([0.05, 0.9].map(Some), 0.05, 1.0).best, Some((0, 0)));
     }
 
     /// A plan that is not level 0 goes through the windows; an interrupt between chunks stops it.
@@ -257,11 +256,11 @@ mod tests {
 #[cfg(test)]
 mod timing {
     use super::*;
-    use pc_core::graph::Adjacency;
-    use pc_core::plan::{plan_level, Order};
+    use crate::graph::Adjacency;
+    use crate::plan::{plan_level, Order};
 
     /// Host time of level 0 at MUNIN's size (p = 1041, 541,320 pairs) without a device, by chunks
-    /// and by windows (cargo test --release -p pc-cuda -- --ignored --nocapture level0_host).
+    /// and by windows (cargo test --release -p pc-core -- --ignored --nocapture level0_host).
     #[test]
     #[ignore]
     fn level0_host_time() {

@@ -13,62 +13,19 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use pc_core::backend::Watch;
 use pc_core::citest::{GaussFlavour, GaussTest};
 use pc_core::orient::{BatchEvaluator, ParallelBatch, TestBatch};
+use pc_core::rounds::listed::{gather, split_tests};
 use pc_core::PcError;
 
+use crate::gauss::host::{self, SET_KERNEL_VARIANTS};
 use crate::gauss::PD_MARGIN;
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
-use crate::host::{self, SET_KERNEL_VARIANTS};
-use crate::module::{self, Family};
+use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
+use crate::runtime::module::{self, Family};
+use crate::runtime::timings::BatchTimings;
 
 const BLOCK: u32 = 256;
 /// Tests per launch (about 100 MB of lists at |S| = 16).
 const CHUNK: usize = 1 << 21;
 
-/// Where the tests of a batch run: `gpu[v]` the tests for kernel variant
-/// `SET_KERNEL_VARIANTS[v]` (the smallest that holds |S|), `cpu` the rest; each in batch order.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Split {
-    pub gpu: Vec<Vec<usize>>,
-    pub cpu: Vec<usize>,
-}
-
-/// Splits `batch` by kernel variant; with `gpu_ok` false every test goes to the CPU.
-pub fn split_tests(batch: &TestBatch, gpu_ok: bool) -> Split {
-    let mut out = Split { gpu: vec![Vec::new(); SET_KERNEL_VARIANTS.len()], cpu: Vec::new() };
-    for t in 0..batch.len() {
-        let l = batch.set(t).len();
-        match SET_KERNEL_VARIANTS.iter().position(|&m| l <= m) {
-            Some(v) if gpu_ok => out.gpu[v].push(t),
-            _ => out.cpu.push(t),
-        }
-    }
-    out
-}
-
-/// The kernel's inputs for tests `idx` of `batch`: x, y, S offsets (u64, one more than tests)
-/// and the S members.
-pub fn gather(batch: &TestBatch, idx: &[usize]) -> (Vec<u32>, Vec<u32>, Vec<u64>, Vec<u32>) {
-    let (mut x, mut y, mut start, mut s) = (Vec::with_capacity(idx.len()), Vec::with_capacity(idx.len()), Vec::with_capacity(idx.len() + 1), Vec::new());
-    start.push(0u64);
-    for &t in idx {
-        x.push(batch.x[t]);
-        y.push(batch.y[t]);
-        s.extend_from_slice(batch.set(t));
-        start.push(s.len() as u64);
-    }
-    (x, y, start, s)
-}
-
-/// Seconds and counts of the GPU evaluator.
-#[derive(Clone, Debug, Default)]
-pub struct BatchTimings {
-    pub setup_s: f64,
-    pub kernel_s: f64,
-    pub transfer_s: f64,
-    pub launches: u64,
-    pub gpu_tests: u64,
-    pub cpu_tests: u64,
-}
 
 /// R's `gaussCItest` on listed tests, on the GPU; see the module docs.
 pub struct CudaGaussBatch<'a> {
@@ -86,7 +43,7 @@ impl<'a> CudaGaussBatch<'a> {
     /// Opens the GPU, gets the kernels (compiled once per process) and uploads `test`'s C;
     /// `pool` runs the tests the kernels do not take.
     pub fn new(test: &'a GaussTest, pool: &'a rayon::ThreadPool) -> Result<Self> {
-        Self::new_on(test, pool, crate::device::device_ordinal())
+        Self::new_on(test, pool, crate::runtime::device::device_ordinal())
     }
 
     /// [`CudaGaussBatch::new`] on device `ordinal`.
@@ -166,7 +123,7 @@ impl BatchEvaluator for CudaGaussBatch<'_> {
 
     fn p_values(&mut self, batch: &TestBatch, out: &mut Vec<f64>, watch: &mut dyn Watch) -> pc_core::error::Result<()> {
         nan_filled(out, batch.len())?;
-        let split = split_tests(batch, !self.test.has_nan());
+        let split = split_tests(batch, &SET_KERNEL_VARIANTS, !self.test.has_nan());
         for (v, idx) in split.gpu.iter().enumerate() {
             for part in idx.chunks(CHUNK) {
                 if !watch.keep_going() {
@@ -204,39 +161,4 @@ pub(crate) fn on_cpu(cpu: &mut dyn BatchEvaluator, batch: &TestBatch, idx: &[usi
         out[t] = pv[k];
     }
     Ok(())
-}
-
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-
-    /// Test t is (t, t + 1 | 100, 101, ...) with |S| = sizes[t].
-    pub(crate) fn batch(sizes: &[usize]) -> TestBatch {
-        let mut b = TestBatch::default();
-        for (t, &l) in sizes.iter().enumerate() {
-            b.push(t as u32, t as u32 + 1, (0..l as u32).map(|k| 100 + k));
-        }
-        b
-    }
-
-    #[test]
-    fn tests_go_to_the_smallest_variant_that_holds_them_and_the_rest_to_the_cpu() {
-        let b = batch(&[0, 1, 2, 4, 5, 8, 9, 16, 17, 32, 33, 3]);
-        let s = split_tests(&b, true);
-        assert_eq!(s.gpu, vec![vec![0, 1, 2, 3, 11], vec![4, 5], vec![6, 7], vec![8, 9]]);
-        assert_eq!(s.cpu, vec![10]);
-        let s = split_tests(&b, false);
-        assert!(s.gpu.iter().all(|v| v.is_empty()));
-        assert_eq!(s.cpu, (0..12).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn gather_lists_the_chosen_tests_in_order() {
-        let b = batch(&[2, 0, 3]);
-        let (x, y, start, s) = gather(&b, &[2, 1, 0]);
-        assert_eq!(x, vec![2, 1, 0]);
-        assert_eq!(y, vec![3, 2, 1]);
-        assert_eq!(start, vec![0, 3, 3, 5]);
-        assert_eq!(s, vec![100, 101, 102, 100, 101]);
-    }
 }

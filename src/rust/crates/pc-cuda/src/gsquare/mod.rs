@@ -1,10 +1,10 @@
-//! The discrete backend: pcalg's `disCItest` / `binCItest` (G^2 on contingency tables) on a GPU.
+//! The G^2 backend: pcalg's `disCItest` / `binCItest` (G^2 on contingency tables) on a GPU.
 //!
 //! The codes go to the device once (n x p bytes, column-major, each column padded to a multiple of
 //! 16 bytes so that a thread reads 16 samples at once; at most 255 levels per variable, as
-//! `DiscreteData` enforces). Each level runs in rounds of per-edge windows ([`windows`]): the
+//! `DiscreteData` enforces). Each level runs in rounds of per-edge windows (`pc_core::rounds::rank_windows`): the
 //! host writes out the round's tests (x, y, S; level 0 by chunks of edges without windows,
-//! [`crate::level0`]), `gsquare_tests` computes their G^2 and degrees of
+//! `pc_core::rounds::level0`), `gsquare_tests` computes their G^2 and degrees of
 //! freedom (one block per test; the table in shared memory when it fits, else in the block's slot
 //! of global scratch, with fewer blocks when device memory would run short), `pchisq_points` their
 //! p-values (one thread per test), and the host takes each edge's first success in canonical
@@ -17,6 +17,8 @@
 //! runs, then a fixed tree over the threads), so p-values agree with the CPU's to about 1e-13
 //! relative and are identical from run to run.
 
+pub mod batch;
+
 use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
@@ -26,14 +28,14 @@ use pc_core::cpu::ParallelCpu;
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
-use crate::device::DeviceInfo;
-use crate::gauss::{CudaTimings, LevelTimings};
-use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
-use crate::inflight::{room, RoundBuffers};
-use crate::level0::run_level0;
-use crate::memplan;
-use crate::module;
-use crate::windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
+use crate::runtime::device::DeviceInfo;
+use crate::runtime::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
+use crate::runtime::inflight::{room, RoundBuffers};
+use crate::runtime::memplan;
+use crate::runtime::module;
+use crate::runtime::timings::{CudaTimings, LevelTimings};
+use pc_core::rounds::level0::run_level0;
+use pc_core::rounds::rank_windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
 
 /// The largest block `gsquare_tests` takes (its MAXBLOCK), and `pchisq_points`' block.
 pub(crate) const BLOCK: u32 = 256;
@@ -112,16 +114,16 @@ pub struct CudaGSquare<'a> {
     lev: Vec<u32>,
     timings: CudaTimings,
     budget: usize,
-    /// An edge's window growth from round to round, in percent (`windows::RoundOpts::growth`).
+    /// An edge's window growth from round to round, in percent (`rank_windows::RoundOpts::growth`).
     growth: u64,
-    /// Writes out each round's tests (see `windows`); None: on the level's own thread.
+    /// Writes out each round's tests (see `rank_windows`); None: on the level's own thread.
     pool: Option<rayon::ThreadPool>,
 }
 
 impl<'a> CudaGSquare<'a> {
     /// Opens the GPU, compiles the kernel (once per process) and uploads the codes.
     pub fn new(test: &'a GSquareTest) -> Result<Self> {
-        Self::new_on(test, crate::device::device_ordinal())
+        Self::new_on(test, crate::runtime::device::device_ordinal())
     }
 
     /// [`CudaGSquare::new`] on device `ordinal` (one of several: `pc_core::multi::Split`).
@@ -184,7 +186,7 @@ impl<'a> CudaGSquare<'a> {
     }
 
     /// An edge's window growth from round to round in percent (default
-    /// `windows::DEFAULT_GROWTH`, at least 100); for tuning.
+    /// `rank_windows::DEFAULT_GROWTH`, at least 100); for tuning.
     pub fn set_window_growth(&mut self, percent: Option<u64>) {
         self.growth = percent.unwrap_or(DEFAULT_GROWTH).max(100);
     }
@@ -286,7 +288,7 @@ impl<'g, 'a> Rounds<'g, 'a> {
     }
 
     /// The level (|S|) of the batches launched from now on (listed tests of several sizes:
-    /// `gsquare_batch`); `finish` does not depend on it.
+    /// `batch.rs`); `finish` does not depend on it.
     pub(crate) fn set_level(&mut self, l: usize) {
         self.l = l;
     }
@@ -358,7 +360,7 @@ impl RoundEval for Rounds<'_, '_> {
     }
 
     fn in_flight(&self) -> usize {
-        crate::inflight::SLOTS
+        crate::runtime::inflight::SLOTS
     }
 
     fn finish(&mut self, batch: &Batch, out: &mut Vec<f64>) -> Result<()> {

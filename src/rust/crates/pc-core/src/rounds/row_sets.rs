@@ -1,68 +1,12 @@
-//! Host-side logic of the CUDA backend, kept apart from any CUDA call so that it is tested without
-//! a GPU: the plan's shape check, the compacted adjacency and edge lookup a level uploads, the
-//! binomial table and rank arithmetic the kernels use, and the planning of launch rounds.
+//! The host side of the set kernels (cuPC-S: one thread per row and conditioning set, each set
+//! shared by every y of its row): the plan's shape check, the compacted adjacency and edge lookup
+//! a level uploads, the binomial table and rank arithmetic the kernels use, and the rounds of
+//! launches over the rows.
 
-use pc_core::combinations::binomial;
-use pc_core::plan::{EdgeOutcome, EdgeWork, LevelPlan, SideKind};
-use pc_core::PcError;
-
-/// `key` value meaning "no success" (the kernels' NO_KEY).
-pub const NO_KEY: u64 = u64::MAX;
-
-/// Threads for host-side loops over many edges (1 below 2^16 items).
-pub fn host_threads(n: usize) -> usize {
-    if n < 1 << 16 {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, |t| t.get()).min(32)
-    }
-}
-
-/// Runs `f(range)` over `host_threads(n)` disjoint ranges covering 0..n, in parallel; the first
-/// error (in range order) wins.
-pub fn par_ranges<E: Send>(n: usize, f: impl Fn(std::ops::Range<usize>) -> Result<(), E> + Sync) -> Result<(), E> {
-    let t = host_threads(n);
-    if t == 1 {
-        return f(0..n);
-    }
-    let chunk = n.div_ceil(t);
-    let f = &f;
-    let res: Vec<Result<(), E>> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..t).map(|k| s.spawn(move || f(k * chunk..n.min((k + 1) * chunk)))).collect();
-        hs.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    });
-    res.into_iter().collect()
-}
-
-/// `(0..n).map(f).collect()` on several threads (first touch of the output in parallel too).
-pub fn par_collect<T: Send, E: Send>(n: usize, f: impl Fn(usize) -> Result<T, E> + Sync) -> Result<Vec<T>, E> {
-    let t = host_threads(n);
-    if t == 1 {
-        return (0..n).map(f).collect();
-    }
-    let mut v: Vec<T> = Vec::with_capacity(n);
-    let chunk = n.div_ceil(t);
-    let f = &f;
-    let res: Vec<Result<(), E>> = std::thread::scope(|s| {
-        let hs: Vec<_> = v.spare_capacity_mut()[..n]
-            .chunks_mut(chunk)
-            .enumerate()
-            .map(|(k, part)| {
-                s.spawn(move || {
-                    for (i, slot) in part.iter_mut().enumerate() {
-                        slot.write(f(k * chunk + i)?);
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    });
-    res.into_iter().collect::<Result<(), E>>()?;
-    // SAFETY: every slot 0..n was written above (each chunk in full, or an error returned).
-    unsafe { v.set_len(n) };
-    Ok(v)
-}
+use crate::combinations::binomial;
+use crate::par::par_ranges;
+use crate::plan::{LevelPlan, SideKind};
+use crate::PcError;
 
 /// Level 0 lists each row's plan edges {i < j}: rows `i` with the j's at
 /// cols[off[i] + upper[i] ..][.. ebase[i + 1] - ebase[i]], and edge k of the plan is the
@@ -247,7 +191,7 @@ pub fn shifted_ranks(d: u32, pos: &[u32], table: &[u64], l: usize) -> Vec<(u32, 
 /// The same rank computed the plain way: drop position q and re-rank with pc-core.
 pub fn shifted_rank_reference(d: u32, pos: &[u32], q: u32) -> u64 {
     let shifted: Vec<u32> = pos.iter().map(|&v| if v > q { v - 1 } else { v }).collect();
-    pc_core::combinations::rank(d - 1, &shifted)
+    crate::combinations::rank(d - 1, &shifted)
 }
 
 /// One row of a level >= 2: its l-subsets are ranks 0..total of row(x); `next` is the first not
@@ -321,71 +265,12 @@ pub fn plan_round(rows: &mut [RowWork], live: &[bool], budget: u64, min_share: u
     round
 }
 
-/// Whether C (p x p, column-major) is exactly symmetric, as pc-core's Gaussian test decides it
-/// (equal values or both NaN), and whether it holds a NaN.
-pub fn symmetry_and_nan(c: &[f64], p: usize) -> (bool, bool) {
-    let mut symmetric = true;
-    let mut nan = false;
-    for j in 0..p {
-        for i in 0..p {
-            let v = c[i + j * p];
-            nan |= v.is_nan();
-            if i < j {
-                let w = c[j + i * p];
-                if v != w && !(v.is_nan() && w.is_nan()) {
-                    symmetric = false;
-                }
-            }
-        }
-    }
-    (symmetric, nan)
-}
-
-/// The outcome of a level-0 edge from the raw p-values of its two sides (pcalg tests side 1 only
-/// when side 0 fails).
-pub fn level0_outcome(e: &EdgeWork, p: [f64; 2], alpha: f64, na: f64) -> EdgeOutcome {
-    let mut max_fail = f64::NEG_INFINITY;
-    for (side, &pv) in p.iter().enumerate() {
-        if e.sides[side].is_none() {
-            continue;
-        }
-        let mapped = if pv.is_nan() { na } else { pv };
-        if mapped >= alpha {
-            return EdgeOutcome { best: Some((side as u8, 0)), p_best: pv, max_fail };
-        }
-        max_fail = max_fail.max(mapped);
-    }
-    EdgeOutcome { best: None, p_best: f64::NAN, max_fail }
-}
-
-/// Decodes the kernels' max-fail word (0: none, else the bits of a non-negative double + 1).
-pub fn decode_max_fail(v: u64) -> f64 {
-    if v == 0 {
-        f64::NEG_INFINITY
-    } else {
-        f64::from_bits(v - 1)
-    }
-}
-
-/// sqrt(n - l - 3) * 0.5, as R evaluates the first factors of `zStat` (NaN when n - l - 3 < 0).
-pub fn z_factor(n: f64, l: usize) -> f64 {
-    (n - l as f64 - 3.0).sqrt() * 0.5
-}
-
-/// The smallest compiled set-kernel variant (maximum level) that holds level `l`, if any.
-pub fn set_kernel_variant(l: usize) -> Option<usize> {
-    SET_KERNEL_VARIANTS.iter().copied().find(|&m| l <= m)
-}
-
-/// Maximum levels of the compiled `gauss_sets_l*` / `gauss_pbest_l*` kernels.
-pub const SET_KERNEL_VARIANTS: [usize; 4] = [4, 8, 16, 32];
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pc_core::combinations::{next_subset, unrank};
-    use pc_core::graph::Adjacency;
-    use pc_core::plan::{plan_level, Order};
+    use crate::combinations::{next_subset, unrank};
+    use crate::graph::Adjacency;
+    use crate::plan::{plan_level, Order};
 
     #[test]
     fn complement_rank_matches_pc_core_exhaustively() {
@@ -518,16 +403,6 @@ mod tests {
     }
 
     #[test]
-    fn parallel_helpers_match_serial() {
-        let n = 200_000;
-        let v: Vec<u64> = par_collect(n, |i| Ok::<u64, ()>(i as u64 * 3)).unwrap();
-        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 3));
-        let e = par_collect(n, |i| if i == 150_000 { Err(i) } else { Ok(i) });
-        assert_eq!(e.unwrap_err(), 150_000);
-        assert_eq!(par_ranges(n, |r| if r.contains(&7) { Err(7) } else { Ok(()) }), Err(7));
-    }
-
-    #[test]
     fn rounds_cover_every_rank_once() {
         let mut rows = vec![
             RowWork { row: 0, total: 10, next: 0 },
@@ -558,20 +433,5 @@ mod tests {
             let covered = seen[idx].iter().filter(|&&s| s).count() as u64;
             assert_eq!(covered, if live[idx] { r.total } else { 0 });
         }
-    }
-
-    #[test]
-    fn max_fail_words_decode() {
-        assert_eq!(decode_max_fail(0), f64::NEG_INFINITY);
-        for v in [0.0, 1e-300, 0.0049, 0.5, 1.0] {
-            assert_eq!(decode_max_fail(f64::to_bits(v) + 1), v);
-        }
-        // bit order is value order for non-negative doubles, so atomicMax on the words is max
-        assert!(f64::to_bits(0.3) + 1 > f64::to_bits(0.2) + 1);
-        assert!(z_factor(3.0, 2).is_nan());
-        assert_eq!(z_factor(6.0, 3), 0.0);
-        assert_eq!(set_kernel_variant(2), Some(4));
-        assert_eq!(set_kernel_variant(9), Some(16));
-        assert_eq!(set_kernel_variant(33), None);
     }
 }

@@ -6,7 +6,7 @@
 //! One launch of `cmiknn_partials` evaluates every test's original statistic and all its
 //! surrogates; the host adds each estimate's chunk sums in the CPU's order, so statistic, null
 //! and p-value equal `pc_cmiknn::CmiKnn::run` bit for bit. As a backend of the level loop the
-//! tests of a level go through `windows::run_rounds`, which keeps pcalg's first-success order.
+//! tests of a level go through `pc_core::rounds::rank_windows::run_rounds`, which keeps pcalg's first-success order.
 //!
 //! Device memory is planned before each batch: the groups' permutations (B n 4 bytes each) and
 //! the partial sums ((B + 1) ceil(n / 256) 8 bytes per test) are split into launches that fit in
@@ -25,9 +25,9 @@ use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 use rayon::prelude::*;
 
-use crate::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
-use crate::module;
-use crate::windows::run_rounds;
+use crate::runtime::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
+use crate::runtime::module;
+use pc_core::rounds::rank_windows::run_rounds;
 
 /// The kernel's MAXL: larger conditioning sets run on the CPU.
 pub const MAX_LEVEL: usize = 8;
@@ -73,7 +73,7 @@ impl<'a> CudaCmiKnn<'a> {
     /// Opens the device, compiles the kernel and uploads the ranks; `threads` (0: all cores) make
     /// the permutations.
     pub fn new(test: &'a CmiKnn, threads: usize) -> Result<Self> {
-        Self::new_on(test, threads, crate::device::device_ordinal())
+        Self::new_on(test, threads, crate::runtime::device::device_ordinal())
     }
 
     /// [`CudaCmiKnn::new`] on device `ordinal` (one of several: `pc_core::multi::Split`).
@@ -147,7 +147,7 @@ impl<'a> CudaCmiKnn<'a> {
             case_group.push(g);
         }
         // a quarter of the free device memory, and at most 1 GiB of permutations on the host
-        let budget = crate::memplan::cmiknn_budget(self.gpu.free_bytes()? as u64);
+        let budget = crate::runtime::memplan::cmiknn_budget(self.gpu.free_bytes()? as u64);
         let mut out: Vec<Option<Outcome>> = vec![None; cases.len()];
         // launches: consecutive groups while their permutations and tests fit the budget
         let mut g0 = 0;
@@ -157,7 +157,7 @@ impl<'a> CudaCmiKnn<'a> {
             let mut n_tests = 0usize;
             while g1 < groups.len() {
                 let tests_g = case_group.iter().filter(|&&g| g == g1).count();
-                let add = crate::memplan::cmiknn_group_bytes(b, n, tests_g, LANES, MAX_LEVEL);
+                let add = crate::runtime::memplan::cmiknn_group_bytes(b, n, tests_g, LANES, MAX_LEVEL);
                 if g1 > g0 && (bytes + add > budget || n_tests + tests_g > MAX_TESTS_PER_LAUNCH) {
                     break;
                 }
@@ -166,7 +166,7 @@ impl<'a> CudaCmiKnn<'a> {
                 g1 += 1;
             }
             // one group over the budget: its permutations grow with sig_samples x n
-            crate::memplan::fits(bytes, 0, budget, "suffStat$sig_samples", || {
+            crate::runtime::memplan::fits(bytes, 0, budget, "suffStat$sig_samples", || {
                 format!("one CMI-kNN group ({b} permutations of {n} samples; a quarter of the free memory, at most 1 GiB)")
             })?;
             let idx: Vec<usize> = (0..cases.len()).filter(|&i| (g0..g1).contains(&case_group[i])).collect();

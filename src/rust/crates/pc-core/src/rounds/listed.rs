@@ -1,38 +1,15 @@
-//! Listed G^2 tests on the GPU: the conservative / majority-rule triple checks
-//! (`pc_core::orient::check_triples`) of `disCItest` / `binCItest` hand over batches of (x, y, S)
-//! and get one p-value each. [`CudaGSquareBatch`] is their `BatchEvaluator` when the skeleton ran
-//! on the GPU: the discrete backend ([`CudaGSquare`]: the codes uploaded once as bytes, the
-//! kernels compiled once per process) evaluates them with its own kernels, `gsquare_tests` (one
-//! block per test, the contingency table in shared memory or a planned global slot) and
-//! `pchisq_points`, through its rounds' device buffers ([`crate::discrete`]'s `Rounds`).
-//!
-//! `gsquare_tests` takes one |S| per launch, and a batch mixes sizes, so the host
-//! ([`plan_launches`]) groups the tests by |S| (each group in batch order) and cuts the groups
-//! into launches of at most the backend's round budget; [`run_launches`] writes each launch's
-//! tests while the previous one runs on the device (one in flight, as level 0 does) and puts
-//! every p-value back at its test's place. Tests with |S| above the kernel's 32 (a table of at
-//! least 2^32 strata: never run, p = 1) go to the CPU twin, `ParallelBatch`.
-//!
-//! The p-values are the discrete skeleton kernels': pc-core's `GSquareTest` arithmetic without
-//! FMA contraction, G^2's compensated sum in a fixed order of its own (equal to the CPU's to
-//! about 1e-13 relative; a decision differs only for a p-value within that of alpha), and the
-//! same df rules (adaptDF, n < 10 df gives p = 1). pcalg's "n < n.min" warning counts every test
-//! that checkTriple runs; every listed test runs once here, so the tests the GPU took are
-//! counted on the host ([`GSquareTest::count_small_n_listed`]), the CPU twin's by `p_value`, as
-//! `ParallelBatch` alone would count them.
+//! The triple checks' listed tests on a backend that takes one |S| per launch (the G^2
+//! kernel): a batch (`orient::TestBatch`) mixes sizes, so [`plan_launches`] groups the tests by
+//! |S| (each group in batch order) and cuts the groups into launches of at most a round's
+//! budget, and [`run_launches`] writes each launch's tests while the previous one runs (one in
+//! flight, as level 0 does, or two where the evaluator holds them) and puts every p-value back
+//! at its test's place. Tests with |S| above the kernel's deepest go to the CPU.
+//! [`split_tests`] and [`gather`] do the same for a kernel of several variants that takes every
+//! |S| up to its deepest in one launch (the Gaussian one).
 
-use std::time::Instant;
-
-use pc_core::backend::Watch;
-use pc_core::citest::GSquareTest;
-use pc_core::orient::{BatchEvaluator, ParallelBatch, TestBatch};
-use pc_core::PcError;
-
-use crate::discrete::{CudaGSquare, Rounds, MAX_LEVEL};
-use crate::gauss_batch::BatchTimings;
-use crate::gpu::{cuda_err, guard, Result};
-use crate::memplan;
-use crate::windows::Batch;
+use crate::error::{PcError, Result};
+use crate::orient::TestBatch;
+use crate::rounds::rank_windows::Batch;
 
 /// A size per test (x, y, S): the kernel's global table words.
 pub type TestWords<'w> = &'w dyn Fn(u32, u32, &[u32]) -> u64;
@@ -56,11 +33,6 @@ impl ListedPlan {
     /// The tests the GPU runs, launch by launch.
     pub fn gpu_tests(&self) -> impl Iterator<Item = usize> + '_ {
         self.launches.iter().flat_map(|l| l.tests.iter().copied())
-    }
-
-    /// The largest launch's device bytes ([`memplan::gsquare_round_bytes`]).
-    pub fn largest_round_bytes(&self) -> u64 {
-        self.launches.iter().map(|l| memplan::gsquare_round_bytes(l.tests.len(), l.level)).max().unwrap_or(0)
     }
 }
 
@@ -117,7 +89,7 @@ pub fn fill(batch: &TestBatch, launch: &Launch, words: Option<TestWords>, b: &mu
 }
 
 /// A device that evaluates launches of one |S| each, in two steps (the host writes the next
-/// launch while one runs): the discrete backend's `Rounds`, or a CPU twin in tests.
+/// launch while one runs): the G^2 backend's `Rounds`, or a CPU twin in tests.
 pub trait LevelRounds {
     /// Starts evaluating `b`, whose tests have `level` conditioning variables each.
     fn launch_level(&mut self, level: usize, b: &Batch) -> Result<()>;
@@ -127,19 +99,6 @@ pub trait LevelRounds {
     /// How many launches it holds at once (2: the next one is queued before the host waits).
     fn in_flight(&self) -> usize {
         1
-    }
-}
-
-impl LevelRounds for Rounds<'_, '_> {
-    fn launch_level(&mut self, level: usize, b: &Batch) -> Result<()> {
-        self.set_level(level);
-        crate::windows::RoundEval::launch(self, b)
-    }
-    fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<()> {
-        crate::windows::RoundEval::finish(self, b, p)
-    }
-    fn in_flight(&self) -> usize {
-        crate::windows::RoundEval::in_flight(self)
     }
 }
 
@@ -190,88 +149,79 @@ pub fn run_launches(
     Ok(())
 }
 
-/// pcalg's `disCItest` / `binCItest` on listed tests, on the GPU; see the module docs.
-pub struct CudaGSquareBatch<'a> {
-    g: CudaGSquare<'a>,
-    cpu: ParallelBatch<'a, GSquareTest>,
-    test: &'a GSquareTest,
-    timings: BatchTimings,
+/// Where the tests of a batch run on a kernel of several variants (the deepest |S| each holds):
+/// `gpu[v]` the tests for variant `variants[v]` (the smallest that holds |S|), `cpu` the rest;
+/// each in batch order.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Split {
+    pub gpu: Vec<Vec<usize>>,
+    pub cpu: Vec<usize>,
 }
 
-impl<'a> CudaGSquareBatch<'a> {
-    /// Opens the GPU, gets the kernels (compiled once per process) and uploads `test`'s codes
-    /// ([`CudaGSquare::new`], which plans their memory); `pool` runs the tests the kernel does
-    /// not take.
-    pub fn new(test: &'a GSquareTest, pool: &'a rayon::ThreadPool) -> Result<Self> {
-        Self::new_on(test, pool, crate::device::device_ordinal())
+/// Splits `batch` by kernel variant (`variants` ascending); with `gpu_ok` false every test goes
+/// to the CPU.
+pub fn split_tests(batch: &TestBatch, variants: &[usize], gpu_ok: bool) -> Split {
+    let mut out = Split { gpu: vec![Vec::new(); variants.len()], cpu: Vec::new() };
+    for t in 0..batch.len() {
+        let l = batch.set(t).len();
+        match variants.iter().position(|&m| l <= m) {
+            Some(v) if gpu_ok => out.gpu[v].push(t),
+            _ => out.cpu.push(t),
+        }
     }
-
-    /// [`CudaGSquareBatch::new`] on device `ordinal`.
-    pub fn new_on(test: &'a GSquareTest, pool: &'a rayon::ThreadPool, ordinal: usize) -> Result<Self> {
-        let t0 = Instant::now();
-        let g = CudaGSquare::new_on(test, ordinal)?;
-        let timings = BatchTimings { setup_s: t0.elapsed().as_secs_f64(), ..Default::default() };
-        Ok(CudaGSquareBatch { g, cpu: ParallelBatch::new(test, pool), test, timings })
-    }
-
-    pub fn timings(&self) -> &BatchTimings {
-        &self.timings
-    }
-
-    fn run_gpu(&mut self, batch: &TestBatch, plan: &ListedPlan, out: &mut [f64], watch: &mut dyn Watch) -> Result<()> {
-        let g = &self.g;
-        let gpu = g.gpu();
-        gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-        // the launches' lists and results, planned before the rounds allocate them (the table
-        // slots are planned by the rounds themselves, memplan::gsquare_table_slots)
-        memplan::fits(plan.largest_round_bytes(), memplan::LEVEL_MARGIN, gpu.free_bytes()? as u64, "suffStat$dm", || {
-            "the triple checks' tests".to_string()
-        })?;
-        let words = |x: u32, y: u32, s: &[u32]| g.global_words(x, y, s);
-        let mut rounds = Rounds::new(g, 0)?;
-        run_launches(batch, plan, Some(&words), &mut rounds, out, || watch.keep_going())?;
-        let t = &mut self.timings;
-        t.kernel_s += rounds.clock.kernel;
-        t.transfer_s += rounds.clock.transfer;
-        t.launches += rounds.clock.launches;
-        t.gpu_tests += rounds.tests;
-        Ok(())
-    }
+    out
 }
 
-impl BatchEvaluator for CudaGSquareBatch<'_> {
-    fn name(&self) -> String {
-        format!("cuda ({})", self.g.info().name)
+/// The kernel's inputs for tests `idx` of `batch`: x, y, S offsets (u64, one more than tests)
+/// and the S members.
+pub fn gather(batch: &TestBatch, idx: &[usize]) -> (Vec<u32>, Vec<u32>, Vec<u64>, Vec<u32>) {
+    let (mut x, mut y, mut start, mut s) = (Vec::with_capacity(idx.len()), Vec::with_capacity(idx.len()), Vec::with_capacity(idx.len() + 1), Vec::new());
+    start.push(0u64);
+    for &t in idx {
+        x.push(batch.x[t]);
+        y.push(batch.y[t]);
+        s.extend_from_slice(batch.set(t));
+        start.push(s.len() as u64);
     }
-
-    fn shares_results(&self) -> bool {
-        true
-    }
-
-    fn p_values(&mut self, batch: &TestBatch, out: &mut Vec<f64>, watch: &mut dyn Watch) -> pc_core::error::Result<()> {
-        crate::gauss_batch::nan_filled(out, batch.len())?;
-        let plan = plan_launches(batch, MAX_LEVEL, self.g.round_budget());
-        if !plan.launches.is_empty() {
-            guard("running the triple checks on the GPU", || self.run_gpu(batch, &plan, out, watch))?;
-            self.test.count_small_n_listed(plan.gpu_tests().map(|t| (batch.x[t], batch.y[t], batch.set(t))));
-        }
-        if !plan.cpu.is_empty() {
-            crate::gauss_batch::on_cpu(&mut self.cpu, batch, &plan.cpu, out, watch)?;
-            self.timings.cpu_tests += plan.cpu.len() as u64;
-        }
-        Ok(())
-    }
+    (x, y, start, s)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::windows::tests::{chain_data, Eager, Lcg};
-    use crate::windows::RoundEval;
-    use pc_core::citest::{CiTest, GSquareKind, GSquareScratch};
-    use crate::gauss_batch::tests::batch;
-    use pc_core::NullWatch;
+    use crate::citest::{CiTest, GSquareKind, GSquareScratch, GSquareTest};
+    use crate::orient::{BatchEvaluator, ParallelBatch};
+    use crate::rounds::rank_windows::tests::{chain_data, Eager, Lcg};
+    use crate::rounds::rank_windows::RoundEval;
+    use crate::NullWatch;
 
+    /// Test t is (t, t + 1 | 100, 101, ...) with |S| = sizes[t].
+    fn batch(sizes: &[usize]) -> TestBatch {
+        let mut b = TestBatch::default();
+        sizes.iter().enumerate().for_each(|(t, &l)| b.push(t as u32, t as u32 + 1, 100..100 + l as u32));
+        b
+    }
+
+    #[test]
+    fn tests_go_to_the_smallest_variant_that_holds_them_and_the_rest_to_the_cpu() {
+        let b = batch(&[0, 1, 2, 4, 5, 8, 9, 16, 17, 32, 33, 3]);
+        let s = split_tests(&b, &[4, 8, 16, 32], true);
+        assert_eq!(s.gpu, vec![vec![0, 1, 2, 3, 11], vec![4, 5], vec![6, 7], vec![8, 9]]);
+        assert_eq!(s.cpu, vec![10]);
+        let s = split_tests(&b, &[4, 8, 16, 32], false);
+        assert!(s.gpu.iter().all(|v| v.is_empty()));
+        assert_eq!(s.cpu, (0..12).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn gather_lists_the_chosen_tests_in_order() {
+        let b = batch(&[2, 0, 3]);
+        let (x, y, start, s) = gather(&b, &[2, 1, 0]);
+        assert_eq!(x, vec![2, 1, 0]);
+        assert_eq!(y, vec![3, 2, 1]);
+        assert_eq!(start, vec![0, 3, 3, 5]);
+        assert_eq!(s, vec![100, 101, 102, 100, 101]);
+    }
     #[test]
     fn launches_group_by_set_size_in_batch_order_within_the_budget() {
         let b = batch(&[2, 0, 2, 1, 2, 40, 2, 0, 33, 2]);
@@ -343,11 +293,11 @@ mod tests {
             let kind = if case % 3 == 0 { GSquareKind::Bin } else { GSquareKind::Dis };
             let data = if kind == GSquareKind::Bin {
                 let codes = data.codes.iter().map(|&c| c % 2).collect();
-                pc_core::citest::DiscreteData::new(n, p, codes, vec![2; p]).unwrap()
+                crate::citest::DiscreteData::new(n, p, codes, vec![2; p]).unwrap()
             } else {
                 data
             };
-            let make = || GSquareTest::new(pc_core::citest::DiscreteData::new(n, p, data.codes.clone(), data.nlev.clone()).unwrap(), kind, case % 2 == 0).unwrap();
+            let make = || GSquareTest::new(crate::citest::DiscreteData::new(n, p, data.codes.clone(), data.nlev.clone()).unwrap(), kind, case % 2 == 0).unwrap();
             // the device twin computes with its own copy: a device counts nothing on the host
             let (t_cpu, t_gpu, t_dev) = (make(), make(), make());
             let mut b = TestBatch::default();
@@ -416,17 +366,5 @@ mod tests {
         .unwrap_err();
         assert!(matches!(e, PcError::Interrupted));
         assert_eq!(ev.rounds, 2);
-    }
-
-    #[test]
-    fn new_fails_cleanly_without_a_gpu() {
-        let d = pc_core::citest::DiscreteData::new(4, 2, vec![0, 1, 0, 1, 1, 0, 1, 0], vec![2, 2]).unwrap();
-        let t = GSquareTest::new(d, GSquareKind::Dis, false).unwrap();
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-        match CudaGSquareBatch::new(&t, &pool) {
-            Ok(g) => assert!(g.name().starts_with("cuda")),
-            Err(PcError::Cuda(msg)) => assert!(!msg.is_empty()),
-            Err(e) => panic!("unexpected error {e:?}"),
-        }
     }
 }

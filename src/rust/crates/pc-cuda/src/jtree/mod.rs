@@ -1,5 +1,5 @@
 //! Junction-tree propagation on the GPU for a batch of evidence sets: pc-jtree's schedule and
-//! arithmetic (`kernels/jtree.cu`), so results equal the CPU engine's to rounding and are
+//! arithmetic (`jtree.cu`), so results equal the CPU engine's to rounding and are
 //! identical from run to run (no atomics; every sum runs in one thread in a fixed order).
 //!
 //! The plan's flat arrays and the potentials go up once; each chunk of rows (sized from free
@@ -29,8 +29,8 @@ use pc_jtree::engine::{finish_marginals, finish_mpe, Marginals, Mpe, Progress};
 use pc_jtree::plan::{Projection, REDUCE_SPLIT};
 use pc_jtree::{Evidence, Plan};
 
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
-use crate::module;
+use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
+use crate::runtime::module;
 
 const BLOCK: u32 = 256;
 
@@ -226,7 +226,7 @@ pub struct CudaJtree<'a> {
 impl<'a> CudaJtree<'a> {
     /// Opens the GPU, compiles the kernels and uploads the plan and the potentials.
     pub fn new(plan: &'a Plan) -> Result<CudaJtree<'a>> {
-        Self::new_on(plan, crate::device::device_ordinal())
+        Self::new_on(plan, crate::runtime::device::device_ordinal())
     }
 
     /// [`CudaJtree::new`] on device `ordinal`.
@@ -306,7 +306,7 @@ impl<'a> CudaJtree<'a> {
     fn chunk_rows(&self, rows: usize, memory_bytes: Option<u64>) -> Result<usize> {
         let free = self.gpu.free_bytes()? as u64;
         // the MPE's states (n ints per row) fit in the margin left beside the tables
-        let budget = crate::memplan::jtree_budget(free, memory_bytes, rows, self.plan.n_vars());
+        let budget = crate::runtime::memplan::jtree_budget(free, memory_bytes, rows, self.plan.n_vars());
         let c = pc_jtree::engine::chunk_rows(self.plan, rows, budget).map_err(|e| PcError::Cuda(format!("{e} (free GPU memory)")))?;
         // whole warps of rows (aligned rows of each cell) where the chunk is not the whole batch
         Ok(if c < rows && c >= 64 { c - c % 32 } else { c })
@@ -648,9 +648,9 @@ mod tests {
     #[test]
     fn kernel_source_declares_every_kernel_and_the_projection_layout() {
         for k in ["jt_reduce", "jt_collect", "jt_scatter", "jt_decode", "jt_combine"] {
-            assert!(crate::module::JTREE_SRC.contains(&format!("__global__ void {k}(")), "{k}");
+            assert!(crate::runtime::module::JTREE_SRC.contains(&format!("__global__ void {k}(")), "{k}");
         }
-        assert!(crate::module::JTREE_SRC.contains("u64 table, out, base, off, len;\n    u32 nbase, off_ident, dig, ndig;"));
+        assert!(crate::runtime::module::JTREE_SRC.contains("u64 table, out, base, off, len;\n    u32 nbase, off_ident, dig, ndig;"));
         assert_eq!(std::mem::size_of::<Proj>(), 56);
     }
 

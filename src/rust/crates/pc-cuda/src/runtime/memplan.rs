@@ -31,11 +31,11 @@ pub fn gauss_reserve(p: usize) -> u64 {
 }
 
 /// The Gaussian backend's start: an error when C and its reserve do not fit; else whether the
-/// dense levels (pMax and the graph beside C, [`crate::gauss_dense::dense_bytes`]) fit too
+/// dense levels (pMax and the graph beside C, [`crate::gauss::dense::dense_bytes`]) fit too
 /// (their grid's y dimension holds p / 8 blocks, at most 65535).
 pub fn gauss_setup(p: usize, free: u64) -> Result<bool, PcError> {
     let need = fits(gauss_c_bytes(p), gauss_reserve(p), free, "suffStat$C", || format!("the correlation matrix (p = {p})"))?;
-    let dense = crate::gauss_dense::dense_bytes(p, true) as u64;
+    let dense = crate::gauss::dense::dense_bytes(p, true) as u64;
     Ok(p / 8 < 65535 && need + gauss_reserve(p) + dense <= free)
 }
 
@@ -59,7 +59,7 @@ pub fn gauss_sets_bytes(offsets: usize, cols: usize, edges: usize, table: usize,
     (offsets as u64) * 8 + (cols as u64) * 8 + (edges as u64) * 32 + (table as u64) * 8 + (rows as u64) * 30
 }
 
-/// The discrete backend's codes: n bytes per column padded to `chunk` bytes, the levels (u32),
+/// The G^2 backend's codes: n bytes per column padded to `chunk` bytes, the levels (u32),
 /// and 64 MB for the first rounds.
 pub fn gsquare_data_bytes(n: usize, p: usize, chunk: usize) -> u64 {
     (n.next_multiple_of(chunk) as u64).saturating_mul(p as u64) + 4 * p as u64 + (64 << 20)
@@ -125,8 +125,8 @@ mod tests {
         assert_eq!(gauss_c_bytes(20_000), 3_200_000_000);
         assert_eq!(gauss_reserve(20_000), 512 << 20);
         assert_eq!(gauss_reserve(1000), 8_000_000 / 4 + (64 << 20));
-        assert_eq!(crate::gauss_dense::dense_bytes(20_000, true), 3_200_000_000 + 4 * 20_000 * 313 * 8);
-        assert_eq!(crate::gauss_dense::dense_bytes(64, false), 8 * 64 * 64 + 3 * 64 * 8);
+        assert_eq!(crate::gauss::dense::dense_bytes(20_000, true), 3_200_000_000 + 4 * 20_000 * 313 * 8);
+        assert_eq!(crate::gauss::dense::dense_bytes(64, false), 8 * 64 * 64 + 3 * 64 * 8);
         assert!(gauss_setup(20_000, 80 * GB).unwrap());
         // C fits, the dense levels do not: the planned path
         assert!(!gauss_setup(20_000, 4 * GB).unwrap());

@@ -13,27 +13,29 @@ use std::time::Instant;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use pc_core::backend::{run_watched, Control, Watch};
 use pc_core::dense::{DenseLevelReport, DenseLevels};
+use pc_core::multi;
 use pc_core::plan::Order;
 use pc_core::{Adjacency, BitMatrix, PcError};
 
-use crate::gauss::{CudaGauss, LevelTimings};
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::gauss::{CudaGauss, DenseKernels};
+use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::runtime::timings::LevelTimings;
 
 /// Edges per level-1 launch (a warp each; 12 bytes of sepset slot each).
 const LEVEL1_CHUNK: usize = 1 << 22;
 
 /// The device copies of the graph that levels 0 and 1 work on.
 pub(crate) struct DenseState {
-    pub(crate) p: usize,
-    pub(crate) words: usize,
-    pub(crate) adj: CudaSlice<u64>,
+    pub(super) p: usize,
+    pub(super) words: usize,
+    pub(super) adj: CudaSlice<u64>,
     fixed: Option<CudaSlice<u64>>,
-    pub(crate) pmax: CudaSlice<f64>,
-    pub(crate) sep0: CudaSlice<u64>,
+    pub(super) pmax: CudaSlice<f64>,
+    pub(super) sep0: CudaSlice<u64>,
     alpha: f64,
     na_value: f64,
     /// stable.fast's rules (pc-core's dense.rs) instead of stable's.
-    pub(crate) fast: bool,
+    fast: bool,
 }
 
 /// Device bytes the dense levels hold besides C: pMax, graph, snapshot, level-0 bits, fixed edges.
@@ -49,7 +51,7 @@ fn launch_err(name: &'static str) -> impl Fn(cudarc::driver::DriverError) -> PcE
 impl CudaGauss {
     /// Level 0 over the pairs i < j with i in `rows` (all of 0..p on one device).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn dense_level0(gpu: &Gpu, f: &crate::gauss::DenseFns, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, both: bool, rows: std::ops::Range<usize>, clock: &mut Clock) -> Result<(u64, usize, bool)> {
+    fn dense_level0(gpu: &Gpu, f: &DenseKernels, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, both: bool, rows: std::ops::Range<usize>, clock: &mut Clock) -> Result<(u64, usize, bool)> {
         let (p, words) = (st.p, st.words);
         let mut deg = gpu.alloc::<u32>(p, "degrees")?;
         let mut counters = gpu.alloc::<u64>(4, "counters")?;
@@ -86,7 +88,7 @@ impl CudaGauss {
     /// Level 1 over share `d` of `k` of the level's edges (`pc_core::multi::even_ranges`; the
     /// whole level when k = 1).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn dense_level1(gpu: &Gpu, f: &crate::gauss::DenseFns, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, ctl: &Control, (d, k): (usize, usize), clock: &mut Clock) -> Result<DenseLevelReport> {
+    fn dense_level1(gpu: &Gpu, f: &DenseKernels, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, ctl: &Control, (d, k): (usize, usize), clock: &mut Clock) -> Result<DenseLevelReport> {
         let (p, words) = (st.p, st.words);
         let (pu, wu, p32) = (p as u64, words as u64, p as u32);
         // the level's snapshot as neighbour lists: degrees, offsets (host), lists (device)
@@ -165,6 +167,53 @@ impl CudaGauss {
     }
 }
 
+/// What [`super::multi::MultiGauss`] asks of each device's backend.
+impl CudaGauss {
+    pub(super) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    pub(super) fn has_nan(&self) -> bool {
+        self.has_nan
+    }
+
+    pub(super) fn dense_state(&self) -> Result<&DenseState> {
+        self.dense.as_ref().ok_or_else(not_begun)
+    }
+
+    /// The device and its dense state, the state to be written.
+    pub(super) fn gpu_and_dense_mut(&mut self) -> Result<(&Gpu, &mut DenseState)> {
+        Ok((&self.gpu, self.dense.as_mut().ok_or_else(not_begun)?))
+    }
+
+    /// Frees pMax and the graph (the planned levels that follow need the room).
+    pub(super) fn drop_dense(&mut self) {
+        self.dense = None;
+    }
+
+    /// Share `d` of `k` of dense level `level`, with the z factor of `order`'s test: at level 0
+    /// the pairs of its rows (`multi::row_ranges`), at level 1 its blocks of edges; share (0, 1)
+    /// is the whole level.
+    pub(super) fn dense_share(&mut self, order: Order, level: usize, ctl: &Control, (d, k): (usize, usize), clock: &mut Clock) -> Result<DenseLevelReport> {
+        self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        let zfac = self.z_factor(order, level);
+        let both = !self.symmetric;
+        let (gpu, f, c) = (&self.gpu, &self.dense_kernels, &self.c);
+        let st = self.dense.as_mut().ok_or_else(not_begun)?;
+        if level == 0 {
+            let rows = multi::row_ranges(st.p, k).swap_remove(d);
+            let (tests, removed, not_done) = Self::dense_level0(gpu, f, c, st, zfac, both, rows, clock)?;
+            Ok(DenseLevelReport { tests, removed, not_done, singles: Vec::new(), qualifying: 0 })
+        } else {
+            Self::dense_level1(gpu, f, c, st, zfac, ctl, (d, k), clock)
+        }
+    }
+}
+
+fn not_begun() -> PcError {
+    PcError::Internal("a dense level before dense_begin".into())
+}
+
 impl DenseLevels for CudaGauss {
     /// stable.fast too, except where its C++ test needs what only the CPU twin reproduces: a C
     /// with NaN (its NaN rule) or n so small that level 0 or 1 stops with an error.
@@ -184,7 +233,7 @@ impl DenseLevels for CudaGauss {
         let has_fixed = fixed.n_edges() > 0;
         let need = dense_bytes(p, has_fixed);
         let t0 = Instant::now();
-        let (gpu, f) = (&self.gpu, &self.df);
+        let (gpu, f) = (&self.gpu, &self.dense_kernels);
         let st = guard("starting the dense levels", || {
             gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
             gpu.ensure_free(need, &format!("pMax and the graph on the GPU (p = {p})"))?;
@@ -221,22 +270,11 @@ impl DenseLevels for CudaGauss {
         }
         let t0 = Instant::now();
         let fast = self.dense.as_ref().is_some_and(|st| st.fast);
-        let zfac = self.z_factor(if fast { Order::StableFast } else { Order::Stable }, level);
-        let both = !self.symmetric;
-        let (gpu, f, c) = (&self.gpu, &self.df, &self.c);
-        let st = self.dense.as_mut().ok_or_else(|| PcError::Internal("dense level before dense_begin".into()))?;
+        let order = if fast { Order::StableFast } else { Order::Stable };
         let mut clock = Clock::default();
-        let clk = &mut clock;
+        let (this, clk) = (&mut *self, &mut clock);
         let rep = run_watched(0, watch, std::time::Duration::from_millis(100), move |ctl| {
-            guard("running a level on the GPU", || {
-                gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-                if level == 0 {
-                    let (tests, removed, not_done) = Self::dense_level0(gpu, f, c, st, zfac, both, 0..st.p, clk)?;
-                    Ok(DenseLevelReport { tests, removed, not_done, singles: Vec::new(), qualifying: 0 })
-                } else {
-                    Self::dense_level1(gpu, f, c, st, zfac, ctl, (0, 1), clk)
-                }
-            })
+            guard("running a level on the GPU", || this.dense_share(order, level, ctl, (0, 1), clk))
         })?;
         let lt = LevelTimings::dense(level, &clock, 0.0, rep.tests);
         self.timings.record(lt, t0);

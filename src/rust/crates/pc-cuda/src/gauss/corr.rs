@@ -5,8 +5,8 @@
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use pc_core::PcError;
 
-use crate::gpu::{cuda_err, Gpu, Result};
-use crate::module;
+use crate::runtime::gpu::{cuda_err, Gpu, Result};
+use crate::runtime::module;
 
 /// The kernel's tile side (`CT` in corr.cu).
 const TILE: usize = 64;

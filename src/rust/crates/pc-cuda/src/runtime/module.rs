@@ -18,21 +18,21 @@ use std::time::Instant;
 use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
 
-use crate::gpu::{DeviceId, Gpu, Kernel};
-use crate::kernel_cache::{self, KernelKey, Lookup};
+use crate::runtime::gpu::{DeviceId, Gpu, Kernel};
+use crate::runtime::kernel_cache::{self, KernelKey, Lookup};
 
 /// The Gaussian kernels' source, embedded in the library.
-pub const GAUSS_SRC: &str = include_str!("kernels/gauss.cu");
+pub const GAUSS_SRC: &str = include_str!("../gauss/gauss.cu");
 /// The correlation kernel's source (C from the data).
-pub const CORR_SRC: &str = include_str!("kernels/corr.cu");
+pub const CORR_SRC: &str = include_str!("../gauss/corr.cu");
 /// The G^2 kernel's source.
-pub const GSQUARE_SRC: &str = include_str!("kernels/gsquare.cu");
+pub const GSQUARE_SRC: &str = include_str!("../gsquare/gsquare.cu");
 /// The CMI-kNN kernel's source.
-pub const CMIKNN_SRC: &str = include_str!("kernels/cmiknn.cu");
-/// The reductions that merge several devices' dense levels (`gauss_multi.rs`).
-pub const MERGE_SRC: &str = include_str!("kernels/merge.cu");
+pub const CMIKNN_SRC: &str = include_str!("../cmiknn/cmiknn.cu");
+/// The reductions that merge several devices' dense levels (`gauss/multi.rs`).
+pub const MERGE_SRC: &str = include_str!("../gauss/merge.cu");
 /// The junction tree's kernels.
-pub const JTREE_SRC: &str = include_str!("kernels/jtree.cu");
+pub const JTREE_SRC: &str = include_str!("../jtree/jtree.cu");
 
 /// A set of kernels compiled together: one source, and the `#define`s that select its part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -79,7 +79,7 @@ impl Family {
         }
     }
 
-    /// The `#define`s that select the family's part of its source (`kernels/gauss.cu`).
+    /// The `#define`s that select the family's part of its source (`gauss/gauss.cu`).
     fn defines(self) -> Vec<String> {
         match self {
             Family::GaussBase => vec!["-DGAUSS_BASE".into()],
@@ -192,7 +192,7 @@ pub fn time_image(family: Family, cc: (i32, i32)) -> Result<(f64, bool), String>
 /// Every family a call can need.
 pub fn all_families() -> Vec<Family> {
     let mut all = vec![Family::GaussBase];
-    for m in crate::host::SET_KERNEL_VARIANTS {
+    for m in crate::gauss::host::SET_KERNEL_VARIANTS {
         all.extend([Family::GaussSets(m), Family::GaussListed(m), Family::GaussBatch(m)]);
     }
     all.extend([Family::Corr, Family::GSquare, Family::CmiKnn, Family::Merge, Family::Jtree]);
@@ -212,7 +212,7 @@ fn running() -> &'static Mutex<Vec<std::thread::JoinHandle<()>>> {
 /// [`wait_for_prefetches`] before it exits or unloads this library (the R package does so from
 /// an exit finalizer and `.onUnload`): NVRTC can crash in its teardown under a running thread.
 pub fn prefetch(ordinal: usize, families: &[Family]) {
-    let Ok(cc) = crate::device::compute_capability(ordinal) else { return };
+    let Ok(cc) = crate::runtime::device::compute_capability(ordinal) else { return };
     let mut running = running().lock().unwrap_or_else(|e| e.into_inner());
     running.retain(|h| !h.is_finished());
     for &f in families {
@@ -384,7 +384,7 @@ mod tests {
         let names: std::collections::HashSet<String> = all.iter().map(|f| f.name()).collect();
         assert_eq!(names.len(), all.len());
         let defines: std::collections::HashSet<Vec<String>> = all.iter().filter(|f| f.source() == GAUSS_SRC).map(|f| f.defines()).collect();
-        assert_eq!(defines.len(), 1 + 3 * crate::host::SET_KERNEL_VARIANTS.len());
+        assert_eq!(defines.len(), 1 + 3 * crate::gauss::host::SET_KERNEL_VARIANTS.len());
     }
 
     #[test]
@@ -399,8 +399,8 @@ mod tests {
         }
         assert!(GSQUARE_SRC.contains("__global__ void __launch_bounds__(MAXBLOCK) gsquare_tests("));
         assert!(GSQUARE_SRC.contains("__global__ void pchisq_points("));
-        assert!(GSQUARE_SRC.contains(&format!("#define MAXBLOCK {}", crate::discrete::BLOCK)));
-        assert!(GSQUARE_SRC.contains(&format!("#define CHUNK {}", crate::discrete::CHUNK)));
-        assert!(GSQUARE_SRC.contains(&format!("#define MAXL {}", crate::discrete::MAX_LEVEL)));
+        assert!(GSQUARE_SRC.contains(&format!("#define MAXBLOCK {}", crate::gsquare::BLOCK)));
+        assert!(GSQUARE_SRC.contains(&format!("#define CHUNK {}", crate::gsquare::CHUNK)));
+        assert!(GSQUARE_SRC.contains(&format!("#define MAXL {}", crate::gsquare::MAX_LEVEL)));
     }
 }

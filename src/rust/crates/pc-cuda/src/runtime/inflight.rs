@@ -1,10 +1,10 @@
-//! Two rounds of listed tests in flight on one stream (the discrete backend's `Rounds`): each round copies its tests into page-locked
+//! Two rounds of listed tests in flight on one stream (the G^2 backend's `Rounds`): each round copies its tests into page-locked
 //! memory of its own slot, so their upload is asynchronous, and its p-values come back into the
 //! slot's page-locked buffer by a copy queued right after its kernels. The device buffers (tests,
 //! p-values) are shared by both rounds: everything runs in stream order, so a round's upload waits
 //! for the kernels of the round before it, and its kernels for that round's p-value download.
 //! What a round still needs from the host while it is in flight lives in its slot, so the host
-//! writes the next round and queues it behind the running one (`windows::RoundEval::in_flight`).
+//! writes the next round and queues it behind the running one (`pc_core::rounds::rank_windows::RoundEval::in_flight`).
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -12,8 +12,8 @@ use std::time::Instant;
 use cudarc::driver::{CudaEvent, CudaSlice, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 use pc_core::PcError;
 
-use crate::gpu::{cuda_err, Clock, Gpu, Result};
-use crate::windows::Batch;
+use crate::runtime::gpu::{cuda_err, Clock, Gpu, Result};
+use pc_core::rounds::rank_windows::Batch;
 
 /// How many rounds may be in flight at once.
 pub(crate) const SLOTS: usize = 2;

@@ -182,6 +182,15 @@ pub(crate) fn info_of(ctx: &Arc<CudaContext>) -> Result<DeviceInfo, String> {
     })
 }
 
+/// One label per device ("GPU 1"; "GPU 0 (context 1)" for an ordinal given again).
+pub fn device_labels(ordinals: &[usize]) -> Vec<String> {
+    ordinals
+        .iter()
+        .enumerate()
+        .map(|(d, o)| if ordinals[..d].contains(o) { format!("GPU {o} (context {d})") } else { format!("GPU {o}") })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 //! Each round takes, for each undecided edge, the next `width` keys of its canonical sequence
 //! (side 0's ranks, then side 1's), with their conditioning sets written out; the backend returns
 //! one p-value per test; [`Windows::absorb`] then walks each edge's window in key order exactly
-//! as `pc_core::cpu::eval_edge` walks the sequence, so the outcome (first success, its raw p,
+//! as [`crate::cpu::eval_edge`] walks the sequence, so the outcome (first success, its raw p,
 //! the largest mapped p of the failures before it) is the CPU's. An edge's window doubles from
 //! round to round (bounded by the round's budget), so at most about half of the tests run past
 //! a success are wasted, and no key below a success is ever skipped.
@@ -15,9 +15,9 @@
 //! p-values and writes its next round. An edge's outcome depends only on its own tests, so the
 //! grouping changes when a test runs, never which tests decide an edge.
 
-use pc_core::combinations::{next_subset, unrank};
-use pc_core::plan::{EdgeOutcome, LevelPlan, SideKind};
-use pc_core::PcError;
+use crate::combinations::{next_subset, unrank};
+use crate::plan::{EdgeOutcome, LevelPlan, SideKind};
+use crate::PcError;
 use rayon::prelude::*;
 
 /// The first window of an edge at levels >= 1 (level 0 has one or two tests per edge).
@@ -262,15 +262,10 @@ impl<'a> Windows<'a> {
             let mut done = false;
             for t in 0..span.count as usize {
                 c = next.ok_or_else(|| PcError::Internal("a window ran past its edge's tests".into()))?;
-                let pv = p[span.first + t];
-                let mapped = if pv.is_nan() { na } else { pv };
-                if mapped >= alpha {
-                    self.out[e].best = Some((c.side, c.rank));
-                    self.out[e].p_best = pv;
+                if self.out[e].record(c.side, c.rank, p[span.first + t], alpha, na) {
                     done = true;
                     break;
                 }
-                self.out[e].max_fail = self.out[e].max_fail.max(mapped);
                 next = self.step(e, c);
             }
             match (done, next) {
@@ -449,10 +444,10 @@ pub fn run_pipelined(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use pc_core::citest::{CiTest, DiscreteData, GSquareKind, GSquareScratch, GSquareTest};
-    use pc_core::cpu::{eval_edge, EdgeScratch};
-    use pc_core::graph::Adjacency;
-    use pc_core::plan::{plan_level, Order};
+    use crate::citest::{CiTest, DiscreteData, GSquareKind, GSquareScratch, GSquareTest};
+    use crate::cpu::{eval_edge, EdgeScratch};
+    use crate::graph::Adjacency;
+    use crate::plan::{plan_level, Order};
 
     pub(crate) struct Lcg(pub(crate) u64);
     impl Lcg {
@@ -498,7 +493,7 @@ pub(crate) mod tests {
     }
 
     /// A RoundEval from a function of a batch: computed at launch, handed back at finish; with
-    /// `depth` 2 it holds two launches at once (as the discrete backend's `Rounds`).
+    /// `depth` 2 it holds two launches at once (as the G^2 backend's `Rounds`).
     pub(crate) struct Eager<F: FnMut(&Batch) -> Vec<f64>> {
         f: F,
         held: std::collections::VecDeque<Vec<f64>>,
@@ -624,8 +619,8 @@ pub(crate) mod tests {
 #[cfg(test)]
 mod timing {
     use super::*;
-    use pc_core::graph::Adjacency;
-    use pc_core::plan::{plan_level, Order};
+    use crate::graph::Adjacency;
+    use crate::plan::{plan_level, Order};
 
     /// Host time of a level's rounds without a device (cargo test --release -- --ignored --nocapture).
     #[test]

@@ -1,7 +1,7 @@
 //! The Gaussian backend over several GPUs of one host (`devices = c(0, 1, ...)`).
 //!
 //! Each device holds C and runs its share of a level from the same snapshot, with the kernels of
-//! one device (`gauss_dense.rs`, `gauss.rs`); how the shares are cut and merged is pc-core's
+//! one device (`dense.rs`, `mod.rs`); how the shares are cut and merged is pc-core's
 //! `multi.rs`, whose CPU twin CI tests:
 //! - levels 0 and 1 (dense): level 0 by row ranges balanced by pairs, level 1 by contiguous
 //!   blocks of the level's edge numbering; after each level the graphs are gathered on the first
@@ -29,10 +29,12 @@ use pc_core::multi::{self, label_error};
 use pc_core::plan::{EdgeOutcome, LevelPlan, Order};
 use pc_core::{Adjacency, BitMatrix, PcError};
 
-use crate::gauss::{CudaGauss, CudaTimings, LevelTimings};
-use crate::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
-use crate::host;
-use crate::module;
+use crate::gauss::host;
+use crate::gauss::CudaGauss;
+use crate::runtime::device::device_labels;
+use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
+use crate::runtime::module;
+use crate::runtime::timings::{CudaTimings, LevelTimings};
 
 /// Levels >= 2 of fewer tests run on the first device alone. An H100 runs about 1e9 tests a
 /// second there, and a split level cost about 20-40 ms more than one device's at p = 20000
@@ -164,7 +166,7 @@ impl MultiGauss {
         let (merge, peer) = guard("loading the merge kernels", || {
             let mut merge = Vec::with_capacity(devs.len());
             for d in &devs {
-                let g = &d.gpu;
+                let g = d.gpu();
                 g.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
                 let m = module::module_for(g, module::Family::Merge).map_err(PcError::Cuda)?;
                 let get = |name: &str| m.function(name).map_err(PcError::Cuda);
@@ -174,19 +176,19 @@ impl MultiGauss {
             let mut enabled = vec![vec![true; k]; k];
             for a in 0..k {
                 for b in (0..k).filter(|&b| b != a) {
-                    enabled[a][b] = peer_allowed() && enable_peer(&devs[a].gpu, &devs[b].gpu)?;
+                    enabled[a][b] = peer_allowed() && enable_peer(devs[a].gpu(), devs[b].gpu())?;
                 }
             }
             // a copy between a and b goes direct only where both directions are enabled
             let peer = (0..k).map(|a| (0..k).map(|b| enabled[a][b] && enabled[b][a]).collect()).collect();
             Ok((merge, peer))
         })?;
-        let t0 = &devs[0].timings;
+        let t0 = devs[0].timings();
         let timings = CudaTimings {
-            compile_s: devs.iter().map(|d| d.timings.compile_s).fold(0.0, f64::max),
-            compile_cached: devs.iter().all(|d| d.timings.compile_cached),
+            compile_s: devs.iter().map(|d| d.timings().compile_s).fold(0.0, f64::max),
+            compile_cached: devs.iter().all(|d| d.timings().compile_cached),
             target: t0.target.clone(),
-            upload_c_s: devs.iter().map(|d| d.timings.upload_c_s).fold(0.0, f64::max),
+            upload_c_s: devs.iter().map(|d| d.timings().upload_c_s).fold(0.0, f64::max),
             ..Default::default()
         };
         Ok(MultiGauss { devs, labels, merge, peer, scratch: None, timings, merge_s: 0.0 })
@@ -225,29 +227,27 @@ impl MultiGauss {
     }
 
     fn sums(&self) -> (f64, f64, u64, u64, u64) {
-        self.devs.iter().flat_map(|d| d.timings.levels.iter()).fold((0.0, 0.0, 0, 0, 0), |a, l| (a.0 + l.kernel_s, a.1 + l.transfer_s, a.2 + l.launches, a.3 + l.gpu_tests, a.4 + l.fallbacks))
+        self.devs.iter().flat_map(|d| d.timings().levels.iter()).fold((0.0, 0.0, 0, 0, 0), |a, l| (a.0 + l.kernel_s, a.1 + l.transfer_s, a.2 + l.launches, a.3 + l.gpu_tests, a.4 + l.fallbacks))
     }
 
     /// ANDs every device's graph into the first's and copies the result back to each.
     fn merge_graphs(&mut self) -> Result<()> {
         let (first, rest) = self.devs.split_at_mut(1);
-        let g0 = &first[0].gpu;
-        let st0 = first[0].dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
+        let (g0, st0) = first[0].gpu_and_dense_mut()?;
         let scratch = self.scratch.as_mut().ok_or_else(|| PcError::Internal("merge without a scratch buffer".into()))?;
         let n = st0.p * st0.words;
         g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         for (i, d) in rest.iter().enumerate() {
-            let sd = d.dense.as_ref().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
-            peer_copy(g0, scratch, 0, &d.gpu, &sd.adj, 0, n, self.peer[0][i + 1], "gathering a device's graph")?;
+            peer_copy(g0, scratch, 0, d.gpu(), &d.dense_state()?.adj, 0, n, self.peer[0][i + 1], "gathering a device's graph")?;
             reduce(g0, &self.merge[0].and, &mut st0.adj.slice_mut(0..n), scratch, n, "merge_and_u64")?;
         }
         for (i, d) in rest.iter_mut().enumerate() {
-            let sd = d.dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
-            peer_copy(&d.gpu, &sd.adj, 0, g0, &st0.adj, 0, n, self.peer[i + 1][0], "sending the merged graph")?;
+            let (g, sd) = d.gpu_and_dense_mut()?;
+            peer_copy(g, &sd.adj, 0, g0, &st0.adj, 0, n, self.peer[i + 1][0], "sending the merged graph")?;
         }
         g0.stream.synchronize().map_err(cuda_err("merging the devices' graphs"))?;
         for d in rest.iter() {
-            d.gpu.stream.synchronize().map_err(cuda_err("merging the devices' graphs"))?;
+            d.gpu().stream.synchronize().map_err(cuda_err("merging the devices' graphs"))?;
         }
         Ok(())
     }
@@ -255,14 +255,12 @@ impl MultiGauss {
     /// ORs every device's level-0 bits into the first's (p^2 / 8 bytes each).
     fn merge_sep0(&mut self) -> Result<()> {
         let (first, rest) = self.devs.split_at_mut(1);
-        let g0 = &first[0].gpu;
-        let st0 = first[0].dense.as_mut().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
+        let (g0, st0) = first[0].gpu_and_dense_mut()?;
         let scratch = self.scratch.as_mut().ok_or_else(|| PcError::Internal("merge without a scratch buffer".into()))?;
         g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let nb = st0.p * st0.words;
         for (i, d) in rest.iter().enumerate() {
-            let sd = d.dense.as_ref().ok_or_else(|| PcError::Internal("merge before dense_begin".into()))?;
-            peer_copy(g0, scratch, 0, &d.gpu, &sd.sep0, 0, nb, self.peer[0][i + 1], "gathering level 0's sepsets")?;
+            peer_copy(g0, scratch, 0, d.gpu(), &d.dense_state()?.sep0, 0, nb, self.peer[0][i + 1], "gathering level 0's sepsets")?;
             reduce(g0, &self.merge[0].or, &mut st0.sep0.slice_mut(0..nb), scratch, nb, "merge_or_u64")?;
         }
         g0.stream.synchronize().map_err(cuda_err("merging level 0's sepsets"))
@@ -274,7 +272,7 @@ impl MultiGauss {
     /// would otherwise pass through one device's link).
     fn pmax_reduce_scatter(devs: &[CudaGauss], labels: &[String], merge: &[MergeFns], peer: &[Vec<bool>], pmax: &mut [f64]) -> Result<()> {
         let k = devs.len();
-        let p = devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?.p;
+        let p = devs[0].dense_state()?.p;
         let blocks = multi::even_ranges(p, k);
         let mut parts = Vec::with_capacity(k);
         let mut rest = pmax;
@@ -292,10 +290,10 @@ impl MultiGauss {
                     s.spawn(move || {
                         guard("merging pMax of the devices", || {
                             let dev = &devs[d];
-                            let g = &dev.gpu;
+                            let g = dev.gpu();
                             let max_fn = &merge[d].max;
                             g.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-                            let st = dev.dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
+                            let st = dev.dense_state()?;
                             let (a, e) = (b.start * p, b.end * p);
                             if e > a {
                                 let chunk = PMAX_CHUNK.min(e - a);
@@ -303,10 +301,10 @@ impl MultiGauss {
                                 let buf = g.alloc::<f64>(chunk, "merging pMax")?;
                                 let (base, _sync) = st.pmax.device_ptr(&g.stream);
                                 for (o, other) in devs.iter().enumerate().filter(|&(o, _)| o != d) {
-                                    let so = other.dense.as_ref().ok_or_else(|| PcError::Internal(format!("{}: no pMax", labels[o])))?;
+                                    let so = other.dense_state().map_err(|e| label_error(&labels[o], e))?;
                                     for off in (a..e).step_by(chunk) {
                                         let m = chunk.min(e - off);
-                                        peer_copy(g, &buf, 0, &other.gpu, &so.pmax, off, m, peer[d][o], "gathering pMax")?;
+                                        peer_copy(g, &buf, 0, other.gpu(), &so.pmax, off, m, peer[d][o], "gathering pMax")?;
                                         let (dst, mu) = (base + off as u64 * 8, m as u64);
                                         let mut l = g.launch(max_fn)?;
                                         l.arg(&dst).arg(&buf).arg(&mu);
@@ -343,19 +341,9 @@ impl MultiGauss {
                 .map(|(d, dev)| {
                     s.spawn(move || {
                         guard("running a level on the GPU", || {
-                            dev.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-                            let zfac = host::z_factor(dev.n, level);
-                            let both = !dev.symmetric;
-                            let (gpu, f, c) = (&dev.gpu, &dev.df, &dev.c);
-                            let st = dev.dense.as_mut().ok_or_else(|| PcError::Internal("dense level before dense_begin".into()))?;
                             let mut clock = Clock::default();
-                            let rep = if level == 0 {
-                                let rows = multi::row_ranges(st.p, k).swap_remove(d);
-                                let (tests, removed, not_done) = CudaGauss::dense_level0(gpu, f, c, st, zfac, both, rows, &mut clock)?;
-                                DenseLevelReport { tests, removed, not_done, singles: Vec::new(), qualifying: 0 }
-                            } else {
-                                CudaGauss::dense_level1(gpu, f, c, st, zfac, ctl, (d, k), &mut clock)?
-                            };
+                            // the devices' max-merge of pMax is made for stable's test only
+                            let rep = dev.dense_share(Order::Stable, level, ctl, (d, k), &mut clock)?;
                             Ok((rep, clock))
                         })
                     })
@@ -393,7 +381,7 @@ impl DenseLevels for MultiGauss {
         for (r, label) in results.into_iter().zip(labels) {
             r.map_err(|e| label_error(label, e))?;
         }
-        let g0 = &self.devs[0].gpu;
+        let g0 = self.devs[0].gpu();
         let words = start.p().div_ceil(64);
         self.scratch = Some(guard("allocating the merge buffer", || {
             g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
@@ -427,15 +415,14 @@ impl DenseLevels for MultiGauss {
 
     fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()> {
         let t0 = Instant::now();
-        let p = self.devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?.p;
+        let p = self.devs[0].dense_state()?.p;
         if pmax.len() != p * p || sep0.p() != p {
             return Err(PcError::Internal("dense_end: result buffers of the wrong size".into()));
         }
         guard("merging level 0's sepsets", || self.merge_sep0())?;
         Self::pmax_reduce_scatter(&self.devs, &self.labels, &self.merge, &self.peer, pmax)?;
         // the graphs are equal on every device since the last merge; the bits were ORed above
-        let g0 = &self.devs[0].gpu;
-        let st0 = self.devs[0].dense.as_ref().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
+        let (g0, st0) = (self.devs[0].gpu(), self.devs[0].dense_state()?);
         let (g, s0) = guard("copying the results back", || {
             g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
             let g = g0.stream.clone_dtoh(&st0.adj).map_err(cuda_err("copying the graph back"))?;
@@ -448,7 +435,7 @@ impl DenseLevels for MultiGauss {
         *sep0 = BitMatrix::from_words(p, s0);
         self.scratch = None;
         for d in self.devs.iter_mut() {
-            d.dense = None; // frees each device's pMax and graph before the planned levels
+            d.drop_dense();
         }
         self.timings.dense_results_s += t0.elapsed().as_secs_f64();
         Ok(())
@@ -461,7 +448,7 @@ impl Backend for MultiGauss {
     }
 
     fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
-        if self.devs.iter().all(|d| d.dense_fits && !d.planned_only) {
+        if self.devs.iter().all(|d| d.dense_available()) {
             Some(self)
         } else {
             None
@@ -472,7 +459,7 @@ impl Backend for MultiGauss {
         let t0 = Instant::now();
         let before = self.sums();
         // deeper than the set kernels, or C with NaN: one device runs it (on the CPU)
-        let one = plan.level >= 2 && (self.devs[0].has_nan || host::set_kernel_variant(plan.level).is_none());
+        let one = plan.level >= 2 && (self.devs[0].has_nan() || host::set_kernel_variant(plan.level).is_none());
         // a level of fewer tests than MIN_SPLIT_TESTS: one device finishes it before a split pays
         let alone = !multi::worth_splitting(self.devs.len(), multi::level_tests(plan), MIN_SPLIT_TESTS);
         let out = if one || alone { self.devs[0].run_level(plan, watch).map_err(|e| label_error(&self.labels[0], e)) } else { multi::split_level(&mut self.devs, &self.labels, plan, watch) };
@@ -490,36 +477,6 @@ impl Backend for MultiGauss {
         self.timings.record(lt, t0);
         out
     }
-}
-
-/// The figures of several devices' backends as one: compile and upload times the slowest
-/// device's (they ran in parallel), kernel and copy time summed, every device's levels.
-pub fn combined_timings<'a>(ts: impl IntoIterator<Item = &'a CudaTimings>) -> CudaTimings {
-    let mut out = CudaTimings::default();
-    for (k, t) in ts.into_iter().enumerate() {
-        if k == 0 {
-            out.target = t.target.clone();
-            out.compile_cached = true;
-        }
-        out.compile_s = out.compile_s.max(t.compile_s);
-        out.compile_cached &= t.compile_cached;
-        out.upload_c_s = out.upload_c_s.max(t.upload_c_s);
-        out.dense_setup_s = out.dense_setup_s.max(t.dense_setup_s);
-        out.dense_results_s = out.dense_results_s.max(t.dense_results_s);
-        out.kernel_s += t.kernel_s;
-        out.transfer_s += t.transfer_s;
-        out.levels.extend(t.levels.iter().cloned());
-    }
-    out
-}
-
-/// One label per device ("GPU 1"; "GPU 0 (context 1)" for an ordinal given again).
-pub fn device_labels(ordinals: &[usize]) -> Vec<String> {
-    ordinals
-        .iter()
-        .enumerate()
-        .map(|(d, o)| if ordinals[..d].contains(o) { format!("GPU {o} (context {d})") } else { format!("GPU {o}") })
-        .collect()
 }
 
 #[cfg(test)]
@@ -571,7 +528,7 @@ mod tests {
     // nothing to run (pc-core's level_loop.rs tests the same split on the CPU).
     #[test]
     fn several_contexts_equal_one_device() {
-        if crate::device::probe_device(0).is_err() {
+        if crate::runtime::device::probe_device(0).is_err() {
             return;
         }
         // every level split, however small (the product splits only large ones)
@@ -579,7 +536,7 @@ mod tests {
         for (p, n, seed, alpha) in [(70usize, 300usize, 3u64, 0.05), (130, 120, 7, 0.01)] {
             let c = cor(p, n, seed);
             let prm = SkeletonParams { alpha, order: Order::Stable, m_max: None, na_delete: true, start: Adjacency::complete(p), fixed_edges: Adjacency::empty(p), threads: 0 };
-            let (sym, nan) = host::symmetry_and_nan(&c, p);
+            let (sym, nan) = pc_core::par::symmetry_and_nan(&c, p);
             let mut one = CudaGauss::new_scanned_on(0, &c, p, n as f64, sym, nan).unwrap();
             let want = run_skeleton(&prm, &mut one, &mut NullWatch).unwrap();
             for k in [2usize, 3] {

@@ -1,0 +1,12 @@
+//! What every method's backend runs on: devices and their contexts ([`device`]), one device's
+//! stream, kernels, staged copies and clocks ([`gpu`]), NVRTC compilation by family ([`module`])
+//! and its disk cache ([`kernel_cache`]), two rounds of listed tests in flight ([`inflight`]),
+//! device memory planned before allocating ([`memplan`]) and where the time went ([`timings`]).
+
+pub mod device;
+pub mod gpu;
+pub mod inflight;
+pub mod kernel_cache;
+pub mod memplan;
+pub mod module;
+pub mod timings;
