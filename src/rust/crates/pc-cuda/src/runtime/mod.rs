@@ -7,6 +7,7 @@ pub mod device;
 pub mod gpu;
 pub mod inflight;
 pub mod kernel_cache;
+pub mod launch;
 pub mod memplan;
 pub mod module;
 pub mod timings;
