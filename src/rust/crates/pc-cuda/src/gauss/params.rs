@@ -1,9 +1,9 @@
 //! The Gaussian kernels' parameters, each struct mirroring the `extern "C" __global__` signature
-//! it names (`gauss.cu`, `corr.cu`), in its order; the tests below hold them to it.
+//! it names (`gauss.cu`, `corr.cu`, `merge.cu`), in its order; the tests below hold them to it.
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaViewMut};
 
-use crate::runtime::launch::kernel_params;
+use crate::runtime::launch::{kernel_params, DeviceAddr};
 
 kernel_params!(Level0 = "gauss_level0" {
     C: &'a CudaSlice<f64>, p: u64, off: &'a CudaSlice<u64>, cols: &'a CudaSlice<u32>, upper: &'a CudaSlice<u32>,
@@ -74,11 +74,17 @@ kernel_params!(Listed = "gauss_listed_l##M" {
 
 kernel_params!(CorrSyrk = "corr_syrk" { z: &'a CudaSlice<f64>, n: u64, p: u32, c: &'a mut CudaSlice<f64> });
 
+kernel_params!(
+    /// `merge_and_u64` and `merge_or_u64` alike.
+    MergeU64 = "merge_and_u64" { dst: CudaViewMut<'a, u64>, src: &'a CudaSlice<u64>, n: u64 });
+
+kernel_params!(MergeMax = "merge_max_f64" { dst: DeviceAddr<f64>, src: &'a CudaSlice<f64>, n: u64 });
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::runtime::launch::assert_mirrors;
-    use crate::runtime::module::{CORR_SRC, GAUSS_SRC};
+    use crate::runtime::module::{CORR_SRC, GAUSS_SRC, MERGE_SRC};
 
     #[test]
     fn each_struct_mirrors_its_kernels_signature() {
@@ -97,5 +103,6 @@ mod tests {
             (Listed::KERNEL, Listed::fields()),
         ]);
         assert_mirrors(CORR_SRC, &[(CorrSyrk::KERNEL, CorrSyrk::fields())]);
+        assert_mirrors(MERGE_SRC, &[(MergeU64::KERNEL, MergeU64::fields()), ("merge_or_u64", MergeU64::fields()), (MergeMax::KERNEL, MergeMax::fields())]);
     }
 }

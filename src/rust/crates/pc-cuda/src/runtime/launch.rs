@@ -3,7 +3,9 @@
 //! read the embedded sources' signatures ([`signature`]) and compare them with the structs, so a
 //! parameter added, dropped, moved or retyped on one side only fails a test without a GPU.
 
-use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
+use std::marker::PhantomData;
+
+use cudarc::driver::{CudaSlice, CudaViewMut, LaunchArgs, PushKernelArg};
 
 /// A kernel parameter: how it is pushed onto a launch, and its C type as the kernels spell it.
 pub(crate) trait Param {
@@ -50,6 +52,36 @@ impl<T: Elem> Param for &CudaSlice<T> {
 impl<T: Elem> Param for &mut CudaSlice<T> {
     fn push<'a>(&'a mut self, b: &mut LaunchArgs<'a>) {
         b.arg(&mut **self);
+    }
+    #[cfg(test)]
+    fn c_type() -> String {
+        format!("{}*", T::C)
+    }
+}
+
+impl<T: Elem> Param for CudaViewMut<'_, T> {
+    fn push<'a>(&'a mut self, b: &mut LaunchArgs<'a>) {
+        b.arg(self);
+    }
+    #[cfg(test)]
+    fn c_type() -> String {
+        format!("{}*", T::C)
+    }
+}
+
+/// A device address of `T`s that several host threads write disjoint parts of at once (so no
+/// one of them holds the buffer mutably).
+pub(crate) struct DeviceAddr<T>(u64, PhantomData<T>);
+
+impl<T> DeviceAddr<T> {
+    pub fn new(addr: u64) -> DeviceAddr<T> {
+        DeviceAddr(addr, PhantomData)
+    }
+}
+
+impl<T: Elem> Param for DeviceAddr<T> {
+    fn push<'a>(&'a mut self, b: &mut LaunchArgs<'a>) {
+        b.arg(&self.0);
     }
     #[cfg(test)]
     fn c_type() -> String {
