@@ -22,7 +22,7 @@ use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::runtime::module::{self, Family};
 use crate::runtime::timings::BatchTimings;
 
-const BLOCK: u32 = 256;
+use crate::gauss::host::BLOCK;
 /// Tests per launch (about 100 MB of lists at |S| = 16).
 const CHUNK: usize = 1 << 21;
 

@@ -9,8 +9,8 @@ use crate::runtime::gpu::{cuda_err, Gpu, Result};
 use crate::gauss::params;
 use crate::runtime::module;
 
-/// The kernel's tile side (`CT` in corr.cu).
-const TILE: usize = 64;
+/// The kernel's tile side (`CT` in corr.cu, passed to it by `Family::defines`).
+pub(crate) const TILE: usize = 64;
 
 /// Writes C = Z'Z into `c` (p x p, column-major) from `z` (rows x p, column-major).
 pub(crate) fn correlation_into(gpu: &Gpu, z: &[f64], rows: usize, p: usize, c: &mut CudaSlice<f64>) -> Result<()> {

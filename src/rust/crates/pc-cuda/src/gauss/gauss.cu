@@ -624,7 +624,7 @@ __device__ __forceinline__ void pbest_body(const double* __restrict__ C, u64 p, 
 }
 
 #define GAUSS_SET_KERNELS(M)                                                                                     \
-    extern "C" __global__ void __launch_bounds__(256) gauss_sets_l##M(                                           \
+    extern "C" __global__ void __launch_bounds__(BLOCK) gauss_sets_l##M(                                           \
         const double* __restrict__ C, u64 p, const u64* __restrict__ off, const u32* __restrict__ cols,          \
         const int* __restrict__ edge_of, const u32* __restrict__ task_row, const u64* __restrict__ task_t0,      \
         const u64* __restrict__ task_prefix, u32 n_tasks, u64 total, const u64* __restrict__ binom, int l,       \
@@ -999,7 +999,7 @@ __device__ __forceinline__ void batch_body(const double* __restrict__ C, u64 p, 
 }
 
 #define GAUSS_BATCH_KERNEL(M)                                                                                    \
-    extern "C" __global__ void __launch_bounds__(256) gauss_batch_l##M(                                          \
+    extern "C" __global__ void __launch_bounds__(BLOCK) gauss_batch_l##M(                                          \
         const double* __restrict__ C, u64 p, const u32* __restrict__ tx, const u32* __restrict__ ty,             \
         const u64* __restrict__ s_start, const u32* __restrict__ s, u64 n_tests, const double* __restrict__ zfac, \
         double pd_margin, int symmetric, double* __restrict__ p_out) {                                           \
@@ -1042,7 +1042,7 @@ __device__ __forceinline__ void listed_body(const double* __restrict__ C, u64 p,
 }
 
 #define GAUSS_LISTED_KERNEL(M)                                                                                   \
-    extern "C" __global__ void __launch_bounds__(256) gauss_listed_l##M(                                         \
+    extern "C" __global__ void __launch_bounds__(BLOCK) gauss_listed_l##M(                                         \
         const double* __restrict__ C, u64 p, const u32* __restrict__ tx, const u32* __restrict__ ty,             \
         const u32* __restrict__ s, u64 n_tests, int l, double zfac, double pd_margin, int symmetric, int cpp,    \
         double* __restrict__ p_out) {                                                                            \

@@ -24,7 +24,7 @@
 //! Every CUDA error becomes `PcError::Cuda`; every call into cudarc runs inside `catch_unwind`.
 
 pub mod batch;
-mod corr;
+pub(crate) mod corr;
 pub(crate) mod dense;
 pub mod host;
 pub mod multi;
@@ -45,7 +45,7 @@ use crate::runtime::device::DeviceInfo;
 use crate::runtime::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::runtime::memplan;
 use crate::runtime::timings::{CudaTimings, LevelTimings};
-use host::{NO_KEY, SET_KERNEL_VARIANTS};
+use host::{BLOCK, NO_KEY, SET_KERNEL_VARIANTS};
 use pc_core::par::{par_collect, symmetry_and_nan};
 use pc_core::rounds::level0::level0_outcome;
 use pc_core::rounds::row_sets;
@@ -70,8 +70,6 @@ pub const KERNEL_NAMES: [&str; 11] = [
     "gauss_dense_level1",
     "gauss_listed_l",
 ];
-
-const BLOCK: u32 = 256;
 const LEVEL0_CHUNK: usize = 1 << 24;
 const LEVEL1_CHUNK: usize = 1 << 20;
 

@@ -14,7 +14,7 @@ use pc_core::backend::Control;
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
-use crate::gauss::host;
+use crate::gauss::host::{self, BLOCK};
 use crate::gauss::{params, CudaGauss, PD_MARGIN};
 use crate::runtime::gpu::{cuda_err, Clock, Result};
 use crate::runtime::timings::LevelTimings;
@@ -23,7 +23,6 @@ use pc_core::rounds::rank_windows::{run_rounds, Batch};
 /// Tests per round: enough to fill the device several times over (24 bytes of lists and
 /// 8 of result per test at |S| = 4).
 const ROUND_TESTS: usize = 1 << 22;
-const BLOCK: u32 = 256;
 
 impl CudaGauss {
     /// One stable.fast level by rounds of listed tests; `zfac` is the C++ test's factor for the
