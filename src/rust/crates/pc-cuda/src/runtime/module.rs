@@ -93,7 +93,8 @@ impl Family {
                 use crate::gsquare::{BLOCK, CHUNK, MAX_LEVEL};
                 vec![format!("-DMAXBLOCK={BLOCK}"), format!("-DCHUNK={CHUNK}"), format!("-DMAXL={MAX_LEVEL}")]
             }
-            Family::CmiKnn | Family::Merge | Family::Jtree => Vec::new(),
+            Family::CmiKnn => vec![format!("-DLANES={}", pc_cmiknn::estimator::LANES), format!("-DMAXL={}", crate::cmiknn::MAX_LEVEL)],
+            Family::Merge | Family::Jtree => Vec::new(),
         }
     }
 }
