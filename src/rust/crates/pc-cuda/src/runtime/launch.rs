@@ -167,11 +167,28 @@ pub(crate) fn signature(src: &str, name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Asserts that each `(kernel, fields)` matches its signature in `src`, field by field.
+/// The names of the `extern "C" __global__` kernels of `src`, in order.
+#[cfg(test)]
+pub(crate) fn kernel_names(src: &str) -> Vec<String> {
+    src.split("extern \"C\" __global__").skip(1).map(|rest| {
+        let head = rest.trim_start().trim_start_matches("void").trim_start();
+        let head = match head.strip_prefix("__launch_bounds__(") {
+            Some(h) => h[h.find(')').expect("closed launch bounds") + 1..].trim_start(),
+            None => head,
+        };
+        head[..head.find('(').expect("a parameter list")].trim().to_string()
+    }).collect()
+}
+
+/// Asserts that each `(kernel, fields)` matches its signature in `src`, field by field, and that
+/// every kernel of `src` has one.
 #[cfg(test)]
 pub(crate) fn assert_mirrors(src: &str, kernels: &[(&str, Vec<(String, String)>)]) {
     for (kernel, fields) in kernels {
         assert_eq!(fields, &signature(src, kernel), "the parameter struct of {kernel} does not mirror its signature");
+    }
+    for name in kernel_names(src) {
+        assert!(kernels.iter().any(|(k, _)| *k == name), "kernel {name} has no parameter struct");
     }
 }
 
@@ -184,5 +201,6 @@ mod tests {
         let src = "__device__ void k(int a);\nextern \"C\" __global__ void __launch_bounds__(256) k_l##M(                 \\\n    const double* __restrict__ C, unsigned long long n, u32 *out) {  \\\n k(1); }";
         let want = [("C", "const double*"), ("n", "u64"), ("out", "u32*")].map(|(a, b)| (a.to_string(), b.to_string()));
         assert_eq!(signature(src, "k_l##M"), want);
+        assert_eq!(kernel_names(src), ["k_l##M"]);
     }
 }
