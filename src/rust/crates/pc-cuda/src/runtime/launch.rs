@@ -1,6 +1,6 @@
 //! Typed kernel launches: each kernel's parameters are one struct ([`kernel_params!`]), filled by
 //! name at the launch site and pushed in the order of the `.cu` signature it mirrors. The tests
-//! read the embedded sources' signatures ([`signature`]) and compare them with the structs, so a
+//! read the embedded sources' signatures (`signature`) and compare them with the structs, so a
 //! parameter added, dropped, moved or retyped on one side only fails a test without a GPU.
 
 use std::marker::PhantomData;
