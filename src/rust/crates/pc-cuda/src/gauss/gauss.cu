@@ -4,7 +4,8 @@
 // contracted and the re-evaluation of a winning test (gauss_pbest_*) reproduces the main kernel's
 // p-value bit for bit. One source, several families compiled apart, each only when a call needs
 // it: -DGAUSS_BASE (levels 0 and 1, the dense levels, rows_live), or one templated variant,
-// -DGAUSS_SETS=m, -DGAUSS_LISTED=m or -DGAUSS_BATCH=m (module.rs, Family).
+// -DGAUSS_SETS=m, -DGAUSS_LISTED=m or -DGAUSS_BATCH=m (module.rs, Family), and always -DBLOCK, the
+// host's threads per block (host.rs).
 //
 // Layout: C is the p x p correlation matrix, column-major (C[a + b * p] is C[a, b]).
 // A key packs (side, rank) as side << 63 | rank, so that u64 order is pcalg's canonical order:
