@@ -1,5 +1,6 @@
 //! What every method's backend runs on: devices and their contexts ([`device`]), one device's
-//! stream, kernels, staged copies and clocks ([`gpu`]), NVRTC compilation by family ([`module`])
+//! stream, kernels, staged copies and clocks ([`gpu`]), kernels' parameters pushed in their
+//! signatures' order ([`launch`]), NVRTC compilation by family ([`module`])
 //! and its disk cache ([`kernel_cache`]), two rounds of listed tests in flight ([`inflight`]),
 //! device memory planned before allocating ([`memplan`]) and where the time went ([`timings`]).
 
