@@ -22,8 +22,8 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#define LANES 256
-#define MAXL 8
+// LANES (threads per block, samples per chunk) and MAXL (the deepest level) come from the host's
+// constants as -D options (module.rs, Family::defines).
 #define MAXD (MAXL + 2)
 
 __device__ __forceinline__ u32 absd(u32 a, u32 b) { return a > b ? a - b : b - a; }

@@ -12,10 +12,12 @@
 //! the partial sums ((B + 1) ceil(n / 256) 8 bytes per test) are split into launches that fit in
 //! a quarter of the free memory and 1 GiB (the host holds the same permutations).
 
+mod params;
+
 use std::collections::HashMap;
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use pc_cmiknn::estimator::{cmi_from_sum, sum_of_chunks, LANES};
 use pc_cmiknn::permute::PermScratch;
 use pc_cmiknn::{p_value, CmiKnn, Outcome};
@@ -228,13 +230,13 @@ impl<'a> CudaCmiKnn<'a> {
             let cfg = LaunchConfig { grid_dim: (chunks as u32, n_est as u32, m as u32), block_dim: (LANES as u32, 1, 1), shared_mem_bytes: 0 };
             let (nn, k, px, ne) = (n as u32, test.k() as u32, (test.params().permute == pc_cmiknn::Permute::X) as u32, n_est as u32);
             let t = Instant::now();
-            let mut lb = gpu.launch(&self.f)?;
-            lb.arg(&self.ranks).arg(&nn).arg(&self.psi).arg(&k).arg(&d_tx).arg(&d_ty).arg(&d_tl).arg(&d_ts).arg(&d_tp).arg(&d_perm);
-            lb.arg(&px).arg(&ne).arg(&mut d_part);
-            // SAFETY: argument types and order follow cmiknn_partials; every test's x, y, S are
-            // columns of ranks (checked in run_tests), tperm[t] + B rows lie inside d_perm, and
-            // d_part holds m (B + 1) chunks doubles, the grid's extent.
-            unsafe { lb.launch(cfg) }.map_err(cuda_err("launching cmiknn_partials"))?;
+            let args = params::Partials {
+                ranks: &self.ranks, n: nn, psi: &self.psi, k, tx: &d_tx, ty: &d_ty, tl: &d_tl, ts: &d_ts, tperm: &d_tp, perm: &d_perm,
+                permute_x: px, n_est: ne, partial: &mut d_part,
+            };
+            // SAFETY: every test's x, y, S are columns of ranks (checked in run_tests), tperm[t] + B
+            // rows lie inside d_perm, and d_part holds m (B + 1) chunks doubles, the grid's extent.
+            unsafe { args.launch(gpu, &self.f, cfg, "cmiknn_partials") }?;
             gpu.finish_launch(&mut clock, t, "cmiknn_partials")?;
             gpu.down(&mut clock, &d_part, m * n_est * chunks, "the partial sums")
         })?;

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use pc_core::backend::Watch;
 use pc_core::citest::{GaussFlavour, GaussTest};
 use pc_core::orient::{BatchEvaluator, ParallelBatch, TestBatch};
@@ -17,12 +17,12 @@ use pc_core::rounds::listed::{gather, split_tests};
 use pc_core::PcError;
 
 use crate::gauss::host::{self, SET_KERNEL_VARIANTS};
-use crate::gauss::PD_MARGIN;
+use crate::gauss::{params, PD_MARGIN};
 use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::runtime::module::{self, Family};
 use crate::runtime::timings::BatchTimings;
 
-const BLOCK: u32 = 256;
+use crate::gauss::host::BLOCK;
 /// Tests per launch (about 100 MB of lists at |S| = 16).
 const CHUNK: usize = 1 << 21;
 
@@ -93,12 +93,10 @@ impl<'a> CudaGaussBatch<'a> {
         let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
         let f = self.fns[v].as_ref().expect("loaded above");
-        let mut b = self.gpu.launch(f)?;
-        b.arg(&self.c).arg(&pu).arg(&xd).arg(&yd).arg(&sd0).arg(&sd).arg(&nu).arg(&self.zfac).arg(&margin).arg(&sym).arg(&mut pd);
-        // SAFETY: argument types and order follow gauss_batch_l*; tests 0..n have x, y < p, S
-        // offsets in s (start has n + 1 entries), |S| <= the variant's maximum (split_tests) and
-        // zfac covers 0..=that; p_out holds n entries.
-        unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_batch"))?;
+        let args = params::Batch { C: &self.c, p: pu, tx: &xd, ty: &yd, s_start: &sd0, s: &sd, n_tests: nu, zfac: &self.zfac, pd_margin: margin, symmetric: sym, p_out: &mut pd };
+        // SAFETY: tests 0..n have x, y < p, S offsets in s (start has n + 1 entries), |S| <= the
+        // variant's maximum (split_tests) and zfac covers 0..=that; p_out holds n entries.
+        unsafe { args.launch(&self.gpu, f, cfg, "gauss_batch") }?;
         self.gpu.finish_launch(&mut clock, t, "gauss_batch")?;
         let pv = self.gpu.down(&mut clock, &pd, n, "the p-values")?;
         for (k, &t) in idx.iter().enumerate() {

@@ -3,7 +3,7 @@
 // backends hold the same C bit for bit. C is written whole (column-major p x p): the block of
 // tile (ti, tj), ti <= tj, writes its entries and their mirrors; the diagonal is exactly 1.
 
-#define CT 64   // tile side (entries of C)
+// CT, the tile side (entries of C), comes from the host as a -D option (module.rs, Family::defines).
 #define KT 16   // observations per shared-memory step
 
 extern "C" __global__ void corr_syrk(const double* __restrict__ z, unsigned long long n,

@@ -2,14 +2,15 @@
 //! `suffStat = list(data = X)`: the data go up once (8 n p bytes) and C (8 p^2) never exists on
 //! the host. Bit for bit pc-core's `corr::correlation` (one sequential FMA chain per entry).
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use pc_core::PcError;
 
 use crate::runtime::gpu::{cuda_err, Gpu, Result};
+use crate::gauss::params;
 use crate::runtime::module;
 
-/// The kernel's tile side (`CT` in corr.cu).
-const TILE: usize = 64;
+/// The kernel's tile side (`CT` in corr.cu, passed to it by `Family::defines`).
+pub(crate) const TILE: usize = 64;
 
 /// Writes C = Z'Z into `c` (p x p, column-major) from `z` (rows x p, column-major).
 pub(crate) fn correlation_into(gpu: &Gpu, z: &[f64], rows: usize, p: usize, c: &mut CudaSlice<f64>) -> Result<()> {
@@ -24,10 +25,8 @@ pub(crate) fn correlation_into(gpu: &Gpu, z: &[f64], rows: usize, p: usize, c: &
     gpu.upload_staged(z, &mut dz, "could not upload the data")?;
     let (n, p32) = (rows as u64, p as u32);
     let cfg = LaunchConfig { grid_dim: (tiles as u32, tiles as u32, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-    let mut b = gpu.launch(&f)?;
-    b.arg(&dz).arg(&n).arg(&p32).arg(c);
-    // SAFETY: argument types and order follow corr_syrk; dz holds rows x p values, c p x p.
-    unsafe { b.launch(cfg) }.map_err(|e| PcError::Cuda(format!("launching corr_syrk: {e}")))?;
+    // SAFETY: dz holds rows x p values, c p x p.
+    unsafe { params::CorrSyrk { z: &dz, n, p: p32, c }.launch(gpu, &f, cfg, "corr_syrk") }?;
     gpu.stream.synchronize().map_err(cuda_err("computing the correlation matrix"))?;
     drop(dz);
     Ok(())

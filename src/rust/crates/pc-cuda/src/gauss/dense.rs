@@ -10,14 +10,14 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use pc_core::backend::{run_watched, Control, Watch};
 use pc_core::dense::{DenseLevelReport, DenseLevels};
 use pc_core::multi;
 use pc_core::plan::Order;
 use pc_core::{Adjacency, BitMatrix, PcError};
 
-use crate::gauss::{CudaGauss, DenseKernels};
+use crate::gauss::{params, CudaGauss, DenseKernels};
 use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Result};
 use crate::runtime::timings::LevelTimings;
 
@@ -44,10 +44,6 @@ pub fn dense_bytes(p: usize, fixed: bool) -> usize {
     8 * p * p + bits * (3 + fixed as usize)
 }
 
-fn launch_err(name: &'static str) -> impl Fn(cudarc::driver::DriverError) -> PcError {
-    move |e| PcError::Cuda(format!("launching {name}: {e}"))
-}
-
 impl CudaGauss {
     /// Level 0 over the pairs i < j with i in `rows` (all of 0..p on one device).
     #[allow(clippy::too_many_arguments)]
@@ -59,10 +55,8 @@ impl CudaGauss {
         let (pu, wu, p32) = (p as u64, words as u64, p as u32);
         let t = Instant::now();
         let cfg = LaunchConfig { grid_dim: ((p32 as u64 * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        let mut b = gpu.launch(&f.degrees)?;
-        b.arg(&snap).arg(&wu).arg(&p32).arg(&mut deg);
-        // SAFETY: argument types and order follow dense_degrees; snap holds p rows of `words` words.
-        unsafe { b.launch(cfg) }.map_err(launch_err("dense_degrees"))?;
+        // SAFETY: snap holds p rows of `words` words.
+        unsafe { params::Degrees { adj: &snap, words: wu, p: p32, deg: &mut deg }.launch(gpu, &f.degrees, cfg, "dense_degrees") }?;
         gpu.finish_launch(clock, t, "dense_degrees")?;
         let has_fixed = st.fixed.is_some() as i32;
         let fixed = st.fixed.as_ref().unwrap_or(&snap);
@@ -74,12 +68,13 @@ impl CudaGauss {
         }
         let cfg = LaunchConfig { grid_dim: ((i1 - i0).div_ceil(32), p32.div_ceil(8), 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
-        let mut b = gpu.launch(&f.level0)?;
-        b.arg(c).arg(&pu).arg(&snap).arg(&mut st.adj).arg(fixed).arg(&has_fixed).arg(&wu).arg(&deg).arg(&zfac).arg(&both);
-        b.arg(&alpha).arg(&na).arg(&mut st.pmax).arg(&mut st.sep0).arg(&mut counters).arg(&i0).arg(&i1).arg(&fast);
-        // SAFETY: argument types and order follow gauss_dense_level0; every bit matrix holds p rows
-        // of `words` words, pMax p x p, deg p entries; the grid covers rows i0..i1 x all of 0..p.
-        unsafe { b.launch(cfg) }.map_err(launch_err("gauss_dense_level0"))?;
+        let args = params::DenseLevel0 {
+            C: c, p: pu, snap: &snap, adj: &mut st.adj, fixed, has_fixed, words: wu, deg: &deg, zfac, both, alpha, na_value: na,
+            pmax: &mut st.pmax, sep0: &mut st.sep0, counters: &mut counters, i0, i1, fast,
+        };
+        // SAFETY: every bit matrix holds p rows of `words` words, pMax p x p, deg p entries; the
+        // grid covers rows i0..i1 x all of 0..p.
+        unsafe { args.launch(gpu, &f.level0, cfg, "gauss_dense_level0") }?;
         gpu.finish_launch(clock, t, "gauss_dense_level0")?;
         let cnt = gpu.down(clock, &counters, 3, "level 0 counters")?;
         Ok((cnt[0], cnt[1] as usize, cnt[2] != 0))
@@ -95,10 +90,8 @@ impl CudaGauss {
         let mut deg_d = gpu.alloc::<u32>(p, "degrees")?;
         let rows_cfg = LaunchConfig { grid_dim: ((p32 as u64 * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
-        let mut b = gpu.launch(&f.degrees)?;
-        b.arg(&st.adj).arg(&wu).arg(&p32).arg(&mut deg_d);
         // SAFETY: as in level 0.
-        unsafe { b.launch(rows_cfg) }.map_err(launch_err("dense_degrees"))?;
+        unsafe { params::Degrees { adj: &st.adj, words: wu, p: p32, deg: &mut deg_d }.launch(gpu, &f.degrees, rows_cfg, "dense_degrees") }?;
         gpu.finish_launch(clock, t, "dense_degrees")?;
         let deg = gpu.down(clock, &deg_d, p, "degrees")?;
         let t = Instant::now();
@@ -114,10 +107,9 @@ impl CudaGauss {
         let mut cols = gpu.alloc::<u32>(total, "neighbour lists")?;
         let mut upper_d = gpu.alloc::<u32>(p, "neighbour lists")?;
         let t = Instant::now();
-        let mut b = gpu.launch(&f.fill_rows)?;
-        b.arg(&st.adj).arg(&wu).arg(&p32).arg(&off_d).arg(&mut cols).arg(&mut upper_d);
-        // SAFETY: argument types and order follow dense_fill_rows; cols holds off[p] entries.
-        unsafe { b.launch(rows_cfg) }.map_err(launch_err("dense_fill_rows"))?;
+        let args = params::FillRows { adj: &st.adj, words: wu, p: p32, off: &off_d, cols: &mut cols, upper: &mut upper_d };
+        // SAFETY: cols holds off[p] entries.
+        unsafe { args.launch(gpu, &f.fill_rows, rows_cfg, "dense_fill_rows") }?;
         gpu.finish_launch(clock, t, "dense_fill_rows")?;
         let upper = gpu.down(clock, &upper_d, p, "neighbour lists")?;
         let t = Instant::now();
@@ -147,13 +139,14 @@ impl CudaGauss {
             let cfg = LaunchConfig { grid_dim: ((mu * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
             let fixed = st.fixed.as_ref().unwrap_or(&st.sep0);
             let t = Instant::now();
-            let mut b = gpu.launch(&f.level1)?;
-            b.arg(c).arg(&pu).arg(&off_d).arg(&cols).arg(&upper_d).arg(&ebase_d).arg(&p32).arg(&e0).arg(&mu);
-            b.arg(fixed).arg(&has_fixed).arg(&wu).arg(&zfac).arg(&alpha).arg(&na).arg(&mut st.adj).arg(&mut st.pmax);
-            b.arg(&mut sep_out).arg(&mut sep_count).arg(&mut counters).arg(&fast);
-            // SAFETY: argument types and order follow gauss_dense_level1; edges start..start + m
-            // exist (ebase[p] = ne); sep_out holds 3 * m slots, one per edge at most.
-            unsafe { b.launch(cfg) }.map_err(launch_err("gauss_dense_level1"))?;
+            let args = params::DenseLevel1 {
+                C: c, p: pu, off: &off_d, cols: &cols, upper: &upper_d, ebase: &ebase_d, n_rows: p32, e0, m: mu, fixed, has_fixed,
+                words: wu, zfac, alpha, na_value: na, adj: &mut st.adj, pmax: &mut st.pmax, sep_out: &mut sep_out,
+                sep_count: &mut sep_count, counters: &mut counters, fast,
+            };
+            // SAFETY: edges start..start + m exist (ebase[p] = ne); sep_out holds 3 * m slots, one
+            // per edge at most.
+            unsafe { args.launch(gpu, &f.level1, cfg, "gauss_dense_level1") }?;
             gpu.finish_launch(clock, t, "gauss_dense_level1")?;
             let n = gpu.down(clock, &sep_count, 1, "sepset count")?[0] as usize;
             if n > m {
@@ -252,10 +245,8 @@ impl DenseLevels for CudaGauss {
             let mut pmax = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("allocating pMax"))?;
             let (pu, fast_i) = (p as u64, fast as i32);
             let cfg = LaunchConfig { grid_dim: (((p * p) as u64).div_ceil(256).min(1 << 20) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-            let mut b = gpu.launch(&f.pmax_init)?;
-            b.arg(&mut pmax).arg(&pu).arg(&fast_i);
-            // SAFETY: argument types and order follow dense_pmax_init; pmax holds p * p cells.
-            unsafe { b.launch(cfg) }.map_err(launch_err("dense_pmax_init"))?;
+            // SAFETY: pmax holds p * p cells.
+            unsafe { params::PmaxInit { pmax: &mut pmax, p: pu, fast: fast_i }.launch(gpu, &f.pmax_init, cfg, "dense_pmax_init") }?;
             gpu.stream.synchronize().map_err(cuda_err("initialising pMax"))?;
             Ok(DenseState { p, words, adj, fixed, pmax, sep0, alpha, na_value, fast })
         })?;

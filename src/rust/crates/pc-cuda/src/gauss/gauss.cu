@@ -4,7 +4,8 @@
 // contracted and the re-evaluation of a winning test (gauss_pbest_*) reproduces the main kernel's
 // p-value bit for bit. One source, several families compiled apart, each only when a call needs
 // it: -DGAUSS_BASE (levels 0 and 1, the dense levels, rows_live), or one templated variant,
-// -DGAUSS_SETS=m, -DGAUSS_LISTED=m or -DGAUSS_BATCH=m (module.rs, Family).
+// -DGAUSS_SETS=m, -DGAUSS_LISTED=m or -DGAUSS_BATCH=m (module.rs, Family), and always -DBLOCK, the
+// host's threads per block (host.rs).
 //
 // Layout: C is the p x p correlation matrix, column-major (C[a + b * p] is C[a, b]).
 // A key packs (side, rank) as side << 63 | rank, so that u64 order is pcalg's canonical order:
@@ -624,7 +625,7 @@ __device__ __forceinline__ void pbest_body(const double* __restrict__ C, u64 p, 
 }
 
 #define GAUSS_SET_KERNELS(M)                                                                                     \
-    extern "C" __global__ void __launch_bounds__(256) gauss_sets_l##M(                                           \
+    extern "C" __global__ void __launch_bounds__(BLOCK) gauss_sets_l##M(                                           \
         const double* __restrict__ C, u64 p, const u64* __restrict__ off, const u32* __restrict__ cols,          \
         const int* __restrict__ edge_of, const u32* __restrict__ task_row, const u64* __restrict__ task_t0,      \
         const u64* __restrict__ task_prefix, u32 n_tasks, u64 total, const u64* __restrict__ binom, int l,       \
@@ -999,7 +1000,7 @@ __device__ __forceinline__ void batch_body(const double* __restrict__ C, u64 p, 
 }
 
 #define GAUSS_BATCH_KERNEL(M)                                                                                    \
-    extern "C" __global__ void __launch_bounds__(256) gauss_batch_l##M(                                          \
+    extern "C" __global__ void __launch_bounds__(BLOCK) gauss_batch_l##M(                                          \
         const double* __restrict__ C, u64 p, const u32* __restrict__ tx, const u32* __restrict__ ty,             \
         const u64* __restrict__ s_start, const u32* __restrict__ s, u64 n_tests, const double* __restrict__ zfac, \
         double pd_margin, int symmetric, double* __restrict__ p_out) {                                           \
@@ -1042,7 +1043,7 @@ __device__ __forceinline__ void listed_body(const double* __restrict__ C, u64 p,
 }
 
 #define GAUSS_LISTED_KERNEL(M)                                                                                   \
-    extern "C" __global__ void __launch_bounds__(256) gauss_listed_l##M(                                         \
+    extern "C" __global__ void __launch_bounds__(BLOCK) gauss_listed_l##M(                                         \
         const double* __restrict__ C, u64 p, const u32* __restrict__ tx, const u32* __restrict__ ty,             \
         const u32* __restrict__ s, u64 n_tests, int l, double zfac, double pd_margin, int symmetric, int cpp,    \
         double* __restrict__ p_out) {                                                                            \

@@ -1,5 +1,8 @@
 //! What the host and the Gaussian kernels agree on: the key that means "no success", the
-//! max-fail word, R's z factor, and the compiled set-kernel variants.
+//! max-fail word, R's z factor, the compiled set-kernel variants and the block size.
+
+/// Threads per block of the Gaussian kernels (their `__launch_bounds__`, `-DBLOCK`).
+pub const BLOCK: u32 = 256;
 
 /// `key` value meaning "no success" (the kernels' NO_KEY).
 pub const NO_KEY: u64 = u64::MAX;

@@ -24,16 +24,17 @@
 //! Every CUDA error becomes `PcError::Cuda`; every call into cudarc runs inside `catch_unwind`.
 
 pub mod batch;
-mod corr;
+pub(crate) mod corr;
 pub(crate) mod dense;
 pub mod host;
 pub mod multi;
+mod params;
 mod stable_fast;
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use cudarc::driver::{result as dres, CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{result as dres, CudaSlice, DevicePtrMut, LaunchConfig};
 use pc_core::backend::{Backend, Control, Watch};
 use pc_core::citest::{GaussFlavour, GaussTest};
 use pc_core::cpu::ParallelCpu;
@@ -44,7 +45,7 @@ use crate::runtime::device::DeviceInfo;
 use crate::runtime::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::runtime::memplan;
 use crate::runtime::timings::{CudaTimings, LevelTimings};
-use host::{NO_KEY, SET_KERNEL_VARIANTS};
+use host::{BLOCK, NO_KEY, SET_KERNEL_VARIANTS};
 use pc_core::par::{par_collect, symmetry_and_nan};
 use pc_core::rounds::level0::level0_outcome;
 use pc_core::rounds::row_sets;
@@ -69,8 +70,6 @@ pub const KERNEL_NAMES: [&str; 11] = [
     "gauss_dense_level1",
     "gauss_listed_l",
 ];
-
-const BLOCK: u32 = 256;
 const LEVEL0_CHUNK: usize = 1 << 24;
 const LEVEL1_CHUNK: usize = 1 << 20;
 
@@ -311,12 +310,10 @@ impl CudaGauss {
             let (e0, mu) = (start as u64, m as u64);
             let cfg = LaunchConfig { grid_dim: ((m as u32).div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let t = Instant::now();
-            let mut b = self.gpu.launch(&self.f.level0)?;
-            b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&upper).arg(&ebase).arg(&n_rows).arg(&e0).arg(&mu);
-            b.arg(&zfac).arg(&flag).arg(&mut p0_d).arg(&mut p1_d);
-            // SAFETY: argument types and order follow gauss_level0; edges start..start + m exist in
-            // the row lists (ebase[p] = number of plan edges), the result buffers hold >= m entries.
-            unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_level0"))?;
+            let args = params::Level0 { C: &self.c, p: pu, off: &off, cols: &cols, upper: &upper, ebase: &ebase, n_rows, e0, m: mu, zfac, both: flag, p0_out: &mut p0_d, p1_out: &mut p1_d };
+            // SAFETY: edges start..start + m exist in the row lists (ebase[p] = number of plan
+            // edges), the result buffers hold >= m entries.
+            unsafe { args.launch(&self.gpu, &self.f.level0, cfg, "gauss_level0") }?;
             self.gpu.finish_launch(clock, t, "gauss_level0")?;
             append(&mut p0, self.gpu.down(clock, &p0_d, m, "level 0 results")?);
             if both {
@@ -367,12 +364,12 @@ impl CudaGauss {
                 shared_mem_bytes: 0,
             };
             let t = Instant::now();
-            let mut b = self.gpu.launch(&self.f.level1)?;
-            b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&ei).arg(&ej).arg(&qi).arg(&qj).arg(&sides).arg(&mu);
-            b.arg(&zfac).arg(&alpha).arg(&na).arg(&mut key).arg(&mut pbest).arg(&mut mf);
-            // SAFETY: argument types and order follow gauss_level1; per-edge buffers hold m entries,
-            // off / cols are the level's CSR.
-            unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_level1"))?;
+            let args = params::Level1 {
+                C: &self.c, p: pu, off: &off, cols: &cols, ei: &ei, ej: &ej, qi: &qi, qj: &qj, sides: &sides, n_edges: mu,
+                zfac, alpha, na_value: na, key_out: &mut key, pbest_out: &mut pbest, maxfail_out: &mut mf,
+            };
+            // SAFETY: per-edge buffers hold m entries, off / cols are the level's CSR.
+            unsafe { args.launch(&self.gpu, &self.f.level1, cfg, "gauss_level1") }?;
             self.gpu.finish_launch(clock, t, "gauss_level1")?;
             append(&mut keys, self.gpu.down(clock, &key, m, "level 1 results")?);
             append(&mut pbs, self.gpu.down(clock, &pbest, m, "level 1 results")?);
@@ -452,13 +449,14 @@ impl CudaGauss {
                 shared_mem_bytes: 0,
             };
             let t = Instant::now();
-            let mut b = self.gpu.launch(sets_fn)?;
-            b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&edge_of).arg(&task_row).arg(&task_t0).arg(&task_prefix);
-            b.arg(&n_tasks).arg(&threads).arg(&binom).arg(&li_).arg(&zfac).arg(&alpha).arg(&na).arg(&margin).arg(&sym);
-            b.arg(&mut best).arg(&mut maxfail).arg(&mut stats);
-            // SAFETY: argument types and order follow gauss_sets_l*; the task arrays hold n_tasks
-            // (+ 1) entries whose ranks lie below each row's C(d, l); l <= the kernel's maximum.
-            unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_sets"))?;
+            let args = params::Sets {
+                C: &self.c, p: pu, off: &off, cols: &cols, edge_of: &edge_of, task_row: &task_row, task_t0: &task_t0,
+                task_prefix: &task_prefix, n_tasks, total: threads, binom: &binom, l: li_, zfac, alpha, na_value: na,
+                pd_margin: margin, symmetric: sym, best: &mut best, maxfail: &mut maxfail, stats: &mut stats,
+            };
+            // SAFETY: the task arrays hold n_tasks (+ 1) entries whose ranks lie below each row's
+            // C(d, l); l <= the kernel's maximum.
+            unsafe { args.launch(&self.gpu, sets_fn, cfg, "gauss_sets") }?;
             self.gpu.finish_launch(clock, t, "gauss_sets")?;
             done_sets += threads as u128;
             if let Some(done) = (done_sets * ne as u128).checked_div(total_sets) {
@@ -471,10 +469,9 @@ impl CudaGauss {
             let nru = nr as u32;
             let cfg = LaunchConfig { grid_dim: (nru.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let t = Instant::now();
-            let mut b = self.gpu.launch(&self.f.rows_live)?;
-            b.arg(&off).arg(&cols).arg(&edge_of).arg(&row_list).arg(&nru).arg(&best).arg(&mut live_d);
-            // SAFETY: argument types and order follow rows_live; row_list and live_d hold nr entries.
-            unsafe { b.launch(cfg) }.map_err(cuda_err("launching rows_live"))?;
+            let args = params::RowsLive { off: &off, cols: &cols, edge_of: &edge_of, rows: &row_list, n_rows: nru, best: &best, live: &mut live_d };
+            // SAFETY: row_list and live_d hold nr entries.
+            unsafe { args.launch(&self.gpu, &self.f.rows_live, cfg, "rows_live") }?;
             self.gpu.finish_launch(clock, t, "rows_live")?;
             let flags = self.gpu.down(clock, &live_d, nr, "row flags")?;
             for (a, f) in live.iter_mut().zip(flags) {
@@ -496,11 +493,12 @@ impl CudaGauss {
             let mut pb = self.gpu.alloc::<f64>(items.len(), "winning p-values")?;
             let cfg = LaunchConfig { grid_dim: (n_items.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let t = Instant::now();
-            let mut b = self.gpu.launch(pbest_fn)?;
-            b.arg(&self.c).arg(&pu).arg(&off).arg(&cols).arg(&ei).arg(&ej).arg(&items_d).arg(&n_items);
-            b.arg(&binom).arg(&li_).arg(&zfac).arg(&margin).arg(&sym).arg(&best).arg(&mut pb);
-            // SAFETY: argument types and order follow gauss_pbest_l*; items index edges with a key.
-            unsafe { b.launch(cfg) }.map_err(cuda_err("launching gauss_pbest"))?;
+            let args = params::Pbest {
+                C: &self.c, p: pu, off: &off, cols: &cols, ei: &ei, ej: &ej, items: &items_d, n_items, binom: &binom, l: li_,
+                zfac, pd_margin: margin, symmetric: sym, best: &best, pbest_out: &mut pb,
+            };
+            // SAFETY: items index edges with a key.
+            unsafe { args.launch(&self.gpu, pbest_fn, cfg, "gauss_pbest") }?;
             self.gpu.finish_launch(clock, t, "gauss_pbest")?;
             let pb = self.gpu.down(clock, &pb, items.len(), "winning p-values")?;
             for (k, v) in items.iter().zip(pb) {

@@ -22,7 +22,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{sys as dsys, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{sys as dsys, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, ValidAsZeroBits};
 use pc_core::backend::{run_watched, Backend, Watch};
 use pc_core::dense::{DenseLevelReport, DenseLevels};
 use pc_core::multi::{self, label_error};
@@ -30,7 +30,8 @@ use pc_core::plan::{EdgeOutcome, LevelPlan, Order};
 use pc_core::{Adjacency, BitMatrix, PcError};
 
 use crate::gauss::host;
-use crate::gauss::CudaGauss;
+use crate::gauss::{params, CudaGauss};
+use crate::runtime::launch::DeviceAddr;
 use crate::runtime::device::device_labels;
 use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::runtime::module;
@@ -67,10 +68,6 @@ pub struct MultiGauss {
     timings: CudaTimings,
     /// Seconds merging (peer copies and reductions), all levels.
     merge_s: f64,
-}
-
-fn launch_err(name: &'static str) -> impl Fn(cudarc::driver::DriverError) -> PcError {
-    move |e| PcError::Cuda(format!("launching {name}: {e}"))
 }
 
 /// Copies `len` elements `src[src_off..]` (on `from`) to `dst[dst_off..]` (on `to`), in `to`'s
@@ -138,13 +135,9 @@ fn grid_for(n: usize) -> LaunchConfig {
 }
 
 /// `dst[..n] op= src[..n]` on the first device.
-fn reduce<T>(g: &Gpu, f: &Kernel, dst: &mut cudarc::driver::CudaViewMut<'_, T>, src: &CudaSlice<T>, n: usize, name: &'static str) -> Result<()> {
-    let nu = n as u64;
-    let mut b = g.launch(f)?;
-    b.arg(dst).arg(src).arg(&nu);
-    // SAFETY: argument types follow merge_*(T*, const T*, u64); both hold >= n elements.
-    unsafe { b.launch(grid_for(n)) }.map_err(launch_err(name))?;
-    Ok(())
+fn reduce(g: &Gpu, f: &Kernel, dst: cudarc::driver::CudaViewMut<'_, u64>, src: &CudaSlice<u64>, n: usize, name: &'static str) -> Result<()> {
+    // SAFETY: both hold >= n elements.
+    unsafe { params::MergeU64 { dst, src, n: n as u64 }.launch(g, f, grid_for(n), name) }
 }
 
 impl MultiGauss {
@@ -239,7 +232,7 @@ impl MultiGauss {
         g0.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         for (i, d) in rest.iter().enumerate() {
             peer_copy(g0, scratch, 0, d.gpu(), &d.dense_state()?.adj, 0, n, self.peer[0][i + 1], "gathering a device's graph")?;
-            reduce(g0, &self.merge[0].and, &mut st0.adj.slice_mut(0..n), scratch, n, "merge_and_u64")?;
+            reduce(g0, &self.merge[0].and, st0.adj.slice_mut(0..n), scratch, n, "merge_and_u64")?;
         }
         for (i, d) in rest.iter_mut().enumerate() {
             let (g, sd) = d.gpu_and_dense_mut()?;
@@ -261,7 +254,7 @@ impl MultiGauss {
         let nb = st0.p * st0.words;
         for (i, d) in rest.iter().enumerate() {
             peer_copy(g0, scratch, 0, d.gpu(), &d.dense_state()?.sep0, 0, nb, self.peer[0][i + 1], "gathering level 0's sepsets")?;
-            reduce(g0, &self.merge[0].or, &mut st0.sep0.slice_mut(0..nb), scratch, nb, "merge_or_u64")?;
+            reduce(g0, &self.merge[0].or, st0.sep0.slice_mut(0..nb), scratch, nb, "merge_or_u64")?;
         }
         g0.stream.synchronize().map_err(cuda_err("merging level 0's sepsets"))
     }
@@ -306,13 +299,12 @@ impl MultiGauss {
                                         let m = chunk.min(e - off);
                                         peer_copy(g, &buf, 0, other.gpu(), &so.pmax, off, m, peer[d][o], "gathering pMax")?;
                                         let (dst, mu) = (base + off as u64 * 8, m as u64);
-                                        let mut l = g.launch(max_fn)?;
-                                        l.arg(&dst).arg(&buf).arg(&mu);
-                                        // SAFETY: merge_max_f64(double*, const double*, u64): dst is the
-                                        // device address of this device's pMax[off..off + m] (inside its
-                                        // allocation), written by this thread only; other threads read
-                                        // other column blocks of it. buf holds >= m doubles.
-                                        unsafe { l.launch(grid_for(m)) }.map_err(launch_err("merge_max_f64"))?;
+                                        let args = params::MergeMax { dst: DeviceAddr::new(dst), src: &buf, n: mu };
+                                        // SAFETY: dst is the device address of this device's
+                                        // pMax[off..off + m] (inside its allocation), written by
+                                        // this thread only; other threads read other column blocks
+                                        // of it. buf holds >= m doubles.
+                                        unsafe { args.launch(g, max_fn, grid_for(m), "merge_max_f64") }?;
                                     }
                                 }
                                 g.stream.synchronize().map_err(cuda_err("merging pMax of the devices"))?;

@@ -9,13 +9,13 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::LaunchConfig;
 use pc_core::backend::Control;
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
-use crate::gauss::host;
-use crate::gauss::{CudaGauss, PD_MARGIN};
+use crate::gauss::host::{self, BLOCK};
+use crate::gauss::{params, CudaGauss, PD_MARGIN};
 use crate::runtime::gpu::{cuda_err, Clock, Result};
 use crate::runtime::timings::LevelTimings;
 use pc_core::rounds::rank_windows::{run_rounds, Batch};
@@ -23,7 +23,6 @@ use pc_core::rounds::rank_windows::{run_rounds, Batch};
 /// Tests per round: enough to fill the device several times over (24 bytes of lists and
 /// 8 of result per test at |S| = 4).
 const ROUND_TESTS: usize = 1 << 22;
-const BLOCK: u32 = 256;
 
 impl CudaGauss {
     /// One stable.fast level by rounds of listed tests; `zfac` is the C++ test's factor for the
@@ -59,12 +58,10 @@ impl CudaGauss {
                 let nu = n as u64;
                 let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
                 let t = Instant::now();
-                let mut lb = gpu.launch(f)?;
-                lb.arg(&self.c).arg(&pu).arg(&xd).arg(&yd).arg(&sd).arg(&nu).arg(&li).arg(&zfac).arg(&PD_MARGIN).arg(&sym).arg(&cpp).arg(&mut pd);
-                // SAFETY: argument types and order follow gauss_listed_l*; tests 0..n have x, y
-                // and their l members in s (rank_windows.rs writes l per test) all < p; l <= the
-                // variant's maximum; p_out holds n entries.
-                unsafe { lb.launch(cfg) }.map_err(|e| PcError::Cuda(format!("launching gauss_listed: {e}")))?;
+                let args = params::Listed { C: &self.c, p: pu, tx: &xd, ty: &yd, s: &sd, n_tests: nu, l: li, zfac, pd_margin: PD_MARGIN, symmetric: sym, cpp, p_out: &mut pd };
+                // SAFETY: tests 0..n have x, y and their l members in s (rank_windows.rs writes l
+                // per test) all < p; l <= the variant's maximum; p_out holds n entries.
+                unsafe { args.launch(gpu, f, cfg, "gauss_listed") }?;
                 gpu.finish_launch(clk, t, "gauss_listed")?;
                 tests += n as u64;
                 gpu.down(clk, &pd, n, "the p-values")

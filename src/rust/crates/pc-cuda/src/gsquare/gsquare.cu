@@ -18,10 +18,9 @@ typedef unsigned long long u64;
 typedef unsigned int u32;
 typedef unsigned char u8;
 
-#define MAXBLOCK 256
-#define CHUNK 16
+// MAXBLOCK (the largest block), CHUNK (bytes a thread reads from a column at once) and MAXL (the
+// deepest level) come from the host's constants as -D options (module.rs, Family::defines).
 #define FULL_MASK 0xffffffffu
-#define MAXL 32
 #define DBL_EPS 2.220446049250313e-16
 #define LN_SQRT_2PI 0.918938533204672741780329736
 #define TAU 6.283185307179586476925286766559

@@ -18,10 +18,11 @@
 //! relative and are identical from run to run.
 
 pub mod batch;
+mod params;
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use pc_core::backend::{Backend, Control, Watch};
 use pc_core::citest::{GSquareKind, GSquareTest};
 use pc_core::cpu::ParallelCpu;
@@ -343,15 +344,15 @@ impl RoundEval for Rounds<'_, '_> {
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (b.block, 1, 1), shared_mem_bytes: b.shared_words * 4 };
         let (nu, stride, li, mu, binf, adapt, shw, packed) =
             (n as u64, b.stride as u64, l as i32, m as u32, bin as i32, b.test.adapt_df as i32, b.shared_words, b.packed as i32);
-        let mut lb = gpu.launch(&b.f)?;
-        lb.arg(&b.data).arg(&nu).arg(&stride).arg(&b.lev_d).arg(tx).arg(ty).arg(ts).arg(&li).arg(&mu);
-        lb.arg(&binf).arg(&adapt).arg(&shw).arg(&mut *scratch).arg(&slot_words).arg(&mut *stat).arg(&mut *df).arg(&packed);
-        // SAFETY: argument types and order follow gsquare_tests; data holds p columns of `stride`
-        // bytes (a multiple of 16, from a 256-byte aligned allocation); tx/ty hold at least m
-        // tests, ts m * l set members (all < p), scratch at least grid * slot_words words, stat
-        // and df at least m doubles; l <= MAX_LEVEL; the block size is a multiple of 32 up to the
-        // kernel's 256.
-        unsafe { lb.launch(cfg) }.map_err(cuda_err("launching gsquare_tests"))?;
+        let args = params::Tests {
+            data: &b.data, n: nu, stride, lev: &b.lev_d, tx, ty, ts, l: li, n_tasks: mu, bin: binf, adapt_df: adapt, shared_words: shw,
+            scratch: &mut *scratch, slot_words, stat_out: &mut *stat, df_out: &mut *df, packed,
+        };
+        // SAFETY: data holds p columns of `stride` bytes (a multiple of 16, from a 256-byte aligned
+        // allocation); tx/ty hold at least m tests, ts m * l set members (all < p), scratch at
+        // least grid * slot_words words, stat and df at least m doubles; l <= MAX_LEVEL; the block
+        // size is a multiple of 32 up to the kernel's 256.
+        unsafe { args.launch(gpu, &b.f, cfg, "gsquare_tests") }?;
         launch_pchisq_points(gpu, &b.f_p, stat, df, p, m)?;
         self.bufs.end(gpu, k, m)?;
         self.clock.launches += 2;
@@ -408,12 +409,8 @@ fn launch_pchisq_points(gpu: &Gpu, f: &Kernel, q: &CudaSlice<f64>, df: &CudaSlic
     }
     let m = m as u32;
     let cfg = LaunchConfig { grid_dim: (m.div_ceil(BLOCK).max(1), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-    let mut lb = gpu.launch(f)?;
-    lb.arg(q).arg(df).arg(&m).arg(out);
-    // SAFETY: argument types and order follow pchisq_points; q, df and out hold at least m
-    // doubles (checked above).
-    unsafe { lb.launch(cfg) }.map_err(cuda_err("launching pchisq_points"))?;
-    Ok(())
+    // SAFETY: q, df and out hold at least m doubles (checked above).
+    unsafe { params::PchisqPoints { q, df, m, out }.launch(gpu, f, cfg, "pchisq_points") }
 }
 
 /// `pchisq(q, df, lower.tail = FALSE)` computed by the kernel's own function on the GPU (for

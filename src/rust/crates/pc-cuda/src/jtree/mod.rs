@@ -19,11 +19,13 @@
 //! a group read it coalesced. `CudaJtree::set_profile(true)` synchronises after every launch and
 //! books its time and the table bytes it must move per (phase, depth): `CudaJtree::profile`.
 
+mod params;
+
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, ValidAsZeroBits};
 use pc_core::PcError;
 use pc_jtree::engine::{finish_marginals, finish_mpe, Marginals, Mpe, Progress};
 use pc_jtree::plan::{Projection, REDUCE_SPLIT};
@@ -285,11 +287,13 @@ impl<'a> CudaJtree<'a> {
         let map_off = self.gpu.up(&mut clock, &offs, "uploading the cell maps' offsets")?;
         let mut map = self.gpu.alloc::<u32>(entries as usize, "allocating the cell maps")?;
         let (nc, cells, k32) = (plan.cliques.len() as u32, plan.total_cells, plan.cliques.len() as u32);
-        let mut lb = self.gpu.launch(&self.f[5])?;
-        lb.arg(&self.d.cl_off).arg(&nc).arg(&cells).arg(&self.d.pj).arg(&k32).arg(&self.d.dig).arg(&self.d.cl_child);
-        lb.arg(&self.d.homed_start).arg(&self.d.homed).arg(&map_off).arg(&mut map);
-        // SAFETY: as jt_maps declares; map holds the entries map_offsets counted.
-        unsafe { lb.launch(self.cfg(cells)) }.map_err(cuda_err("launching jt_maps"))?;
+        let dev = &self.d;
+        let args = params::Maps {
+            cl_off: &dev.cl_off, nc, cells, pj: &dev.pj, k: k32, dig: &dev.dig, cl_child: &dev.cl_child, homed_start: &dev.homed_start,
+            homed: &dev.homed, map_off: &map_off, map: &mut map,
+        };
+        // SAFETY: map holds the entries map_offsets counted.
+        unsafe { args.launch(&self.gpu, &self.f[5], self.cfg(cells), "jt_maps") }?;
         self.gpu.stream.synchronize().map_err(cuda_err("making the cell maps"))?;
         self.d.maps = Some((map_off, map));
         self.static_bytes += bytes as usize;
@@ -369,30 +373,29 @@ impl<'a> CudaJtree<'a> {
             Out::Dmsg => (dmsg, &*msg),
             Out::Marg => (marg, &*msg),
         };
-        let z = 0u64;
+        let dev = &self.d;
         match collect {
             None => {
-                let mut lb = self.gpu.launch(&self.f[0])?;
-                lb.arg(&self.d.pj).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&items).arg(&bu).arg(&lw).arg(&mode).arg(&split);
-                lb.arg(&self.d.bpool).arg(&self.d.opool).arg(&*tables).arg(&mut *dst).arg(&mut *scratch).arg(&ratio).arg(old);
-                // SAFETY: argument list as jt_reduce declares it; every index stays inside the plan's
-                // arrays; scratch holds the plan's scratch_cells x b values.
-                unsafe { lb.launch(cfg) }.map_err(cuda_err("launching jt_reduce"))?;
+                let args = params::Reduce {
+                    pj: &dev.pj, istart: &dev.istart, p0: p0u, np: npu, items, B: bu, lw, mode, split, bpool: &dev.bpool, opool: &dev.opool,
+                    tables: &*tables, out: &mut *dst, scratch: &mut *scratch, ratio, old,
+                };
+                // SAFETY: every index stays inside the plan's arrays; scratch holds the plan's
+                // scratch_cells x b values.
+                unsafe { args.launch(&self.gpu, &self.f[0], cfg, "jt_reduce") }?;
             }
             Some(ev) => {
-                let mut lb = self.gpu.launch(&self.f[1])?;
-                lb.arg(&self.d.pj).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&items).arg(&bu).arg(&lw).arg(&mode).arg(&split);
-                lb.arg(&self.d.bpool).arg(&self.d.opool).arg(&self.d.dig).arg(&k32).arg(&self.d.cl_child);
-                lb.arg(&self.d.homed_start).arg(&self.d.homed).arg(&self.d.base).arg(&ev.hard).arg(&ev.soft_col).arg(&ev.soft);
+                let (map_off, map) = dev.maps.as_ref().map(|(o, m)| (o, m)).unzip();
                 // the children's messages are read, this depth's written: msg is both (disjoint cells)
-                lb.arg(&mut *tables).arg(&mut *dst).arg(&mut *scratch);
-                match &self.d.maps {
-                    Some((off, map)) => lb.arg(off).arg(map),
-                    None => lb.arg(&z).arg(&z),
+                let args = params::Collect {
+                    pj: &dev.pj, istart: &dev.istart, p0: p0u, np: npu, items, B: bu, lw, mode, split, bpool: &dev.bpool, opool: &dev.opool,
+                    dig: &dev.dig, k: k32, cl_child: &dev.cl_child, homed_start: &dev.homed_start, homed: &dev.homed, base: &dev.base,
+                    hard: &ev.hard, soft_col: &ev.soft_col, soft: &ev.soft, tables: &mut *tables, msg: &mut *dst,
+                    scratch: &mut *scratch, map_off, map,
                 };
-                // SAFETY: as jt_collect declares; hard holds n x b, soft soft_width x b values; the
-                // messages read (children, deeper) and written (this depth) are disjoint cells.
-                unsafe { lb.launch(cfg) }.map_err(cuda_err("launching jt_collect"))?;
+                // SAFETY: hard holds n x b, soft soft_width x b values; the messages read (children,
+                // deeper) and written (this depth) are disjoint cells.
+                unsafe { args.launch(&self.gpu, &self.f[1], cfg, "jt_collect") }?;
             }
         }
         *launches += 1;
@@ -402,11 +405,12 @@ impl<'a> CudaJtree<'a> {
         if split_any {
             let (cfg, lw) = self.shape(cells, b);
             let t = Instant::now();
-            let mut lb = self.gpu.launch(&self.f[4])?;
-            lb.arg(&self.d.pj).arg(&self.d.outs).arg(&self.d.istart).arg(&p0u).arg(&npu).arg(&cells).arg(&bu).arg(&lw).arg(&mode).arg(&split);
-            lb.arg(&*scratch).arg(&mut *dst).arg(&ratio).arg(old);
-            // SAFETY: as jt_combine declares.
-            unsafe { lb.launch(cfg) }.map_err(cuda_err("launching jt_combine"))?;
+            let args = params::Combine {
+                pj: &dev.pj, outs: &dev.outs, istart: &dev.istart, p0: p0u, np: npu, cells, B: bu, lw, mode, split, scratch: &*scratch,
+                out: &mut *dst, ratio, old,
+            };
+            // SAFETY: the same plan's arrays as the reduction's.
+            unsafe { args.launch(&self.gpu, &self.f[4], cfg, "jt_combine") }?;
             *launches += 1;
             self.book(tag.0 + 1, "combine", tag.2, 8.0 * (items + cells) as f64 * b as f64, t)?;
         }
@@ -466,11 +470,13 @@ impl<'a> CudaJtree<'a> {
         if max {
             let bb = b as u64;
             let (nu, t) = (n as u32, Instant::now());
-            let mut lb = self.gpu.launch(&self.f[3])?;
-            lb.arg(&self.d.cl_off).arg(&k32).arg(&bb).arg(&self.d.pj).arg(&self.d.bpool).arg(&self.d.opool).arg(&self.d.dig);
-            lb.arg(&self.d.vars_start).arg(&self.d.vars).arg(&nu).arg(&bufs.tables).arg(&mut bufs.states);
-            // SAFETY: as jt_decode declares; states holds b x n ints.
-            unsafe { lb.launch(self.cfg(bb)) }.map_err(cuda_err("launching jt_decode"))?;
+            let dev = &self.d;
+            let args = params::Decode {
+                cl_off: &dev.cl_off, k: k32, B: bb, pj: &dev.pj, bpool: &dev.bpool, opool: &dev.opool, dig: &dev.dig, vars_start: &dev.vars_start,
+                vars: &dev.vars, n: nu, tables: &bufs.tables, x: &mut bufs.states,
+            };
+            // SAFETY: states holds b x n ints.
+            unsafe { args.launch(&self.gpu, &self.f[3], self.cfg(bb), "jt_decode") }?;
             *launches += 1;
             self.book(o, "decode", 0, 0.0, t)?;
             return Ok(());
@@ -482,17 +488,14 @@ impl<'a> CudaJtree<'a> {
             let cells = self.cells(ds[d + 1], ds[d + 2]);
             let (cfg, lw) = self.shape(cells, b);
             let t = Instant::now();
-            let mut lb = self.gpu.launch(&self.f[2])?;
-            let z = 0u64;
-            lb.arg(&self.d.cl_off).arg(&c0).arg(&nc).arg(&cells).arg(&bu).arg(&lw).arg(&self.d.pj).arg(&self.d.dig);
-            lb.arg(&bufs.dmsg).arg(&mut bufs.tables);
-            match &self.d.maps {
-                Some((off, map)) => lb.arg(off).arg(map),
-                None => lb.arg(&z).arg(&z),
+            let dev = &self.d;
+            let (map_off, map) = dev.maps.as_ref().map(|(o, m)| (o, m)).unzip();
+            let args = params::Scatter {
+                cl_off: &dev.cl_off, c0, nc, cells, B: bu, lw, pj: &dev.pj, dig: &dev.dig, ratio: &bufs.dmsg, tables: &mut bufs.tables, map_off,
+                map, cl_child: &dev.cl_child, homed_start: &dev.homed_start,
             };
-            lb.arg(&self.d.cl_child).arg(&self.d.homed_start);
-            // SAFETY: as jt_scatter declares.
-            unsafe { lb.launch(cfg) }.map_err(cuda_err("launching jt_scatter"))?;
+            // SAFETY: every index stays inside the plan's arrays.
+            unsafe { args.launch(&self.gpu, &self.f[2], cfg, "jt_scatter") }?;
             *launches += 1;
             self.book(o + 2, "scatter", d + 1, 16.0 * cells as f64 * b as f64, t)?;
         }

@@ -136,7 +136,8 @@ impl Gpu {
         self.id
     }
 
-    /// A launch of `k` on this device's stream; a kernel of another device is refused.
+    /// A launch of `k` on this device's stream; a kernel of another device is refused. Its
+    /// arguments come from the kernel's parameter struct (`runtime/launch.rs`).
     pub fn launch<'a>(&'a self, k: &'a Kernel) -> Result<LaunchArgs<'a>> {
         check_owner(k.owner, self.id, &format!("kernel {}", k.name))?;
         Ok(self.stream.launch_builder(&k.f))

@@ -79,14 +79,22 @@ impl Family {
         }
     }
 
-    /// The `#define`s that select the family's part of its source (`gauss/gauss.cu`).
+    /// The `#define`s that select the family's part of its source (the first, in `gauss.cu`),
+    /// and the constants the host code shares with the kernels, from the host's own.
     fn defines(self) -> Vec<String> {
+        let gauss = |part: String| vec![part, format!("-DBLOCK={}", crate::gauss::host::BLOCK)];
         match self {
-            Family::GaussBase => vec!["-DGAUSS_BASE".into()],
-            Family::GaussSets(m) => vec![format!("-DGAUSS_SETS={m}")],
-            Family::GaussListed(m) => vec![format!("-DGAUSS_LISTED={m}")],
-            Family::GaussBatch(m) => vec![format!("-DGAUSS_BATCH={m}")],
-            _ => Vec::new(),
+            Family::GaussBase => gauss("-DGAUSS_BASE".into()),
+            Family::GaussSets(m) => gauss(format!("-DGAUSS_SETS={m}")),
+            Family::GaussListed(m) => gauss(format!("-DGAUSS_LISTED={m}")),
+            Family::GaussBatch(m) => gauss(format!("-DGAUSS_BATCH={m}")),
+            Family::Corr => vec![format!("-DCT={}", crate::gauss::corr::TILE)],
+            Family::GSquare => {
+                use crate::gsquare::{BLOCK, CHUNK, MAX_LEVEL};
+                vec![format!("-DMAXBLOCK={BLOCK}"), format!("-DCHUNK={CHUNK}"), format!("-DMAXL={MAX_LEVEL}")]
+            }
+            Family::CmiKnn => vec![format!("-DLANES={}", pc_cmiknn::estimator::LANES), format!("-DMAXL={}", crate::cmiknn::MAX_LEVEL)],
+            Family::Merge | Family::Jtree => Vec::new(),
         }
     }
 }
@@ -397,10 +405,16 @@ mod tests {
             let d = f.defines()[0].trim_start_matches("-D").split('=').next().unwrap().to_string();
             assert!(GAUSS_SRC.contains(&format!("#ifdef {d}\n")), "{d}");
         }
-        assert!(GSQUARE_SRC.contains("__global__ void __launch_bounds__(MAXBLOCK) gsquare_tests("));
-        assert!(GSQUARE_SRC.contains("__global__ void pchisq_points("));
-        assert!(GSQUARE_SRC.contains(&format!("#define MAXBLOCK {}", crate::gsquare::BLOCK)));
-        assert!(GSQUARE_SRC.contains(&format!("#define CHUNK {}", crate::gsquare::CHUNK)));
-        assert!(GSQUARE_SRC.contains(&format!("#define MAXL {}", crate::gsquare::MAX_LEVEL)));
+    }
+
+    #[test]
+    fn the_host_defines_what_the_sources_use_and_do_not_define_themselves() {
+        for f in all_families() {
+            for d in f.defines() {
+                let name = d.trim_start_matches("-D").split('=').next().unwrap().to_string();
+                assert!(f.source().contains(&name), "{}: {name} is unused", f.name());
+                assert!(!f.source().contains(&format!("#define {name} ")), "{}: {name} is defined twice", f.name());
+            }
+        }
     }
 }
