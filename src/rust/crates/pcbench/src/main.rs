@@ -549,6 +549,9 @@ fn main() -> ExitCode {
         Cmd::Jtree(a) => jtree::cmd_jtree(a),
         Cmd::Multi(a) => multi::cmd_multi(a),
     };
+    // kernels still compiling in the background (the next set size, prefetched) must finish
+    // before the process exits: NVRTC's teardown under a running compile crashes
+    pc_cuda::runtime::module::wait_for_prefetches();
     match r {
         Ok(code) => code,
         Err(e) => {
