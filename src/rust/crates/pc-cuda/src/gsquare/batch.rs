@@ -2,9 +2,10 @@
 //! (`pc_core::orient::check_triples`) of `disCItest` / `binCItest` hand over batches of (x, y, S)
 //! and get one p-value each. [`CudaGSquareBatch`] is their `BatchEvaluator` when the skeleton ran
 //! on the GPU: the G^2 backend ([`CudaGSquare`]: the codes uploaded once as bytes, the
-//! kernels compiled once per process; the skeleton's own backend when it ran on one device) evaluates them with its own kernels, `gsquare_tests` (one
-//! block per test, the contingency table in shared memory or a planned global slot) and
-//! `pchisq_points`, through its rounds' device buffers ([`crate::gsquare`]'s `Rounds`).
+//! kernels compiled once per process; the skeleton's own backend when it ran on one device)
+//! evaluates them with its own kernels, `gsquare_tests` (one block per test, the contingency
+//! table in shared memory or a planned global slot) and `pchisq_points`, through its rounds'
+//! device buffers ([`crate::gsquare`]'s `Rounds`).
 //!
 //! `gsquare_tests` takes one |S| per launch, and a batch mixes sizes, so the host
 //! ([`plan_launches`]) groups the tests by |S| (each group in batch order) and cuts the groups
@@ -28,10 +29,10 @@ use pc_core::citest::GSquareTest;
 use pc_core::orient::{BatchEvaluator, ParallelBatch, TestBatch};
 use pc_core::rounds::listed::{plan_launches, run_launches, LevelRounds, ListedPlan};
 use pc_core::rounds::rank_windows::{Batch, RoundEval};
+use pc_core::PcError;
 
 use crate::gsquare::{CudaGSquare, Rounds, MAX_LEVEL};
 use crate::runtime::gpu::{cuda_err, guard, Result};
-use pc_core::PcError;
 use crate::runtime::memplan;
 use crate::runtime::timings::BatchTimings;
 
