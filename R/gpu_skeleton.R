@@ -232,7 +232,8 @@ attach_sepsets <- function(out, sepsets) {
 #'   pMax for R), `graph_object_s` (the graphNEL and the `pcAlgo` object) and
 #'   `sepset_s` (the `sepset` list of lists);
 #'   after [gpu_pc()] also `orient_s` (the orientation, with the conservative / majority-rule triple
-#'   checks), and `orient`: its counts (`stats`) and the seconds of its parts in Rust (`phases`).
+#'   checks), and `orient`: its counts (`stats`; `data_reused`: the GPU triple checks ran on the
+#'   skeleton's data still on the device) and the seconds of its parts in Rust (`phases`).
 #'   After a [gpu_query()] or [gpu_mpe()] batch: `backend`, `why`, `devices` and `devices_why`
 #'   (as above), `query` (`"marginal"` or `"mpe"`), `evidence_sets` and `phases` (`query_s`).
 #'   `NULL` before the first run.

@@ -104,8 +104,9 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
   st <- res$stats
   if (verbose) {
     if (rule != "none")
-      cat(sprintf("gpupc: %s rule: %.0f unshielded triples, %.0f tests, %.0f ambiguous (%s)\n",
-                  rule, st$triples, st$tests, st$ambiguous, st$evaluator))
+      cat(sprintf("gpupc: %s rule: %.0f unshielded triples, %.0f tests, %.0f ambiguous (%s%s)\n",
+                  rule, st$triples, st$tests, st$ambiguous, st$evaluator,
+                  if (isTRUE(st$data_reused)) ", on the skeleton's device data" else ""))
     cat(sprintf("gpupc: orientation: %.0f edges in v-structures, %.0f rounds of rules 1-3\n",
                 st$colliders, st$rounds))
   }

@@ -113,10 +113,31 @@ test_that("conservative / majority rule on discrete data with backend = 'cuda': 
         ev <- gpupc::gpupc_last_run()$orient$stats
         expect_match(ev$evaluator, "^cuda")
         expect_gt(ev$tests, 0)
+        # the skeleton's codes, still on its device, are what the checks ran on
+        expect_true(ev$data_reused)
         cpu <- suppressWarnings(do.call(gpupc::gpu_pc, c(a, backend = "cpu")))
         expect_identical(got@graph, cpu@graph)
         expect_identical(gpupc::as_sepset_list(got), gpupc::as_sepset_list(cpu))
       }
+    }
+  }
+})
+
+test_that("conservative / majority rule on Gaussian data with backend = 'cuda': the skeleton's C reused, the CPU backend's answer", {
+  skip_if_not(gpu_usable())
+  set.seed(23)
+  X <- pcalg::rmvDAG(400, pcalg::randomDAG(30, 0.15))
+  for (ss in list(list(C = stats::cor(X), n = 400L), list(data = X))) {
+    for (m in c("stable", "stable.fast")) for (maj in c(FALSE, TRUE)) {
+      a <- list(ss, pcalg::gaussCItest, 0.05, p = ncol(X), skel.method = m, conservative = !maj, maj.rule = maj)
+      got <- do.call(gpupc::gpu_pc, c(a, backend = "cuda"))
+      ev <- gpupc::gpupc_last_run()$orient$stats
+      expect_match(ev$evaluator, "^cuda")
+      expect_true(ev$data_reused)
+      cpu <- do.call(gpupc::gpu_pc, c(a, backend = "cpu"))
+      expect_false(gpupc::gpupc_last_run()$orient$stats$data_reused)
+      expect_identical(got@graph, cpu@graph)
+      expect_identical(gpupc::as_sepset_list(got), gpupc::as_sepset_list(cpu))
     }
   }
 })

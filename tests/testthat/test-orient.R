@@ -245,6 +245,7 @@ test_that("the triple checks take over the skeleton's test once, and read suffSt
     expect_identical(kept$pcalgo@graph, again$pcalgo@graph)
     expect_identical(gpupc:::rs_sepsets(kept$sepsets, FALSE), gpupc:::rs_sepsets(again$sepsets, FALSE))
     expect_identical(kept$info$stats, again$info$stats)
+    expect_false(kept$info$stats$data_reused)
   }
 })
 

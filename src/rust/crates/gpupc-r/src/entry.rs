@@ -12,7 +12,7 @@ use pc_core::{run_skeleton_into, Backend, PcError, SkeletonParams};
 use crate::convert::{alloc_pmax, doubles_mut, gauss_input, gauss_test, gsquare_test, result_to_r, scan_correlation, CoreResult, GaussInput};
 use pc_cuda::open::GaussSource;
 
-use crate::orient::KeptTest;
+use crate::kept::{KeptGSquare, KeptTest};
 use crate::params::skeleton_params;
 use crate::watch::RWatch;
 
@@ -49,12 +49,17 @@ impl Run<'_> {
 
     /// The level loop on the engine `open` makes (its seconds are the setup's), its figures kept.
     fn cuda<'e>(&mut self, open: impl FnOnce() -> CoreResult<pc_cuda::Engine<'e>>) -> CoreResult<(pc_core::SkeletonResult, String)> {
+        self.cuda_kept(open).map(|(out, _)| out)
+    }
+
+    /// [`Run::cuda`], the engine handed back (for the triple checks).
+    fn cuda_kept<'e>(&mut self, open: impl FnOnce() -> CoreResult<pc_cuda::Engine<'e>>) -> CoreResult<(Ran, pc_cuda::Engine<'e>)> {
         let t0 = Instant::now();
         let mut b = open()?;
         self.setup_s = t0.elapsed().as_secs_f64();
         let out = self.go(&mut b)?;
         self.extra = engine_details(&b.details());
-        Ok(out)
+        Ok((out, b))
     }
 
     /// Times `read` as input.
@@ -70,7 +75,8 @@ type Ran = (pc_core::SkeletonResult, String);
 
 /// gaussCItest on the GPUs of `data$devices`: C read in place (one parallel check, then the
 /// upload, no copy in Rust), or the data standardised on the host and C computed on the device.
-fn gauss_cuda(run: &mut Run, data: &List) -> CoreResult<Ran> {
+/// With `keep`, C stays on the device for the triple checks when one device ran the levels.
+fn gauss_cuda(run: &mut Run, data: &List, keep: bool) -> CoreResult<(Ran, Option<pc_cuda::DeviceC>)> {
     let (p, order) = (run.params.start.p(), run.params.order);
     let devices = crate::multi::devices_of(data)?;
     let input = run.read(|| gauss_input(data, p))?;
@@ -89,16 +95,22 @@ fn gauss_cuda(run: &mut Run, data: &List) -> CoreResult<Ran> {
         }
         Ok(b)
     };
-    match &input {
+    let (out, engine) = match &input {
         GaussInput::C(c, n) => {
             let scan = run.read(|| pc_core::threads::call_pool(threads, "scan")?.install(|| scan_correlation(c, p)))?;
-            run.cuda(|| open(GaussSource::C { c, symmetric: scan.exact, has_nan: scan.has_nan }, *n))
+            run.cuda_kept(|| open(GaussSource::C { c, symmetric: scan.exact, has_nan: scan.has_nan }, *n))?
         }
         GaussInput::Data { x, rows, n } => {
             let z = run.read(|| crate::convert::standardized(x, *rows, p, threads))?;
-            run.cuda(|| open(GaussSource::Standardized { z: &z, rows: *rows }, *n))
+            run.cuda_kept(|| open(GaussSource::Standardized { z: &z, rows: *rows }, *n))?
         }
-    }
+    };
+    // several devices (MultiGauss) keep nothing: the triple checks upload C to the first
+    let kept = match engine {
+        pc_cuda::Engine::Gauss(g) if keep => Some(g.into_device_c()),
+        _ => None,
+    };
+    Ok((out, kept))
 }
 
 fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List) -> CoreResult<Robj> {
@@ -125,38 +137,52 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
         crate::watch::call_hook(&hooks, "gpu_failed");
         gpu_failed = Some(crate::rerror::from_pc(e));
     };
-    // the host test that gpu_pc()'s triple checks take over (`keep_test`; the GPU's gaussCItest
-    // has none: C is read in place)
+    // what gpu_pc()'s triple checks take over (`keep_test`): the host test, or the data on the
+    // device (the GPU's gaussCItest has no host test: C is read in place)
     let mut kept = None;
     let (res, name) = match test {
         "gauss" => {
-            let mut host = None;
-            let out = pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| gauss_cuda(run, &data), |run| {
+            let (mut host, mut device_c) = (None, None);
+            let out = pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| {
+                let (out, c) = gauss_cuda(run, &data, keep_test)?;
+                device_c = c;
+                Ok(out)
+            }, |run| {
                 let threads = run.params.threads;
                 let t = host.insert(run.read(|| gauss_test(&data, p, order, threads))?);
                 run.cpu(t)
             }, failed)?;
-            kept = host.map(KeptTest::Gauss);
+            kept = host.map(KeptTest::Gauss).or(device_c.map(KeptTest::GaussDevice));
             out
         }
         "dis" | "bin" => {
             let kind = if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin };
-            let t = run.read(|| gsquare_test(&data, p, kind))?;
+            let mut holder = KeptGSquare::new(run.read(|| gsquare_test(&data, p, kind))?);
+            // declared after `holder`, so dropped before it
+            let mut engine = None;
+            // SAFETY: the one engine built on `t` is moved into `holder` or dropped before it
+            let t = unsafe { holder.test_for_backend() };
             let devices = if on_gpu { crate::multi::devices_of(&data)? } else { Vec::new() };
             let out = pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| {
                 let threads = run.params.threads;
-                run.cuda(|| pc_cuda::open::gsquare(&t, &devices, threads))
+                let (out, e) = run.cuda_kept(|| pc_cuda::open::gsquare(t, &devices, threads))?;
+                engine = Some(e);
+                Ok(out)
             }, |run| {
                 // after a GPU failure pcalg's n < n.min warning counts only the CPU's tests
                 t.take_small_n_tests();
-                run.cpu(&t)
+                run.cpu(t)
             }, failed)?;
             // pcalg warns for each test it answers p = 1 because n < n.min; R raises one warning
             let (small, n_min) = t.take_small_n_tests();
             if small > 0 {
                 run.extra = list!(small_n_tests = small as f64, small_n_min = n_min as f64, n = t.data.n as f64);
             }
-            kept = Some(KeptTest::GSquare(t));
+            // several devices (a Split) keep only the test: the triple checks upload to the first
+            if let (Some(pc_cuda::Engine::GSquare(g)), true) = (engine, keep_test) {
+                holder.keep(g);
+            }
+            kept = Some(KeptTest::GSquare(holder));
             out
         }
         "cmiknn" => {

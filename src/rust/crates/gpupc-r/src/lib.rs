@@ -4,6 +4,7 @@
 mod cmiknn;
 mod convert;
 mod entry;
+mod kept;
 mod orient;
 mod params;
 mod rdriver;

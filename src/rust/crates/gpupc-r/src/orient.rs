@@ -7,11 +7,12 @@ use std::time::Instant;
 
 use extendr_api::prelude::*;
 use extendr_ffi::{Rf_allocVector, Rf_xlength, INTEGER, REAL, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
-use pc_core::citest::{GSquareKind, GSquareTest, GaussFlavour, GaussTest};
+use pc_core::citest::{GSquareKind, GaussFlavour};
 use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, BatchEvaluator, PairSepsets, ParallelBatch, Pdag, TripleRule, Unfaithful, PARALLEL_COLLIDER_EDGES};
 use pc_core::{CiTest, Order, PcError};
 
 use crate::convert::{gauss_test, gsquare_test, CoreResult, SepParts};
+use crate::kept::{KeptGSquare, KeptTest};
 use crate::watch::RWatch;
 
 fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
@@ -184,22 +185,17 @@ struct Stats {
     tests: u64,
     ambiguous: usize,
     evaluator: String,
+    /// The GPU evaluator took over the skeleton's data on the device instead of uploading it.
+    reused: bool,
 }
 
 /// The triple checks' unfaithful triples, the pairs whose sepsets they rewrote, and counts.
 type Checked = (Unfaithful, Vec<(u32, u32)>, Stats);
 
-fn run_checks(g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, eval: &mut dyn BatchEvaluator, watch: &mut RWatch) -> CoreResult<Checked> {
+fn run_checks(g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, eval: &mut dyn BatchEvaluator, watch: &mut RWatch, reused: bool) -> CoreResult<Checked> {
     let name = eval.name();
     let out = check_triples(g, sep, alpha, rule, eval, watch)?;
-    Ok((out.unfaithful, out.pairs, Stats { triples: out.triples, tests: out.tests, ambiguous: out.ambiguous, evaluator: name }))
-}
-
-/// The host test a `gpu_pc()` skeleton kept for its triple checks (the handle `gpupc_skeleton`
-/// returns as `test_handle`), so that they reuse it instead of reading the data again.
-pub(crate) enum KeptTest {
-    Gauss(GaussTest),
-    GSquare(GSquareTest),
+    Ok((out.unfaithful, out.pairs, Stats { triples: out.triples, tests: out.tests, ambiguous: out.ambiguous, evaluator: name, reused }))
 }
 
 /// The kept test of `data$test_handle`, taken out of its handle (freed here, not at R's next GC).
@@ -210,7 +206,7 @@ fn kept_test(data: &List) -> CoreResult<Option<KeptTest>> {
 }
 
 fn native<T: CiTest + Sync>(t: &T, pool: &rayon::ThreadPool, g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, watch: &mut RWatch) -> CoreResult<Checked> {
-    run_checks(g, sep, alpha, rule, &mut ParallelBatch::new(t, pool), watch)
+    run_checks(g, sep, alpha, rule, &mut ParallelBatch::new(t, pool), watch, false)
 }
 
 fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, settings: List) -> CoreResult<Robj> {
@@ -255,7 +251,7 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
     };
     let pool = || pool.as_ref().ok_or_else(|| PcError::Internal("no thread pool".into()));
     let mut pairs = Vec::new();
-    let mut stats = Stats { triples: 0, tests: 0, ambiguous: 0, evaluator: String::new() };
+    let mut stats = Stats { triples: 0, tests: 0, ambiguous: 0, evaluator: String::new(), reused: false };
     // G^2 tests of the triple checks answered p = 1 for n < n.min (pcalg's checkTriple warns)
     let mut small_n = [0.0; 3];
     if let Some(rule) = rule {
@@ -267,34 +263,46 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
         let failed = |_: &mut _, e: &PcError| gpu_failed = crate::rerror::from_pc(e);
         let (u, pr, st) = match test {
             "gauss" => {
-                let t = match kept {
+                let (t, device_c) = match kept {
                     // a stable.fast skeleton's test, with R's arithmetic
                     Some(KeptTest::Gauss(mut t)) => {
                         t.flavour = GaussFlavour::R;
-                        t
+                        (t, None)
                     }
-                    _ => gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?,
+                    other => {
+                        let c = if let Some(KeptTest::GaussDevice(c)) = other { Some(c) } else { None };
+                        (gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?, c)
+                    }
                 };
-                // the skeleton ran on the GPU: so do the triple checks' tests
+                // the skeleton ran on the GPU: so do the triple checks' tests, on its C when it kept that
                 let gpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
-                    let d = crate::multi::devices_of(&data)?[0];
-                    run_checks(&g, sep, alpha, rule, &mut pc_cuda::CudaGaussBatch::new_on(&t, pool()?, d)?, watch)
+                    let reused = device_c.is_some();
+                    let mut eval = match device_c {
+                        Some(c) => pc_cuda::CudaGaussBatch::from_device_c(c, &t, pool()?)?,
+                        None => pc_cuda::CudaGaussBatch::new_on(&t, pool()?, crate::multi::devices_of(&data)?[0])?,
+                    };
+                    run_checks(&g, sep, alpha, rule, &mut eval, watch, reused)
                 };
                 pc_cuda::open::or_cpu(&mut (&mut sep, &mut watch), on_gpu, fallback, gpu, |(sep, watch)| native(&t, pool()?, &g, sep, alpha, rule, watch), failed)?
             }
             "dis" | "bin" => {
-                let t = match kept {
-                    Some(KeptTest::GSquare(t)) => t,
-                    _ => gsquare_test(&data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?,
+                let mut holder = match kept {
+                    Some(KeptTest::GSquare(h)) => h,
+                    _ => KeptGSquare::new(gsquare_test(&data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?),
                 };
+                let (t, kept_backend) = holder.parts();
                 let gpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
-                    let d = crate::multi::devices_of(&data)?[0];
-                    run_checks(&g, sep, alpha, rule, &mut pc_cuda::CudaGSquareBatch::new_on(&t, pool()?, d)?, watch)
+                    let reused = kept_backend.is_some();
+                    let mut eval = match kept_backend {
+                        Some(b) => pc_cuda::CudaGSquareBatch::from_backend(b, t, pool()?)?,
+                        None => pc_cuda::CudaGSquareBatch::new_on(t, pool()?, crate::multi::devices_of(&data)?[0])?,
+                    };
+                    run_checks(&g, sep, alpha, rule, &mut eval, watch, reused)
                 };
                 let cpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
                     // after a GPU failure pcalg's n < n.min warning counts only the CPU's tests
                     t.take_small_n_tests();
-                    native(&t, pool()?, &g, sep, alpha, rule, watch)
+                    native(t, pool()?, &g, sep, alpha, rule, watch)
                 };
                 let out = pc_cuda::open::or_cpu(&mut (&mut sep, &mut watch), on_gpu, fallback, gpu, cpu, failed)?;
                 let (k, n_min) = t.small_n_tests();
@@ -339,7 +347,8 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
         triples = stats.triples as f64,
         tests = stats.tests as f64,
         ambiguous = stats.ambiguous as f64,
-        evaluator = stats.evaluator
+        evaluator = stats.evaluator,
+        data_reused = stats.reused
     );
     let output_s = t3.elapsed().as_secs_f64();
     let phases = list!(orient_input_s = input_s, triples_s = triples_s, orient_s = orient_s, orient_output_s = output_s);

@@ -18,7 +18,7 @@ pub mod open;
 pub mod runtime;
 
 pub use cmiknn::{CmiTimings, CudaCmiKnn};
-pub use gauss::batch::CudaGaussBatch;
+pub use gauss::batch::{CudaGaussBatch, DeviceC};
 pub use gauss::multi::MultiGauss;
 pub use gauss::CudaGauss;
 pub use gsquare::batch::CudaGSquareBatch;

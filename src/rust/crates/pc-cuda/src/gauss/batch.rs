@@ -1,8 +1,9 @@
 //! Listed Gaussian tests on the GPU: the conservative / majority-rule triple checks
 //! (`pc_core::orient::check_triples`) hand over batches of (x, y, S) and get one p-value each.
-//! [`CudaGaussBatch`] is their `BatchEvaluator` when the skeleton ran on the GPU: C uploaded once
-//! per call, one thread per test (`gauss_batch_l*`, the same arithmetic as pc-core's R-flavoured
-//! `GaussTest`, so the p-values are the CPU twin's, `pc_core::orient::ParallelBatch`).
+//! [`CudaGaussBatch`] is their `BatchEvaluator` when the skeleton ran on the GPU: C taken over
+//! from the skeleton's backend ([`DeviceC`]) or uploaded once per call, one thread per test
+//! (`gauss_batch_l*`, the same arithmetic as pc-core's R-flavoured `GaussTest`, so the p-values
+//! are the CPU twin's, `pc_core::orient::ParallelBatch`).
 //! Tests the kernels do not take (|S| above the largest variant, or any test when C holds NaN,
 //! where pcalg's pseudo-inverse stops with an error that the CPU test reproduces) run on the
 //! CPU twin.
@@ -27,6 +28,14 @@ use crate::gauss::host::BLOCK;
 const CHUNK: usize = 1 << 21;
 
 
+/// C on the device of a finished GPU skeleton ([`crate::CudaGauss::into_device_c`]), with the
+/// device handle its buffer belongs to, kept for the triple checks; dropping it frees C.
+pub struct DeviceC {
+    pub(crate) gpu: Gpu,
+    pub(crate) c: CudaSlice<f64>,
+    pub(crate) p: usize,
+}
+
 /// R's `gaussCItest` on listed tests, on the GPU; see the module docs.
 pub struct CudaGaussBatch<'a> {
     gpu: Gpu,
@@ -48,24 +57,44 @@ impl<'a> CudaGaussBatch<'a> {
 
     /// [`CudaGaussBatch::new`] on device `ordinal`.
     pub fn new_on(test: &'a GaussTest, pool: &'a rayon::ThreadPool, ordinal: usize) -> Result<Self> {
-        if test.flavour != GaussFlavour::R {
-            return Err(PcError::Internal("the triple checks use R's gaussCItest arithmetic".into()));
-        }
         let t0 = Instant::now();
         let p = test.p;
         guard("opening the GPU", || {
             let gpu = Gpu::open_on(ordinal)?;
             gpu.ensure_free(8 * p * p, "the correlation matrix")?;
-            let fns = SET_KERNEL_VARIANTS.iter().map(|_| None).collect();
             // SAFETY: every element is written by the upload below before any kernel reads it.
             let mut c = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("could not allocate C"))?;
             gpu.upload_staged(&test.c, &mut c, "could not upload C")?;
-            let lmax = *SET_KERNEL_VARIANTS.last().unwrap_or(&0);
-            let z: Vec<f64> = (0..=lmax).map(|l| host::z_factor(test.n, l)).collect();
-            let zfac = gpu.stream.clone_htod(&z).map_err(cuda_err("could not upload z factors"))?;
-            let timings = BatchTimings { setup_s: t0.elapsed().as_secs_f64(), ..Default::default() };
-            Ok(CudaGaussBatch { gpu, c, fns, zfac, cpu: ParallelBatch::new(test, pool), test, timings })
+            Self::with_c(gpu, c, test, pool, t0)
         })
+    }
+
+    /// [`CudaGaussBatch::new`] on the C a GPU skeleton left on its device (the same matrix as
+    /// `test`'s): nothing is opened or uploaded but the z factors.
+    pub fn from_device_c(kept: DeviceC, test: &'a GaussTest, pool: &'a rayon::ThreadPool) -> Result<Self> {
+        let t0 = Instant::now();
+        if kept.p != test.p {
+            return Err(PcError::Internal(format!("the kept C is for {} variables, not {}", kept.p, test.p)));
+        }
+        guard("reusing the skeleton's GPU", || {
+            kept.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+            // the skeleton's dense buffers, freed with its backend, back to the device
+            kept.gpu.release_freed()?;
+            Self::with_c(kept.gpu, kept.c, test, pool, t0)
+        })
+    }
+
+    fn with_c(gpu: Gpu, c: CudaSlice<f64>, test: &'a GaussTest, pool: &'a rayon::ThreadPool, t0: Instant) -> Result<Self> {
+        if test.flavour != GaussFlavour::R {
+            return Err(PcError::Internal("the triple checks use R's gaussCItest arithmetic".into()));
+        }
+        gpu.check_buffer(&c, "C")?;
+        let fns = SET_KERNEL_VARIANTS.iter().map(|_| None).collect();
+        let lmax = *SET_KERNEL_VARIANTS.last().unwrap_or(&0);
+        let z: Vec<f64> = (0..=lmax).map(|l| host::z_factor(test.n, l)).collect();
+        let zfac = gpu.stream.clone_htod(&z).map_err(cuda_err("could not upload z factors"))?;
+        let timings = BatchTimings { setup_s: t0.elapsed().as_secs_f64(), ..Default::default() };
+        Ok(CudaGaussBatch { gpu, c, fns, zfac, cpu: ParallelBatch::new(test, pool), test, timings })
     }
 
     pub fn timings(&self) -> &BatchTimings {

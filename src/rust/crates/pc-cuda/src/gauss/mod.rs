@@ -240,6 +240,12 @@ impl CudaGauss {
         })
     }
 
+    /// C left on the device for the triple checks ([`batch::CudaGaussBatch::from_device_c`]); the
+    /// rest of the backend (its dense levels' buffers above all) is freed here.
+    pub fn into_device_c(self) -> batch::DeviceC {
+        batch::DeviceC { gpu: self.gpu, c: self.c, p: self.p }
+    }
+
     /// Levels 0 and 1 will run on the device (C, pMax and the graph fit there together); else
     /// they are planned on the host, edge by edge.
     pub fn dense_available(&self) -> bool {

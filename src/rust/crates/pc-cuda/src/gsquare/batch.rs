@@ -2,9 +2,10 @@
 //! (`pc_core::orient::check_triples`) of `disCItest` / `binCItest` hand over batches of (x, y, S)
 //! and get one p-value each. [`CudaGSquareBatch`] is their `BatchEvaluator` when the skeleton ran
 //! on the GPU: the G^2 backend ([`CudaGSquare`]: the codes uploaded once as bytes, the
-//! kernels compiled once per process) evaluates them with its own kernels, `gsquare_tests` (one
-//! block per test, the contingency table in shared memory or a planned global slot) and
-//! `pchisq_points`, through its rounds' device buffers ([`crate::gsquare`]'s `Rounds`).
+//! kernels compiled once per process; the skeleton's own backend when it ran on one device)
+//! evaluates them with its own kernels, `gsquare_tests` (one block per test, the contingency
+//! table in shared memory or a planned global slot) and `pchisq_points`, through its rounds'
+//! device buffers ([`crate::gsquare`]'s `Rounds`).
 //!
 //! `gsquare_tests` takes one |S| per launch, and a batch mixes sizes, so the host
 //! ([`plan_launches`]) groups the tests by |S| (each group in batch order) and cuts the groups
@@ -28,6 +29,7 @@ use pc_core::citest::GSquareTest;
 use pc_core::orient::{BatchEvaluator, ParallelBatch, TestBatch};
 use pc_core::rounds::listed::{plan_launches, run_launches, LevelRounds, ListedPlan};
 use pc_core::rounds::rank_windows::{Batch, RoundEval};
+use pc_core::PcError;
 
 use crate::gsquare::{CudaGSquare, Rounds, MAX_LEVEL};
 use crate::runtime::gpu::{cuda_err, guard, Result};
@@ -74,6 +76,15 @@ impl<'a> CudaGSquareBatch<'a> {
         let g = CudaGSquare::new_on(test, ordinal)?;
         let timings = BatchTimings { setup_s: t0.elapsed().as_secs_f64(), ..Default::default() };
         Ok(CudaGSquareBatch { g, cpu: ParallelBatch::new(test, pool), test, timings })
+    }
+
+    /// [`CudaGSquareBatch::new`] on the backend a GPU skeleton ran on `test` (its codes already on
+    /// the device, its kernels loaded): nothing is opened or uploaded.
+    pub fn from_backend(g: CudaGSquare<'a>, test: &'a GSquareTest, pool: &'a rayon::ThreadPool) -> Result<Self> {
+        if !std::ptr::eq(g.test, test) {
+            return Err(PcError::Internal("the kept G^2 backend was made for another test".into()));
+        }
+        Ok(CudaGSquareBatch { g, cpu: ParallelBatch::new(test, pool), test, timings: BatchTimings::default() })
     }
 
     pub fn timings(&self) -> &BatchTimings {
