@@ -64,10 +64,11 @@ gpu_jtree <- function(x, data = NULL, triangulation = c("minfill", "minweight"),
   net <- fit_to_lists(fit)
   res <- rs_jt_compile(net$names, net$states, net$parents, net$cpts, triangulation, as.numeric(max.cells), threads)
   forced <- backend == "cuda"
-  if (backend == "auto") backend <- if (isTRUE(gpu_info()$usable)) "cuda" else "cpu"
+  # the engine as every skeleton's is chosen (pc-cuda's open.rs); the GPUs per batch, by its size
+  choice <- resolve_backend(backend, "jtree", length(net$names), NA_real_, devices)
   structure(list(ptr = res$ptr, forced = forced, nodes = net$names, states = stats::setNames(net$states, net$names),
-                 offsets = res$offsets, stats = res$stats, backend = backend, threads = threads, devices = devices,
-                 triangulation = triangulation),
+                 offsets = res$offsets, stats = res$stats, backend = choice$backend, why = choice$why,
+                 threads = threads, devices = devices, triangulation = triangulation),
             class = "gpu_jtree")
 }
 
@@ -219,7 +220,12 @@ jt_run <- function(jt, ev, what, backend, nodes = NULL,
   if (!is.null(backend) && !(is.character(backend) && length(backend) == 1 && backend %in% c("auto", "cpu", "cuda")))
     abort_arg("backend", "must be \"auto\", \"cpu\" or \"cuda\".")
   fallback <- (is.null(backend) && !isTRUE(jt$forced)) || identical(backend, "auto")
-  if (identical(backend, "auto")) backend <- if (isTRUE(gpu_info()$usable)) "cuda" else "cpu"
+  why <- if (is.null(backend)) paste("the tree's backend:", jt$why %||% jt$backend) else "asked for"
+  if (identical(backend, "auto")) {
+    choice <- resolve_backend("auto", "jtree", length(jt$nodes), ev$rows, jt$devices)
+    backend <- choice$backend
+    why <- choice$why
+  }
   backend <- backend %||% jt$backend
   dev <- list(devices = NULL, why = NULL)
   run <- function(b) {
@@ -230,8 +236,10 @@ jt_run <- function(jt, ev, what, backend, nodes = NULL,
     on.exit(hooks$done())
     rs_jt_query(jt$ptr, ev, query, hooks)
   }
+  asked <- backend
   res <- with_cpu_fallback(run, backend, fallback)
-  .gpupc_state$last <- list(backend = backend, why = if (backend == "cuda") "the tree's backend" else "CPU",
+  if (backend != asked) why <- "the GPU failed"
+  .gpupc_state$last <- list(backend = backend, why = why,
                             devices = dev$devices, devices_why = dev$why, query = what,
                             evidence_sets = ev$rows, phases = c(query_s = res$seconds))
   res
