@@ -15,33 +15,47 @@ raise_rust_error <- function(err) {
   msg <- err$message
   arg <- err$arg
   cls <- c(paste0("gpupc_", kind, "_error"), "gpupc_error")
+  # the place, in the call's devices, of the one that failed (several devices)
+  device <- attr(err, "device")
   if (kind %in% c("invalid", "network", "too_large"))
     cli::cli_abort(c("{.arg {arg}}: {msg}"), class = unique(c(cls[1], "gpupc_invalid_argument", cls)), call = NULL)
   if (kind %in% c("memory", "device_memory")) {
     if (kind == "device_memory") cls <- c(cls, "gpupc_cuda_error")
-    cli::cli_abort(c("{.arg {arg}}: {msg}"), class = unique(c("gpupc_memory_error", cls)), call = NULL)
+    cli::cli_abort(c("{.arg {arg}}: {msg}"), class = unique(c("gpupc_memory_error", cls)), call = NULL, device = device)
   }
   if (kind == "interrupt") signal_interrupt()
   if (kind == "test") cli::cli_abort(c("{.arg indepTest} failed.", x = "{msg}"), class = cls, call = NULL)
-  cli::cli_abort(c("gpupc: {msg}"), class = cls, call = NULL)
+  cli::cli_abort(c("gpupc: {msg}"), class = cls, call = NULL, device = device)
 }
 
-# `run(backend)`, and when it fails on the GPU (class gpupc_cuda_error) and `fallback`, a message
-# and `run("cpu")`: junction-tree batches. (A skeleton and the triple checks do this in Rust,
-# pc-cuda's open.rs, and R says so with gpu_fallback_message().)
-with_cpu_fallback <- function(run, backend, fallback, what = "") {
-  if (backend == "cpu" || !fallback) return(run(backend))
-  tryCatch(run(backend), gpupc_cuda_error = function(e) {
-    cpu_fallback_message(e, what)
-    run("cpu")
-  })
+# `run(backend, devices)`, and when it fails on the GPU (class gpupc_cuda_error) and `fallback`,
+# a message and the run again without the GPU that failed (the condition's `device`), or on the
+# CPU (`run("cpu", NULL)`) when none is left or the failure names none: junction-tree batches.
+# (A skeleton does this in Rust, pc-cuda's open.rs, and R says so with gpu_fallback_messages().)
+with_cpu_fallback <- function(run, backend, fallback, devices = NULL, what = "") {
+  if (backend == "cpu" || !fallback) return(run(backend, devices))
+  repeat {
+    res <- tryCatch(run(backend, devices), gpupc_cuda_error = identity)
+    if (!inherits(res, "gpupc_cuda_error")) return(res)
+    i <- res$device
+    devices <- if (!is.null(i) && length(devices) > 1) devices[-i] else NULL
+    cpu_fallback_message(res, what, devices)
+    if (is.null(devices)) return(run("cpu", NULL))
+  }
 }
 
-cpu_fallback_message <- function(e, what = "") {
-  message("gpupc: the GPU failed", what, " (", conditionMessage(e), "); running on the CPU instead")
+cpu_fallback_message <- function(e, what = "", devices = NULL) {
+  then <- if (length(devices)) paste0("GPU", if (length(devices) > 1) "s", " ", paste(devices, collapse = ", ")) else "the CPU"
+  message("gpupc: the GPU failed", what, " (", conditionMessage(e), "); running on ", then, " instead")
 }
 
-# The message of a GPU failure `err` (Rust's error list) that Rust answered by running on the CPU.
-gpu_fallback_message <- function(err, what = "") {
-  cpu_fallback_message(tryCatch(raise_rust_error(err), error = identity), what)
+# The message of a GPU failure `err` (Rust's error list) that Rust answered by running on the
+# GPUs `devices` (NULL: the CPU).
+gpu_fallback_message <- function(err, what = "", devices = NULL) {
+  cpu_fallback_message(tryCatch(raise_rust_error(err), error = identity), what, devices)
+}
+
+# A skeleton's failures (Rust's list of list(failure, devices)), each with the GPUs it went on with.
+gpu_fallback_messages <- function(failed) {
+  for (f in failed) gpu_fallback_message(f$failure, devices = if (length(f$devices)) f$devices)
 }

@@ -87,9 +87,14 @@
 #'   `"cpu"` or `"cuda"`. Defaults to `getOption("gpupc.backend", "auto")`.
 #' @param devices the GPUs to use with the CUDA backend, as numbered by
 #'   `gpu_info()$devices$device` (e.g. `c(0, 1)`); `NULL` (the default, or
-#'   `getOption("gpupc.devices")`) uses every usable GPU. Each level's work is split over them,
-#'   with results identical to one GPU's. Gaussian `method = "stable.fast"` runs on the first
-#'   of them.
+#'   `getOption("gpupc.devices")`) uses the usable GPUs where the work gains from them:
+#'   for `gaussCItest` the first runs the levels alone and the others join it at the first level
+#'   of at least 4e9 tests (the levels that take seconds); `disCItest` / `binCItest` use every
+#'   GPU from n p^2 / 2 >= 1e11, `cmiknnCItest` always. GPUs named here split every level from
+#'   the start (Gaussian `method = "stable.fast"` and C computed from `suffStat$data` then run on
+#'   the first of them). Results are identical to one GPU's in every case. With
+#'   `backend = "auto"` a GPU that fails is left out and the run repeats on the others (on the
+#'   CPU when none is left), with a message; [gpupc_last_run()] says which GPUs ran and why.
 #' @return An object of class [pcalg::pcAlgo-class].
 #' @seealso [gpu_pc()], which orients the skeleton; [gpupc_last_run()]; [as_sepset_list()].
 #' @export
@@ -173,11 +178,24 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   } else if (test$kind == "rfun") {
     run_rfun(indepTest, suffStat, args, hooks)
   } else {
-    rs_skeleton(test$kind, c(test$data, list(devices = choice$devices)), args, choice$backend, hooks)
+    # devices_grow: chosen by the work, gaussCItest's GPUs after the first join at a large level
+    rs_skeleton(test$kind, c(test$data, list(devices = choice$devices, devices_grow = is.null(devices))),
+                args, choice$backend, hooks)
   }
   t2 <- proc.time()[["elapsed"]]
-  if (!is.null(res$gpu_failed)) gpu_fallback_message(res$gpu_failed)
   dev <- if (startsWith(res$backend, "cuda")) choice else list(devices = NULL, devices_why = NULL)
+  if (!is.null(res$gpu_failed)) {
+    gpu_fallback_messages(res$gpu_failed)
+    if (!is.null(res$devices_left))
+      dev <- list(devices = res$devices_left, devices_why = "the others after a GPU failed")
+  }
+  # several GPUs of which only the first ran (none of the levels was large enough for the others)
+  used <- res$extra$devices
+  if (!is.null(used) && length(used) < length(dev$devices)) {
+    dev$devices_why <- paste0(dev$devices_why, "; GPU ", paste(setdiff(dev$devices, used), collapse = ", "),
+                              " not needed: no level was large enough")
+    dev$devices <- used
+  }
   if (verbose) cat(sprintf("gpupc: backend %s (%s)\n", res$backend, choice$why))
   if (test$kind == "gauss") warn_small_n(test$data$n, res$levels)
   if (!is.null(res$extra$small_n_tests)) warn_small_n_discrete(res$extra)

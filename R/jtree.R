@@ -228,16 +228,19 @@ jt_run <- function(jt, ev, what, backend, nodes = NULL,
   }
   backend <- backend %||% jt$backend
   dev <- list(devices = NULL, why = NULL)
-  run <- function(b) {
+  if (backend == "cuda") dev <- choose_devices(jt$devices, "jtree", ev$rows)
+  # `devices`: the GPUs left (fewer than chosen after one failed)
+  run <- function(b, devices) {
     backend <<- b
-    dev <<- if (b == "cuda") choose_devices(jt$devices, "jtree", ev$rows) else list(devices = NULL, why = NULL)
+    if (b == "cpu") dev <<- list(devices = NULL, why = NULL)
+    else if (!identical(devices, dev$devices)) dev <<- list(devices = devices, why = "the others after a GPU failed")
     query <- list(what = what, backend = b, threads = as.integer(jt$threads), memory_gb = memory_gb,
                   devices = dev$devices, nodes = if (is.null(nodes)) NULL else as.integer(nodes))
     on.exit(hooks$done())
     rs_jt_query(jt$ptr, ev, query, hooks)
   }
   asked <- backend
-  res <- with_cpu_fallback(run, backend, fallback)
+  res <- with_cpu_fallback(run, backend, fallback, dev$devices)
   if (backend != asked) why <- "the GPU failed"
   .gpupc_state$last <- list(backend = backend, why = why,
                             devices = dev$devices, devices_why = dev$why, query = what,

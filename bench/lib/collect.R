@@ -130,11 +130,13 @@ multigpu_timing <- function(f) {
 }
 multigpu_parity <- function(f) {
   l <- readLines(f, warn = FALSE)
-  s <- grep("^(multi [a-z]+ parity|parity): ", l, value = TRUE)
-  c1 <- grep("^(case [0-9]+ |jtree ).*\\s{2,}(identical|DIFFER)", l, value = TRUE)
+  s <- grep("^(multi [a-z]+ parity|parity|fault): ", l, value = TRUE)
+  # parity lines end in identical / DIFFERS, the fault suite's in ok / FAILED
+  c1 <- grep("^[a-z].*\\s{2,}(identical|DIFFER|ok|FAILED)", l, value = TRUE)
+  c1 <- c1[!grepl("^(multi [a-z]+ parity|parity|fault): ", c1)]
   rows <- list()
-  if (length(c1)) rows[[1]] <- data.frame(check = trimws(sub("\\s{2,}(identical|DIFFER).*$", "", c1)),
-    result = sub("^.*\\s{2,}((identical|DIFFER)[^[]*).*$", "\\1", c1),
+  if (length(c1)) rows[[1]] <- data.frame(check = trimws(sub("\\s{2,}(identical|DIFFER|ok|FAILED).*$", "", c1)),
+    result = sub("^.*\\s{2,}((identical|DIFFER|ok|FAILED)[^[]*).*$", "\\1", c1),
     note = ifelse(grepl("\\[", c1), sub("^.*\\[(.*)\\]\\s*$", "\\1", c1), NA), stringsAsFactors = FALSE)
   if (length(s)) rows[[2]] <- data.frame(check = sub(":.*", "", s), result = sub("^[^:]*: ", "", s), stringsAsFactors = FALSE)
   x <- rbind_fill(rows)
@@ -234,7 +236,7 @@ suite_tables <- function(suite, raw) {
         logs(raw, "^cmiknn-tigramite-empty-set\\.txt$")))),
     multigpu = list(
       timing = rbind_fill(lapply(files(raw, "\\.txt$"), multigpu_timing)),
-      parity = rbind_fill(lapply(files(raw, "^parity.*\\.txt$"), multigpu_parity))),
+      parity = rbind_fill(lapply(files(raw, "^(parity|fault).*\\.txt$"), multigpu_parity))),
     stop("no suite ", suite))
 }
 

@@ -50,13 +50,39 @@ test_that("a call's settings list that lacks an element or has one of the wrong 
 })
 
 test_that("a GPU failure falls back to the CPU with a message only where asked", {
-  run <- function(b) if (b == "cuda") gpupc:::rust_value(rust_err("cuda", "GPU 0: failed")) else "cpu result"
-  expect_message(got <- gpupc:::with_cpu_fallback(run, "cuda", fallback = TRUE), "GPU failed.*GPU 0")
+  run <- function(b, devices) if (b == "cuda") gpupc:::rust_value(rust_err("cuda", "GPU 0: failed")) else "cpu result"
+  expect_message(got <- gpupc:::with_cpu_fallback(run, "cuda", fallback = TRUE), "GPU failed.*GPU 0.*running on the CPU instead")
   expect_identical(got, "cpu result")
   expect_error(gpupc:::with_cpu_fallback(run, "cuda", fallback = FALSE), class = "gpupc_cuda_error")
   # other errors are never retried on the CPU
-  bad <- function(b) gpupc:::rust_value(rust_err("invalid", "must be a matrix", "suffStat$C"))
+  bad <- function(b, devices) gpupc:::rust_value(rust_err("invalid", "must be a matrix", "suffStat$C"))
   expect_error(gpupc:::with_cpu_fallback(bad, "cuda", fallback = TRUE), class = "gpupc_invalid_argument")
+})
+
+test_that("a failing GPU among several is left out, then the CPU runs", {
+  tried <- list()
+  # the device at place `attr(.., "device")` of the call's GPUs fails: GPU 3, then GPU 0
+  run <- function(b, devices) {
+    tried[[length(tried) + 1]] <<- list(b, devices)
+    if (b == "cpu") return("cpu result")
+    if (3 %in% devices) return(gpupc:::rust_value(structure(rust_err("cuda", "CUDA backend: GPU 3: broken"), device = match(3, devices))))
+    if (length(devices) > 1) return(gpupc:::rust_value(structure(rust_err("cuda", "CUDA backend: GPU 0: broken"), device = 1L)))
+    paste("ran on", devices)
+  }
+  msgs <- character(0)
+  got <- withCallingHandlers(gpupc:::with_cpu_fallback(run, "cuda", TRUE, c(0, 3, 5)),
+                             message = function(m) { msgs <<- c(msgs, conditionMessage(m)); invokeRestart("muffleMessage") })
+  expect_identical(got, "ran on 5")
+  expect_identical(lapply(tried, `[[`, 2), list(c(0, 3, 5), c(0, 5), 5))
+  expect_match(msgs[1], "GPU 3: broken.*running on GPUs 0, 5 instead")
+  expect_match(msgs[2], "GPU 0: broken.*running on GPU 5 instead")
+  # the condition carries the device's place
+  e <- tryCatch(run("cuda", c(3, 1)), error = identity)
+  expect_identical(e$device, 1L)
+  # the last GPU failing: the CPU
+  tried <- list()
+  expect_message(got <- gpupc:::with_cpu_fallback(run, "cuda", TRUE, 3), "running on the CPU instead")
+  expect_identical(got, "cpu result")
 })
 
 test_that("a skeleton whose GPU fails under backend = 'auto' runs on the CPU, with the same message", {
@@ -69,8 +95,11 @@ test_that("a skeleton whose GPU fails under backend = 'auto' runs on the CPU, wi
       res <- gpupc:::rs_skeleton("gauss", data, args, "cuda", hooks)
       expect_match(res$backend, "^cpu")
       expect_identical(res$pMax, gpupc:::rs_skeleton("gauss", data, args, "cpu", hooks)$pMax)
-      expect_s3_class(res$gpu_failed, "gpupc_rust_error")
-      expect_message(gpupc:::gpu_fallback_message(res$gpu_failed), "^gpupc: the GPU failed \\(gpupc: CUDA.*\\); running on the CPU instead")
+      expect_length(res$gpu_failed, 1)
+      expect_s3_class(res$gpu_failed[[1]]$failure, "gpupc_rust_error")
+      expect_length(res$gpu_failed[[1]]$devices, 0)
+      expect_null(res$devices_left)
+      expect_message(gpupc:::gpu_fallback_messages(res$gpu_failed), "^gpupc: the GPU failed \\(gpupc: CUDA.*\\); running on the CPU instead")
     } else {
       expect_error(gpupc:::rs_skeleton("gauss", data, args, "cuda", hooks), class = "gpupc_cuda_error")
     }
@@ -79,7 +108,7 @@ test_that("a skeleton whose GPU fails under backend = 'auto' runs on the CPU, wi
   args <- gpupc:::skeleton_args(3, 0.05, NULL, NULL, FALSE, Inf, "stable", 1, fallback = TRUE)
   res <- gpupc:::rs_skeleton("dis", list(dm = dm, nlev = c(2L, 2L, 2L), adaptDF = FALSE), args, "cuda", hooks)
   expect_match(res$backend, "^cpu")
-  expect_identical(res$gpu_failed$kind, "cuda")
+  expect_identical(res$gpu_failed[[1]]$failure$kind, "cuda")
 })
 
 test_that("no R code of the package reads an error list", {

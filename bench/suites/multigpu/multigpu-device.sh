@@ -17,6 +17,9 @@
 #   jtree     gpu_query() through R, Munin, 100,000 evidence sets (5% of nodes observed)
 #   munin     pcbench multi discrete: MUNIN forward-sampled, n = 1e6, all levels
 #   g55k      pcbench multi gauss, p = 55,572, n = 3189, levels 0-1
+#   grow      pcbench multi gauss --grow, p = 55,572, n = 3189, every level: one GPU, then 2 and
+#             all GPUs as `devices = NULL` runs them (the others join at the first large level)
+#   fault     multigpu-r.R fault: the last GPU failing (GPUPC_FAIL_DEVICE) in every test kind
 # NVLink multicast stays off (nothing here uses NCCL or multicast).
 set -u
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
@@ -24,7 +27,7 @@ DEV=${DEV:-.rbundle}
 RDIR=${RDIR:-/tmp/r-device}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../../lib/env.sh"
-STAGES=${*:-parity check g20k cmiknn jtree munin g55k}
+STAGES=${*:-parity check fault g20k cmiknn jtree munin g55k grow}
 SUM=$OUT/summary.txt
 NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 ALL=$(seq -s, 0 $((NG - 1)))
@@ -44,8 +47,10 @@ stage() {  # stage NAME SECONDS CMD...: output to $OUT/NAME.txt, its table lines
 for st in $STAGES; do
   case $st in
     parity) stage parity-r "${PARITY_S:-300}" "$R" "$HERE/multigpu-r.R" parity --cases "${CASES:-4}" ;;
+    fault) stage fault-r "${FAULT_S:-300}" "$R" "$HERE/multigpu-r.R" fault ;;
     check)
       GPUPC_SPLIT_MIN_TESTS=0 stage parity-pcbench-gauss 120 "$PCBENCH" multi gauss --cases 20 --devices "$ALL"
+      GPUPC_SPLIT_MIN_TESTS=0 GPUPC_GROW_MIN_TESTS=0 stage parity-pcbench-gauss-grow 120 "$PCBENCH" multi gauss --cases 20 --devices "$ALL" --grow
       stage parity-pcbench-discrete 120 "$PCBENCH" multi discrete --cases 12 --devices "$ALL" ;;
     g20k)
       [ -s "$TMP/c20000.bin" ] || timeout 200 python3 "$HERE/multigpu-cor.py" 20000 3189 1 "$TMP/c20000.bin" >> "$SUM" 2>&1
@@ -57,7 +62,11 @@ for st in $STAGES; do
       stage munin "${MUNIN_S:-400}" "$PCBENCH" multi discrete --bif "$ROOT/inst/extdata/networks/munin.bif.gz" --n 1000000 --devices "$ALL" ;;
     g55k)
       [ -s "$TMP/c55572.bin" ] || timeout 300 python3 "$HERE/multigpu-cor.py" 55572 3189 1 "$TMP/c55572.bin" >> "$SUM" 2>&1
- stage g55k-l01 "${G55K_S:-400}" "$PCBENCH" multi gauss --cor "$TMP/c55572.bin" --n 3189 --m-max 1 --devices "$ALL" ;;
+      stage g55k-l01 "${G55K_S:-400}" "$PCBENCH" multi gauss --cor "$TMP/c55572.bin" --n 3189 --m-max 1 --devices "$ALL" ;;
+    grow)
+      [ -s "$TMP/c55572.bin" ] || timeout 300 python3 "$HERE/multigpu-cor.py" 55572 3189 1 "$TMP/c55572.bin" >> "$SUM" 2>&1
+      COUNTS=$([ "$NG" -gt 2 ] && echo "2,$NG" || echo "$NG")
+      stage g55k-grow "${GROW_S:-560}" "$PCBENCH" multi gauss --cor "$TMP/c55572.bin" --n 3189 --devices "$ALL" --counts "$COUNTS" --grow ${GROW_MMAX:+--m-max "$GROW_MMAX"} ;;
     *) echo "unknown stage $st" | tee -a "$SUM" ;;
   esac
 done

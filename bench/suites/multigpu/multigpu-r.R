@@ -4,6 +4,7 @@
 #   Rscript bench/suites/multigpu/multigpu-r.R gauss  --cor FILE --p P --n N [--m-max M] [--reps R]
 #   Rscript bench/suites/multigpu/multigpu-r.R cmiknn [--p P] [--n N] [--reps R]
 #   Rscript bench/suites/multigpu/multigpu-r.R jtree  [--net munin] [--sets S] [--reps R]
+#   Rscript bench/suites/multigpu/multigpu-r.R fault
 #
 # parity: on random cases, each native test kind and skeleton order (gaussCItest from C with
 #   "stable" and "stable.fast", from suffStat$data; disCItest; binCItest; cmiknnCItest), gpu_pc()
@@ -15,6 +16,11 @@
 #   n.edgetests and max.ord, pMax to 1e-9 relative (the CPU's and the GPU's arithmetic round
 #   alike but not always identically). Prints one line per comparison and a closing line
 #   "parity: N compared, N identical, N differ"; exits 1 when any differs.
+# fault: GPUPC_FAIL_DEVICE makes every launch on the last GPU fail; with backend = "auto" each
+#   test kind (gaussCItest with the default devices and with all of them forced, disCItest,
+#   cmiknnCItest, a junction-tree batch) must go on without it, with a message naming it, and
+#   give the one-GPU result; backend = "cuda" must stop with an error naming it; every GPU
+#   failing must give the CPU's result. Prints "fault: N checks, N passed".
 # gauss / cmiknn / jtree: the same call on 1, 2, ... GPUs (every prefix of the usable GPUs), warm
 #   (a first call on each set is not timed), each checked identical to the one-GPU result; prints
 #   a table row per device count with the wall time, the ratio to one GPU and the phases of
@@ -52,8 +58,9 @@ gpu_sets <- function() {
 }
 
 if (mode == "parity") {
-  # every level split over the devices, however small (the product splits only large levels)
-  Sys.setenv(GPUPC_SPLIT_MIN_TESTS = "0")
+  # every level split over the devices, however small (the product splits only large levels),
+  # and with the default devices gaussCItest's others join at level 2 (the product: large levels)
+  Sys.setenv(GPUPC_SPLIT_MIN_TESTS = "0", GPUPC_GROW_MIN_TESTS = "0")
   cases <- as.integer(opt("cases", 4))
   results <- list()
   report <- function(what, verdict, extra = "") {
@@ -155,6 +162,76 @@ if (mode == "parity") {
   quit(status = if (all(ok)) 0 else 1)
 }
 
+if (mode == "fault") {
+  # every level split and the default devices joined from level 2, so that the failing GPU runs
+  Sys.setenv(GPUPC_GROW_MIN_TESTS = "0", GPUPC_SPLIT_MIN_TESTS = "0")
+  bad <- all_dev[length(all_dev)]
+  ok <- logical(0)
+  check <- function(what, pass, extra = "") {
+    ok[length(ok) + 1] <<- isTRUE(pass)
+    cat(sprintf("%-70s %s%s\n", what, if (isTRUE(pass)) "ok" else "FAILED", extra))
+  }
+  # `call(backend, devices)` with GPU `bad` failing: auto goes on without it, cuda stops
+  faulty <- function(name, call, devices, same = function(a, b) diff_slot(a, b) == "") {
+    ref <- call("cuda", all_dev[1])
+    Sys.setenv(GPUPC_FAIL_DEVICE = bad)
+    on.exit(Sys.unsetenv("GPUPC_FAIL_DEVICE"))
+    msgs <- character(0)
+    got <- tryCatch(withCallingHandlers(call("auto", devices), message = function(m) {
+      msgs <<- c(msgs, conditionMessage(m)); invokeRestart("muffleMessage") }), error = function(e) e)
+    used <- gpupc_last_run()$devices
+    if (inherits(got, "error")) return(check(paste(name, "auto"), FALSE, paste(":", conditionMessage(got))))
+    check(sprintf("%s auto: GPU %d left out, result = one GPU", name, bad),
+          same(got, ref) && !(bad %in% used) && length(used) >= 1 && any(grepl(sprintf("GPU %d", bad), msgs)),
+          sprintf("  [ran on %s; %s]", paste(used, collapse = ","), paste(msgs, collapse = " / ")))
+    if (!is.null(devices)) {
+      e <- tryCatch(call("cuda", devices), error = identity)
+      check(sprintf("%s cuda: an error naming GPU %d", name, bad),
+            inherits(e, "gpupc_cuda_error") && grepl(sprintf("GPU %d", bad), conditionMessage(e)),
+            if (inherits(e, "error")) paste(":", conditionMessage(e)) else ": no error")
+    }
+  }
+  set.seed(11)
+  p <- 3000
+  X <- rmvDAG(600, randomDAG(p, prob = 3 / (p - 1)))
+  st <- list(C = cor(X), n = nrow(X))
+  g <- function(b, d) gpu_skeleton(st, gaussCItest, 0.01, p = p, backend = b, devices = d)
+  faulty("gauss p=3000 default devices", g, NULL)
+  faulty("gauss p=3000 all devices", g, all_dev)
+  faulty("gauss gpu_pc conservative p=3000 all devices", function(b, d)
+    gpu_pc(st, gaussCItest, 0.01, p = p, conservative = TRUE, backend = b, devices = d), all_dev)
+  pd <- 300
+  Xd <- rmvDAG(120000, randomDAG(pd, prob = 3 / (pd - 1)))  # n p^2 / 2 = 5.4e9: "auto" takes the GPU
+  dm <- sapply(seq_len(pd), function(j) as.integer(cut(Xd[, j], 3)) - 1L)
+  ds <- list(dm = dm, nlev = rep(3L, pd), adaptDF = FALSE)
+  faulty("disCItest p=300 n=120000 all devices", function(b, d)
+    gpu_skeleton(ds, disCItest, 0.01, p = pd, backend = b, devices = d), all_dev)
+  z <- matrix(rnorm(300 * 6), 300)
+  z[, 2] <- z[, 1]^2 + 0.3 * z[, 2]
+  cs <- list(data = z, knn = 0.1, sig_samples = 100, seed = 1)
+  faulty("cmiknnCItest p=6 all devices", function(b, d)
+    gpu_skeleton(cs, cmiknnCItest, 0.05, p = 6, backend = b, devices = d), all_dev)
+  f <- system.file("extdata", "networks", "alarm.bif.gz", package = "gpupc")
+  jt <- gpu_jtree(f, backend = "cuda", devices = all_dev)
+  set.seed(7)
+  ev <- as.data.frame(lapply(jt$states, function(st) { v <- sample(st, 3000, TRUE); v[runif(3000) > 0.1] <- NA; v }),
+                      stringsAsFactors = FALSE)
+  names(ev) <- jt$nodes
+  faulty("jtree alarm 3000 sets all devices", function(b, d) suppressWarnings(gpu_query(jt, evidence = ev, backend = b)),
+         NULL, identical)
+  # every GPU failing: one after another left out, then the CPU's result
+  cpu <- g("cpu", NULL)
+  Sys.setenv(GPUPC_FAIL_DEVICE = paste(all_dev, collapse = ","))
+  msgs <- character(0)
+  got <- withCallingHandlers(g("auto", NULL), message = function(m) { msgs <<- c(msgs, conditionMessage(m)); invokeRestart("muffleMessage") })
+  Sys.unsetenv("GPUPC_FAIL_DEVICE")
+  check("gauss p=3000, every GPU failing: the CPU's result", diff_slot(got, cpu) == "" &&
+        startsWith(gpupc_last_run()$backend, "cpu") && any(grepl("running on the CPU", msgs)),
+        paste0("  [", gpupc_last_run()$backend, "; ", paste(msgs, collapse = " / "), "]"))
+  cat(sprintf("fault: %d checks, %d passed\n", length(ok), sum(ok)))
+  quit(status = if (all(ok)) 0 else 1)
+}
+
 # ------------------------------------------------------------------------------------------------
 # Timing: the same call on every prefix of the usable GPUs
 reps <- as.integer(opt("reps", 2))
@@ -163,7 +240,8 @@ if (length(all_dev) > 2) prefixes <- prefixes[c(1, 2, length(prefixes))]
 timing_table <- function(label, call, same, warm = call) {
   ref <- NULL
   base <- NA
-  for (d in prefixes) {
+  # every prefix, then the default devices (NULL) where there are several
+  for (d in c(prefixes, if (length(all_dev) > 1) list(NULL))) {
     invisible(warm(d))  # warm: contexts, modules, staging buffers
     ts <- numeric(reps)
     for (r in seq_len(reps)) {
@@ -177,7 +255,8 @@ timing_table <- function(label, call, same, warm = call) {
     ph_s <- paste(sprintf("%s %.3f", names(ph), ph), collapse = ", ")
     det <- lr$details
     extra <- if (!is.null(det$merge_s)) sprintf(", merge %.3f s", det$merge_s) else ""
-    cat(sprintf("%s | %d GPU(s) | %.3f s (runs: %s) | %.2fx | %s | %s%s\n", label, length(d), min(ts),
+    if (is.null(d)) extra <- sprintf("%s, default devices: %s (%s)", extra, paste(lr$devices, collapse = ","), lr$devices_why)
+    cat(sprintf("%s | %s GPU(s) | %.3f s (runs: %s) | %.2fx | %s | %s%s\n", label, if (is.null(d)) "default" else length(d), min(ts),
                 paste(sprintf("%.3f", ts), collapse = " "), base / min(ts), verdict, ph_s, extra))
     if (!is.null(lr$levels) && nrow(lr$levels))
       cat(sprintf("    level %d: %.3f s, %.0f tests\n", lr$levels$level, lr$levels$seconds, lr$levels$tests), sep = "")

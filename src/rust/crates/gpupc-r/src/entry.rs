@@ -32,11 +32,11 @@ pub(crate) struct Run<'a> {
 
 impl Run<'_> {
     pub(crate) fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
-        let name = b.name();
         let t = Instant::now();
         let res = run_skeleton_into(&self.params, b, &mut self.watch, self.pmax)?;
         self.search_s = t.elapsed().as_secs_f64();
-        Ok((res, name))
+        // after the run: devices that joined it are named
+        Ok((res, b.name()))
     }
 
     fn cpu<T: pc_core::CiTest + Sync>(&mut self, test: &T) -> CoreResult<(pc_core::SkeletonResult, String)> {
@@ -73,18 +73,18 @@ impl Run<'_> {
 
 type Ran = (pc_core::SkeletonResult, String);
 
-/// gaussCItest on the GPUs of `data$devices`: C read in place (one parallel check, then the
-/// upload, no copy in Rust), or the data standardised on the host and C computed on the device.
-/// With `keep`, C stays on the device for the triple checks when one device ran the levels.
-fn gauss_cuda(run: &mut Run, data: &List, keep: bool) -> CoreResult<(Ran, Option<pc_cuda::DeviceC>)> {
+/// gaussCItest on `devices`: C read in place (one parallel check, then the upload, no copy in
+/// Rust), or the data standardised on the host and C computed on the device. `grow`: the devices
+/// were chosen by the work, and those after the first join at a large level. With `keep`, C stays
+/// on the first device for the triple checks.
+fn gauss_cuda(run: &mut Run, data: &List, devices: &[usize], grow: bool, keep: bool) -> CoreResult<(Ran, Option<pc_cuda::DeviceC>)> {
     let (p, order) = (run.params.start.p(), run.params.order);
-    let devices = crate::multi::devices_of(data)?;
     let input = run.read(|| gauss_input(data, p))?;
     // the kernels are compiled (or read from the disk cache) while C is scanned and uploaded
     pc_cuda::open::prefetch_gauss(devices[0], order, matches!(input, GaussInput::Data { .. }));
     let (threads, edges) = (run.params.threads, run.params.start.n_edges() as u64);
     let open = |src, n| {
-        let b = pc_cuda::open::gauss(&devices, src, p, n, order)?;
+        let b = pc_cuda::open::gauss(devices, src, p, n, order, grow)?;
         if let pc_cuda::Engine::Gauss(g) = &b {
             if !(g.dense_available() && pc_core::dense::DenseLevels::dense_order_ok(g, order)) {
                 // R planned host memory for the dense levels; levels 0 and 1 planned edge by edge
@@ -105,9 +105,10 @@ fn gauss_cuda(run: &mut Run, data: &List, keep: bool) -> CoreResult<(Ran, Option
             run.cuda_kept(|| open(GaussSource::Standardized { z: &z, rows: *rows }, *n))?
         }
     };
-    // several devices (MultiGauss) keep nothing: the triple checks upload C to the first
+    // the first device's C serves the triple checks (several devices' others are closed)
     let kept = match engine {
         pc_cuda::Engine::Gauss(g) if keep => Some(g.into_device_c()),
+        pc_cuda::Engine::MultiGauss(m, _) if keep => Some(m.into_first().into_device_c()),
         _ => None,
     };
     Ok((out, kept))
@@ -129,22 +130,27 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
         "cpu" => false,
         other => return Err(PcError::Internal(format!("unknown backend \"{other}\""))),
     };
-    // a GPU that fails under backend = "auto": the hooks hear of it (the levels' lines name the
-    // CPU), the run repeats on the CPU, and the result carries the error for R's message (a
-    // message from a hook would escape the caller's handlers)
-    let mut gpu_failed = None;
-    let failed = |_: &mut Run, e: &PcError| {
-        crate::watch::call_hook(&hooks, "gpu_failed");
-        gpu_failed = Some(crate::rerror::from_pc(e));
+    // a GPU that fails under backend = "auto": the run repeats on the other GPUs, or on the CPU
+    // (the hooks hear of that: the levels' lines name the CPU); the result carries each error
+    // and the GPUs the run went on with, for R's messages (a message from a hook would escape
+    // the caller's handlers)
+    let mut gpu_failed: Vec<(Robj, Vec<usize>)> = Vec::new();
+    let failed = |_: &mut Run, e: &PcError, left: &[usize]| {
+        if left.is_empty() {
+            crate::watch::call_hook(&hooks, "gpu_failed");
+        }
+        gpu_failed.push((crate::rerror::from_pc(e), left.to_vec()));
     };
+    let devices = if on_gpu { crate::multi::devices_of(&data)? } else { Vec::new() };
     // what gpu_pc()'s triple checks take over (`keep_test`): the host test, or the data on the
     // device (the GPU's gaussCItest has no host test: C is read in place)
     let mut kept = None;
     let (res, name) = match test {
         "gauss" => {
             let (mut host, mut device_c) = (None, None);
-            let out = pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| {
-                let (out, c) = gauss_cuda(run, &data, keep_test)?;
+            let grow = crate::multi::devices_grow(&data)?;
+            let out = pc_cuda::open::on_gpus_or_cpu(&mut run, &devices, on_gpu, fallback, |run, devices| {
+                let (out, c) = gauss_cuda(run, &data, devices, grow, keep_test)?;
                 device_c = c;
                 Ok(out)
             }, |run| {
@@ -162,10 +168,11 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
             let mut engine = None;
             // SAFETY: the one engine built on `t` is moved into `holder` or dropped before it
             let t = unsafe { holder.test_for_backend() };
-            let devices = if on_gpu { crate::multi::devices_of(&data)? } else { Vec::new() };
-            let out = pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| {
+            let out = pc_cuda::open::on_gpus_or_cpu(&mut run, &devices, on_gpu, fallback, |run, devices| {
                 let threads = run.params.threads;
-                let (out, e) = run.cuda_kept(|| pc_cuda::open::gsquare(t, &devices, threads))?;
+                // a failed try's tests are not pcalg's: its n < n.min count starts again
+                t.take_small_n_tests();
+                let (out, e) = run.cuda_kept(|| pc_cuda::open::gsquare(t, devices, threads))?;
                 engine = Some(e);
                 Ok(out)
             }, |run| {
@@ -187,10 +194,9 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
         }
         "cmiknn" => {
             let t = run.read(|| crate::cmiknn::cmiknn_test(&data, p))?;
-            let devices = if on_gpu { crate::multi::devices_of(&data)? } else { Vec::new() };
-            pc_cuda::open::or_cpu(&mut run, on_gpu, fallback, |run| {
+            pc_cuda::open::on_gpus_or_cpu(&mut run, &devices, on_gpu, fallback, |run, devices| {
                 let threads = run.params.threads;
-                run.cuda(|| pc_cuda::open::cmiknn(&t, &devices, threads))
+                run.cuda(|| pc_cuda::open::cmiknn(&t, devices, threads))
             }, |run| run.cpu(&t), failed)?
         }
         other => return Err(PcError::invalid("indepTest", format!("unknown native test \"{other}\""))),
@@ -200,8 +206,11 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
     }
     let phases = list!(input_s = run.input_s, setup_s = run.setup_s, search_s = run.search_s);
     let mut out = result_to_r(res, pmax_r, order, &name, run.extra, phases, run.params.threads)?;
-    if let Some(err) = gpu_failed {
-        out = with_element(out, "gpu_failed", err);
+    if !gpu_failed.is_empty() {
+        let left = gpu_failed.last().map(|(_, d)| d.iter().map(|&o| o as i32).collect::<Vec<_>>()).unwrap_or_default();
+        let errs: Vec<Robj> = gpu_failed.into_iter().map(|(e, d)| list!(failure = e, devices = d.iter().map(|&o| o as i32).collect::<Vec<_>>()).into_robj()).collect();
+        out = with_element(out, "gpu_failed", List::from_values(errs).into());
+        out = with_element(out, "devices_left", if left.is_empty() { Robj::from(()) } else { left.into() });
     }
     if let (Some(t), true) = (kept, keep_test) {
         out = with_element(out, "test_handle", ExternalPtr::new(Some(t)).into());
@@ -260,6 +269,10 @@ fn engine_details(d: &pc_cuda::open::Details) -> List {
         if matches!(d.timings, Timings::Tests(_)) {
             l.push(("devices", devices(s)));
             l.push(("merge_s", s.merge_s.into()));
+        }
+        if let Some((level, secs)) = s.joined {
+            l.push(("devices_joined_level", (level as i32).into()));
+            l.push(("devices_join_s", secs.into()));
         }
         if let Some((split, alone)) = s.split {
             l.push(("levels_split", (split as i32).into()));

@@ -250,8 +250,8 @@ fn cuda_query(plan: &Plan, ev: &Evidence, mpe: bool, devices: &[usize], watch: &
         }))
     })?;
     let (mut margs, mut mpes) = (Vec::with_capacity(k), Vec::with_capacity(k));
-    for (r, label) in results.into_iter().zip(&labels) {
-        let (m, e) = r.map_err(|e| pc_core::multi::label_error(label, e))?;
+    for (i, (r, label)) in results.into_iter().zip(&labels).enumerate() {
+        let (m, e) = r.map_err(|e| pc_core::multi::label_error(i, label, e))?;
         margs.extend(m);
         mpes.extend(e);
     }

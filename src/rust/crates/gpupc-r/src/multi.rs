@@ -18,6 +18,15 @@ pub(crate) fn devices_of(data: &List) -> CoreResult<Vec<usize>> {
     }
 }
 
+/// Whether the devices were chosen by the work (`devices = NULL`), so that gaussCItest's join
+/// the first one at a large level rather than split every level from the start.
+pub(crate) fn devices_grow(data: &List) -> CoreResult<bool> {
+    match data.iter().find(|(k, _)| *k == "devices_grow") {
+        Some((_, v)) => v.as_bool().ok_or_else(|| PcError::Internal("devices_grow must be TRUE or FALSE".into())),
+        None => Ok(false),
+    }
+}
+
 /// GPU numbers from R (NULL: the default device).
 pub(crate) fn ordinals(v: &Robj) -> CoreResult<Vec<usize>> {
     if v.is_null() {

@@ -16,19 +16,24 @@ pub(crate) fn r_error(kind: &str, message: &str, arg: Option<&str>) -> Robj {
     r
 }
 
-/// A core error: its kind, and for a bad argument the bare message and the argument.
+/// A core error: its kind, and for a bad argument the bare message and the argument; an error
+/// of one of several devices also gives that device's place in the call's list (`device`, from 1).
 pub(crate) fn from_pc(e: &PcError) -> Robj {
-    let (kind, arg) = match e {
+    let (kind, arg) = match e.inner() {
         PcError::InvalidArgument { arg, msg } => return r_error("invalid", msg, Some(arg)),
         PcError::Test(_) => ("test", None),
         PcError::Interrupted => ("interrupt", None),
         PcError::TooManySets { .. } => ("too_many_sets", None),
-        PcError::Cuda(_) => ("cuda", None),
+        PcError::Cuda(_) | PcError::OnDevice { .. } => ("cuda", None),
         PcError::Internal(_) => ("internal", None),
         PcError::OutOfMemory { arg, .. } => ("memory", Some(*arg)),
         PcError::DeviceOutOfMemory { arg, .. } => ("device_memory", Some(*arg)),
     };
-    r_error(kind, &e.to_string(), arg)
+    let mut r = r_error(kind, &e.to_string(), arg);
+    if let Some(i) = e.failed_device() {
+        let _ = r.set_attrib("device", (i + 1) as i32);
+    }
+    r
 }
 
 /// A junction-tree error; one without an argument of its own is put on `arg` (the network for a

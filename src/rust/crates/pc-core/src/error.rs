@@ -21,11 +21,47 @@ pub enum PcError {
     /// The GPU's free memory is too small for what a run holds there (pc-cuda's `runtime/memplan.rs`).
     #[error("cannot allocate {} on the GPU for {what} (argument '{arg}'); {} of GPU memory are free", crate::mem::format_bytes(*.bytes), crate::mem::format_bytes(*.free))]
     DeviceOutOfMemory { arg: &'static str, what: String, bytes: u64, free: u64 },
+    /// A GPU failure on one of a call's devices: `index` is its place in the call's list of
+    /// devices, `label` its name ("GPU 1"), `error` a `Cuda`, `Internal` or `DeviceOutOfMemory`.
+    /// Kept apart so that `backend = "auto"` can go on without that device.
+    #[error("{}", on_device_text(label, error))]
+    OnDevice { index: usize, label: String, error: Box<PcError> },
+}
+
+/// "CUDA backend: GPU 1: ..." (the device named after the kind, as before it was kept apart).
+fn on_device_text(label: &str, e: &PcError) -> String {
+    match e {
+        PcError::Cuda(m) => format!("CUDA backend: {label}: {m}"),
+        PcError::Internal(m) => format!("internal error: {label}: {m}"),
+        other => format!("{label}: {other}"),
+    }
 }
 
 impl PcError {
     pub fn invalid(arg: &'static str, msg: impl Into<String>) -> Self {
         PcError::InvalidArgument { arg, msg: msg.into() }
+    }
+
+    /// The error itself, or the one a device's label wraps.
+    pub fn inner(&self) -> &PcError {
+        match self {
+            PcError::OnDevice { error, .. } => error,
+            other => other,
+        }
+    }
+
+    /// A failure of the GPU (a CUDA error, its memory too small), on which `backend = "auto"`
+    /// goes on elsewhere; an invalid argument or an interrupt is not one.
+    pub fn is_gpu_failure(&self) -> bool {
+        matches!(self.inner(), PcError::Cuda(_) | PcError::DeviceOutOfMemory { .. })
+    }
+
+    /// The place, in the call's list of devices, of the device that failed (several devices).
+    pub fn failed_device(&self) -> Option<usize> {
+        match self {
+            PcError::OnDevice { index, .. } => Some(*index),
+            _ => None,
+        }
     }
 }
 

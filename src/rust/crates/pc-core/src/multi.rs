@@ -135,7 +135,7 @@ pub fn split_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &
     let (blocks, slots, next, stop, first_err) = (&blocks, &slots, &next, &stop, &first_err);
     run_watched(plan.edges.len() as u64, watch, Duration::from_millis(100), |ctl| {
         std::thread::scope(|s| {
-            for (dev, label) in devs.iter_mut().zip(labels) {
+            for (index, (dev, label)) in devs.iter_mut().zip(labels).enumerate() {
                 s.spawn(move || {
                     let mut sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges: Vec::new(), qualifying: plan.qualifying };
                     let mut w = DeviceWatch { ctl, stop };
@@ -151,7 +151,7 @@ pub fn split_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &
                             if out.len() == sub.edges.len() {
                                 Ok(out)
                             } else {
-                                Err(PcError::Internal(format!("{label} returned {} outcomes for {} edges", out.len(), sub.edges.len())))
+                                Err(PcError::Internal(format!("returned {} outcomes for {} edges", out.len(), sub.edges.len())))
                             }
                         });
                         match r {
@@ -163,7 +163,7 @@ pub fn split_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &
                                 stop.store(true, Ordering::Relaxed);
                                 let mut fe = first_err.lock().unwrap_or_else(|e| e.into_inner());
                                 if fe.is_none() && !(matches!(e, PcError::Interrupted) && ctl.cancelled()) {
-                                    *fe = Some(label_error(label, e));
+                                    *fe = Some(label_error(index, label, e));
                                 }
                                 return;
                             }
@@ -187,11 +187,12 @@ pub fn split_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &
     })
 }
 
-/// A device's error with the device named (a CUDA error keeps its kind).
-pub fn label_error(label: &str, e: PcError) -> PcError {
+/// A device's error with the device named: the `index`-th of the call's devices, `label`. A GPU
+/// failure (`Cuda`, `DeviceOutOfMemory`) or an internal error becomes [`PcError::OnDevice`]; an
+/// error already named, an invalid argument or an interrupt stays as it is.
+pub fn label_error(index: usize, label: &str, e: PcError) -> PcError {
     match e {
-        PcError::Cuda(m) => PcError::Cuda(format!("{label}: {m}")),
-        PcError::Internal(m) => PcError::Internal(format!("{label}: {m}")),
+        e @ (PcError::Cuda(_) | PcError::Internal(_) | PcError::DeviceOutOfMemory { .. }) => PcError::OnDevice { index, label: label.to_string(), error: Box::new(e) },
         other => other,
     }
 }
@@ -253,7 +254,7 @@ impl<B: Backend + Send> Backend for Split<B> {
             split_level(&mut self.devs, &self.labels, plan, watch)
         } else {
             self.levels_alone += 1;
-            self.devs[0].run_level(plan, watch).map_err(|e| label_error(&self.labels[0], e))
+            self.devs[0].run_level(plan, watch).map_err(|e| label_error(0, &self.labels[0], e))
         }
     }
 }
@@ -340,7 +341,10 @@ mod tests {
         assert_eq!(devs.iter().map(|d| d.blocks).sum::<usize>(), weighted_blocks(&vec![1; plan.edges.len()], 3 * BLOCKS_PER_DEVICE).len());
         let mut devs: Vec<FakeDevice> = (0..3).map(|d| FakeDevice { fail_at: (d == 1).then_some(1), blocks: 0 }).collect();
         match split_level(&mut devs, &labels, &plan, &mut crate::backend::NullWatch) {
-            Err(PcError::Cuda(m)) => assert!(m.starts_with("GPU 1: ") && m.contains("out of memory"), "{m}"),
+            Err(e @ PcError::OnDevice { index: 1, .. }) => {
+                let m = e.to_string();
+                assert!(m.starts_with("CUDA backend: GPU 1: ") && m.contains("out of memory") && e.is_gpu_failure(), "{m}");
+            }
             other => panic!("expected the device's error, got {other:?}"),
         }
     }

@@ -30,8 +30,8 @@ pub const GPU_MIN_DISCRETE_WORK: f64 = 5e9;
 /// costs more than its share of the work saves. Measured on two H100s (BENCHMARKS.md, "Several
 /// GPUs"): gaussCItest was no faster on two at p = 20000 (n = 3189, every level: 2.15 s on both)
 /// nor at p = 55,572 (levels 0-1: 17.7 s on one, 20.6 s on two), its time being C's upload,
-/// pMax's download and R's objects, not the kernels; so it takes one GPU unless `devices` names
-/// more. disCItest on MUNIN at n = 1e6 (n p^2 / 2 = 5.4e11) took 56.2 s on one and 31.9 s on two
+/// pMax's download and R's objects, not the kernels; so by default its other GPUs join only
+/// at a level of 4e9 tests or more (`gauss::multi::GROW_MIN_TESTS`), and split it. disCItest on MUNIN at n = 1e6 (n p^2 / 2 = 5.4e11) took 56.2 s on one and 31.9 s on two
 /// (1.76x); at n = 20000 (1.1e10) two gave nothing. A Munin batch of 30,000 evidence sets took
 /// 30.3 s on one and 21.0 s on two through R.
 pub const MULTI_MIN_DISCRETE_WORK: f64 = 1e11;
@@ -157,7 +157,10 @@ pub fn choose_devices(given: Option<&[usize]>, work: Work, size: f64, usable: &[
         _ => {}
     }
     match work {
-        Work::Gauss => return one("gaussCItest's time is C's upload and the results' download, which a second GPU does not shorten (name `devices` to split its levels)".into()),
+        Work::Gauss => {
+            let k = usable.len();
+            return Ok((Some(usable.to_vec()), format!("{k} GPUs: the first runs the levels alone, the others join at the first level >= 2 of >= {} tests (name `devices` to split every level)", fmt_g3(crate::gauss::multi::GROW_MIN_TESTS as f64))));
+        }
         Work::Dis | Work::Bin if !(size >= MULTI_MIN_DISCRETE_WORK) => {
             return one(format!("n p^2 / 2 = {} is small for several GPUs (< {})", fmt_g3(size), fmt_g3(MULTI_MIN_DISCRETE_WORK)))
         }
@@ -207,11 +210,48 @@ pub fn or_cpu<S, R>(
         return cpu(state);
     }
     match cuda(state) {
-        Err(e @ (PcError::Cuda(_) | PcError::DeviceOutOfMemory { .. })) if fallback => {
+        Err(e) if fallback && e.is_gpu_failure() => {
             failed(state, &e);
             cpu(state)
         }
         other => other,
+    }
+}
+
+/// [`or_cpu`] over several GPUs: when the one at place i of `devices` fails (a
+/// [`PcError::OnDevice`]) and `fallback` allows it, the call runs again on the others, and on the
+/// CPU once a single GPU (or a failure naming none) is left. `failed` hears of each failure with
+/// the GPUs the call goes on with (none: the CPU).
+#[allow(clippy::too_many_arguments)]
+pub fn on_gpus_or_cpu<S, R>(
+    state: &mut S,
+    devices: &[usize],
+    choice_cuda: bool,
+    fallback: bool,
+    mut cuda: impl FnMut(&mut S, &[usize]) -> Result<R>,
+    cpu: impl FnOnce(&mut S) -> Result<R>,
+    mut failed: impl FnMut(&mut S, &PcError, &[usize]),
+) -> Result<R> {
+    if !choice_cuda {
+        return cpu(state);
+    }
+    let mut left = devices.to_vec();
+    loop {
+        match cuda(state, &left) {
+            Err(e) if fallback && e.is_gpu_failure() => {
+                match e.failed_device() {
+                    Some(i) if left.len() > 1 && i < left.len() => {
+                        left.remove(i);
+                        failed(state, &e, &left);
+                    }
+                    _ => {
+                        failed(state, &e, &[]);
+                        return cpu(state);
+                    }
+                }
+            }
+            other => return other,
+        }
     }
 }
 
@@ -228,6 +268,8 @@ pub struct Several {
     pub merge_s: f64,
     /// Levels split over the devices and levels run on one (a `Split`'s small levels).
     pub split: Option<(usize, usize)>,
+    /// A growing backend: the level at which its other devices joined, and the seconds that took.
+    pub joined: Option<(usize, f64)>,
 }
 
 pub struct Details {
@@ -272,12 +314,12 @@ impl Backend for Engine<'_> {
 
 impl Engine<'_> {
     pub fn details(&self) -> Details {
-        let split = |s: &dyn SplitCounts, devices: &[usize]| Some(Several { devices: devices.to_vec(), merge_s: 0.0, split: Some(s.counts()) });
+        let split = |s: &dyn SplitCounts, devices: &[usize]| Some(Several { devices: devices.to_vec(), merge_s: 0.0, split: Some(s.counts()), joined: None });
         match self {
             Engine::Gauss(b) => Details { timings: Timings::Tests(b.timings().clone()), several: None },
             Engine::MultiGauss(b, d) => Details {
-                timings: Timings::Tests(b.timings().clone()),
-                several: Some(Several { devices: d.clone(), merge_s: b.merge_seconds(), split: None }),
+                timings: Timings::Tests(b.timings()),
+                several: Some(Several { devices: d[..b.devices_used()].to_vec(), merge_s: b.merge_seconds(), split: None, joined: b.joined() }),
             },
             Engine::GSquare(b) => Details { timings: Timings::Tests(b.timings().clone()), several: None },
             Engine::GSquares(b, d) => Details { timings: Timings::Tests(combined_timings(b.devs.iter().map(|g| g.timings()))), several: split(b, d) },
@@ -319,21 +361,26 @@ pub fn prefetch_gauss(device: usize, order: Order, from_data: bool) {
     crate::runtime::module::prefetch(device, &crate::gauss::first_families(order, from_data));
 }
 
-/// gaussCItest on `devices`: several of them split the "stable" levels (stable.fast's dense
-/// level 0 writes raw p-values into pMax, which the devices' max-merge is not made for, and C
-/// computed from the data lives on one device), else the first runs alone.
-pub fn gauss(devices: &[usize], src: GaussSource, p: usize, n: f64, order: Order) -> Result<Engine<'static>> {
+/// gaussCItest on `devices`. Several of them asked for (`grow` false) split every "stable" level
+/// from C, the dense ones too (stable.fast's dense level 0 writes raw p-values into pMax, which
+/// the devices' max-merge is not made for, and C computed from the data lives on one device: those
+/// run on the first device). Several chosen by the work (`grow`) start on the first device, and
+/// the others join at the first large level (`MultiGauss::growing`), in either order and from
+/// either source.
+pub fn gauss(devices: &[usize], src: GaussSource, p: usize, n: f64, order: Order, grow: bool) -> Result<Engine<'static>> {
     if order == Order::StableFast {
         pc_core::citest::GaussTest::check_n(n, pc_core::citest::GaussFlavour::Cpp)?;
     }
     let first = *devices.first().ok_or_else(|| PcError::invalid("devices", "must name at least one GPU"))?;
-    Ok(match src {
-        GaussSource::C { c, symmetric, has_nan } if devices.len() > 1 && order == Order::Stable => {
-            Engine::MultiGauss(MultiGauss::new_scanned_on(devices, c, p, n, symmetric, has_nan)?, devices.to_vec())
+    let one = match src {
+        GaussSource::C { c, symmetric, has_nan } if devices.len() > 1 && order == Order::Stable && !grow => {
+            return Ok(Engine::MultiGauss(MultiGauss::new_scanned_on(devices, c, p, n, symmetric, has_nan)?, devices.to_vec()));
         }
-        GaussSource::C { c, symmetric, has_nan } => Engine::Gauss(CudaGauss::new_scanned_on(first, c, p, n, symmetric, has_nan)?),
-        GaussSource::Standardized { z, rows } => Engine::Gauss(CudaGauss::from_standardized_on(first, z, rows, p, n)?),
-    })
+        GaussSource::C { c, symmetric, has_nan } => CudaGauss::new_scanned_on(first, c, p, n, symmetric, has_nan),
+        GaussSource::Standardized { z, rows } => CudaGauss::from_standardized_on(first, z, rows, p, n),
+    }
+    .map_err(|e| if devices.len() > 1 { label_error(0, &device_labels(devices)[0], e) } else { e })?;
+    Ok(if grow && devices.len() > 1 { Engine::MultiGauss(MultiGauss::growing(one, devices)?, devices.to_vec()) } else { Engine::Gauss(one) })
 }
 
 /// disCItest / binCItest on `devices`, each writing its rounds' tests on its share of `threads`
@@ -365,7 +412,7 @@ pub fn cmiknn<'a>(t: &'a CmiKnn, devices: &[usize], threads: usize) -> Result<En
 
 /// One backend per device, an error naming the device that failed.
 fn each_device<B>(devices: &[usize], open: impl Fn(usize) -> Result<B>) -> Result<Vec<B>> {
-    devices.iter().zip(device_labels(devices)).map(|(&d, label)| open(d).map_err(|e| label_error(&label, e))).collect()
+    devices.iter().zip(device_labels(devices)).enumerate().map(|(i, (&d, label))| open(d).map_err(|e| label_error(i, &label, e))).collect()
 }
 
 /// Threads per device: the call's cores (0: all) divided among the devices.
@@ -397,8 +444,8 @@ mod tests {
         let c = choose(Asked::Auto, Work::Bin, 100, f64::NAN, None, never).unwrap();
         assert_eq!(c.why, "n p^2 / 2 = NA is small (< 5e+09)");
         let c = choose(Asked::Auto, Work::Gauss, 5000, f64::NAN, None, two).unwrap();
-        assert_eq!(c, Choice { cuda: true, why: "GPU Card".into(), devices: Some(vec![0]), devices_why: c.devices_why.clone() });
-        assert!(c.devices_why.unwrap().starts_with("one GPU: "));
+        assert_eq!(c, Choice { cuda: true, why: "GPU Card".into(), devices: Some(vec![0, 1]), devices_why: c.devices_why.clone() });
+        assert!(c.devices_why.unwrap().starts_with("2 GPUs: the first runs the levels alone, the others join at the first level >= 2 of >= 4e+09 tests"));
         let c = choose(Asked::Auto, Work::CmiKnn, 5, 100.0, None, none).unwrap();
         assert_eq!((c.cuda, c.why.as_str(), c.devices), (false, "no usable GPU: no driver", None));
         let c = choose(Asked::Auto, Work::RFun, 5000, f64::NAN, None, never).unwrap();
@@ -428,6 +475,42 @@ mod tests {
         assert_eq!(choose_devices(Some(&[1, 0]), Work::Gauss, 50.0, &u).unwrap(), (Some(vec![1, 0]), "asked for".into()));
         assert_eq!(choose_devices(None, Work::Dis, 1e12, &[0]).unwrap(), (Some(vec![0]), "the one usable GPU".into()));
         assert_eq!(choose_devices(None, Work::Dis, 1e12, &[]).unwrap(), (None, "no usable GPU".into()));
+    }
+
+    #[test]
+    fn a_failing_device_is_left_out_then_the_cpu_runs() {
+        let on = |i: usize, o: usize| PcError::OnDevice { index: i, label: format!("GPU {o}"), error: Box::new(PcError::Cuda("broken".into())) };
+        // GPU 2 fails at place 1 of [0, 2, 3], then GPU 0 at place 0 of [0, 3]: GPU 3 runs it
+        let mut tried: Vec<Vec<usize>> = Vec::new();
+        let mut heard: Vec<(String, Vec<usize>)> = Vec::new();
+        let out = on_gpus_or_cpu(
+            &mut (&mut tried, &mut heard),
+            &[0, 2, 3],
+            true,
+            true,
+            |(t, _), d| {
+                t.push(d.to_vec());
+                match d {
+                    [_, _, _] => Err(on(1, 2)),
+                    [_, _] => Err(on(0, 0)),
+                    _ => Ok(format!("ran on {d:?}")),
+                }
+            },
+            |_| Ok("cpu".to_string()),
+            |(_, h), e, left| h.push((e.to_string(), left.to_vec())),
+        )
+        .unwrap();
+        assert_eq!(out, "ran on [3]");
+        assert_eq!(tried, vec![vec![0, 2, 3], vec![0, 3], vec![3]]);
+        assert_eq!(heard, vec![("CUDA backend: GPU 2: broken".to_string(), vec![0, 3]), ("CUDA backend: GPU 0: broken".to_string(), vec![3])]);
+        // the last GPU failing, a failure naming no device, or no fallback
+        let mut n = 0;
+        assert_eq!(on_gpus_or_cpu(&mut n, &[5], true, true, |_, _| Err::<&str, _>(on(0, 5)), |_| Ok("cpu"), |n, _, left| { assert!(left.is_empty()); *n += 1 }).unwrap(), "cpu");
+        assert_eq!(on_gpus_or_cpu(&mut n, &[0, 1], true, true, |_, _| Err::<&str, _>(PcError::Cuda("x".into())), |_| Ok("cpu"), |n, _, _| *n += 1).unwrap(), "cpu");
+        assert_eq!(n, 2);
+        assert!(on_gpus_or_cpu(&mut n, &[0, 1], true, false, |_, _| Err::<&str, _>(on(1, 1)), |_| Ok("cpu"), |_, _, _| panic!("no fallback asked")).is_err());
+        let bad = on_gpus_or_cpu(&mut n, &[0, 1], true, true, |_, _| Err::<&str, _>(PcError::invalid("alpha", "x")), |_| Ok("cpu"), |_, _, _| panic!("not a GPU failure"));
+        assert!(matches!(bad, Err(PcError::InvalidArgument { .. })));
     }
 
     #[test]

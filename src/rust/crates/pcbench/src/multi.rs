@@ -2,6 +2,8 @@
 //!
 //!   pcbench multi gauss --cases 40 --devices 0,0            parity: k devices = 1 device = CPU
 //!   pcbench multi gauss --p 20000 --n 3189 --devices 0,1 --m-max 1     timing, ratio to 1 GPU
+//!   pcbench multi gauss --cor c.bin --n 3189 --devices 0,1,2,3 --counts 2,4 --grow
+//!                         the first 2 and all 4 devices, as `devices = NULL` runs them
 //!   pcbench multi discrete --bif munin.bif.gz --n 1000000 --devices 0,1,2,3
 //!
 //! Every run on k devices is compared slot by slot (graph, sepsets, pMax bit for bit,
@@ -67,6 +69,13 @@ struct GaussMulti {
     /// Also run the CPU (parity mode always does).
     #[arg(long)]
     cpu: bool,
+    /// The devices after the first join at the first large level (`devices = NULL` in R) rather
+    /// than splitting every level from the start (`devices = c(0, 1, ...)`).
+    #[arg(long)]
+    grow: bool,
+    /// Device counts to time against one device, each the first k of --devices (default: all).
+    #[arg(long, value_delimiter = ',')]
+    counts: Vec<usize>,
     #[command(flatten)]
     dev: Devices,
     #[command(flatten)]
@@ -132,43 +141,63 @@ fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -
     one.set_planned_only(a.common.planned);
     let setup1 = t.elapsed().as_secs_f64();
     let (r1, s1) = timed(a.dev.times, || run(&prm, &mut one))?;
+    if case.is_none() {
+        println!("1 gpu: {s1:.3} s (setup {setup1:.2}), edges {} max.ord {} tests {}", r1.graph.n_edges(), r1.max_ord, tests(&r1));
+        println!("  level  seconds  kernel_s  copy_s  tests");
+        for l in &one.timings().levels {
+            println!("  {:>5} {:>8.3} {:>9.3} {:>7.3} {:>6}", l.level, l.total_s, l.kernel_s, l.transfer_s, l.gpu_tests);
+        }
+    }
     drop(one);
-    let t = Instant::now();
-    let mut multi = MultiGauss::new_scanned_on(devs, c, p, n, sym, nan).map_err(|e| e.to_string())?;
-    multi.set_planned_only(a.common.planned);
-    let setupk = t.elapsed().as_secs_f64();
-    let first = multi.timings().levels.len();
-    let (rk, sk) = timed(a.dev.times, || run(&prm, &mut multi))?;
-    let same = identical(&r1, &rk);
-    let mut cpu_note = String::new();
-    let mut ok = same;
+    let counts = if a.counts.is_empty() { vec![devs.len()] } else { a.counts.clone() };
+    let mut ok = true;
+    let mut last = None;
+    for &k in &counts {
+        let devs = &devs[..k.clamp(1, devs.len())];
+        let t = Instant::now();
+        let mut multi = if a.grow {
+            let first = CudaGauss::new_scanned_on(devs[0], c, p, n, sym, nan).map_err(|e| e.to_string())?;
+            MultiGauss::growing(first, devs).map_err(|e| e.to_string())?
+        } else {
+            MultiGauss::new_scanned_on(devs, c, p, n, sym, nan).map_err(|e| e.to_string())?
+        };
+        multi.set_planned_only(a.common.planned);
+        let setupk = t.elapsed().as_secs_f64();
+        let first = multi.timings().levels.len();
+        let (rk, sk) = timed(a.dev.times, || run(&prm, &mut multi))?;
+        let same = identical(&r1, &rk);
+        ok &= same;
+        let label = case.map_or(String::new(), |k| format!("case {:>3} ", k + 1));
+        let joined = multi.joined().map_or(String::new(), |(l, s)| format!(", joined at level {l} in {s:.2} s"));
+        println!(
+            "{label}gauss p {p} n {n} k {} m.max {:?}: edges {} max.ord {} tests {} | 1 gpu {s1:.3} s (setup {setup1:.2}) | {} {sk:.3} s (setup {setupk:.2}, merge {:.3}{joined}) | ratio {:.2} | k = 1: {}",
+            devs.len(),
+            a.common.m_max,
+            rk.graph.n_edges(),
+            rk.max_ord,
+            tests(&rk),
+            multi.name(),
+            multi.merge_seconds(),
+            s1 / sk,
+            if same { "identical" } else { "DIFFER" }
+        );
+        if case.is_none() {
+            println!("  level  seconds  kernel_s(sum)  copy+merge_s  tests");
+            for l in &multi.timings().levels[first..] {
+                println!("  {:>5} {:>8.3} {:>14.3} {:>13.3} {:>6}", l.level, l.total_s, l.kernel_s, l.transfer_s, l.gpu_tests);
+            }
+        }
+        last = Some(rk);
+    }
     if a.cpu || case.is_some() {
+        let rk = last.ok_or("no device count to run")?;
         let test = pc_core::citest::GaussTest::new(c.to_vec(), p, n, a.common.order.flavour()).map_err(|e| e.to_string())?;
         let mut cpu = pc_core::cpu::ParallelCpu::new(&test, a.common.threads).map_err(|e| e.to_string())?;
         let (rc, sc) = timed(1, || run(&prm, &mut cpu))?;
         let d = compare(&rc, &rk);
-        cpu_note = if d.is_empty() { format!(" cpu {sc:.3} s: identical") } else { format!(" cpu {sc:.3} s: DIFFERS ({d})") };
         // a CPU difference is judged by pcbench parity's lock-step run; here it only shows
+        println!("  cpu {sc:.3} s: {}", if d.is_empty() { "identical".to_string() } else { format!("DIFFERS ({d})") });
         ok &= d.is_empty();
-    }
-    let label = case.map_or(String::new(), |k| format!("case {:>3} ", k + 1));
-    println!(
-        "{label}gauss p {p} n {n} k {} m.max {:?}: edges {} max.ord {} tests {} | 1 gpu {s1:.3} s (setup {setup1:.2}) | {} {sk:.3} s (setup {setupk:.2}, merge {:.3}) | ratio {:.2} | k = 1: {}{cpu_note}",
-        devs.len(),
-        a.common.m_max,
-        rk.graph.n_edges(),
-        rk.max_ord,
-        tests(&rk),
-        multi.name(),
-        multi.merge_seconds(),
-        s1 / sk,
-        if same { "identical" } else { "DIFFER" }
-    );
-    if case.is_none() {
-        println!("  level  seconds  kernel_s(sum)  copy+merge_s  tests");
-        for l in &multi.timings().levels[first..] {
-            println!("  {:>5} {:>8.3} {:>14.3} {:>13.3} {:>6}", l.level, l.total_s, l.kernel_s, l.transfer_s, l.gpu_tests);
-        }
     }
     Ok(ok)
 }

@@ -109,6 +109,29 @@ struct DenseKernels {
     level1: Kernel,
 }
 
+/// A level's keys from some of its rows (`CudaGauss::sets_keys`).
+pub(super) struct SetKeys {
+    pub best: Vec<u64>,
+    /// `host::fail_bits` of the largest failing p (0: none).
+    pub maxfail: Vec<u64>,
+    pub tests: u64,
+    pub fallbacks: u64,
+}
+
+impl SetKeys {
+    /// Another share's keys of the same level: the smaller key, the larger failure.
+    pub fn merge(&mut self, o: &SetKeys) {
+        for (a, b) in self.best.iter_mut().zip(&o.best) {
+            *a = (*a).min(*b);
+        }
+        for (a, b) in self.maxfail.iter_mut().zip(&o.maxfail) {
+            *a = (*a).max(*b);
+        }
+        self.tests += o.tests;
+        self.fallbacks += o.fallbacks;
+    }
+}
+
 /// The CUDA Gaussian backend; see the module docs.
 pub struct CudaGauss {
     gpu: Gpu,
@@ -388,23 +411,47 @@ impl CudaGauss {
         out
     }
 
-    fn level_sets(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
-        let l = plan.level;
+    /// The set and p-best kernels of level `l` (loaded by `load_level_kernels`).
+    fn set_kernels(&self, l: usize) -> Result<(usize, &Kernel, &Kernel)> {
         let variant = host::set_kernel_variant(l);
-        let (maxl, sets_fn, pbest_fn) = self
-            .f
+        self.f
             .sets
             .iter()
             .find(|(m, _, _)| Some(*m) == variant)
             .map(|(m, a, b)| (*m, a, b))
-            .ok_or_else(|| PcError::Internal(format!("no set kernel loaded for level {l}")))?;
+            .ok_or_else(|| PcError::Internal(format!("no set kernel loaded for level {l}")))
+    }
+
+    fn level_sets(&self, plan: &LevelPlan, ctl: &Control, clock: &mut Clock, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
         let t = Instant::now();
         let li = row_sets::level_inputs(plan, true)?;
-        let mut rows = row_sets::work_rows(&li, l)?;
+        let rows = row_sets::work_rows(&li, plan.level)?;
+        let total_sets: u128 = rows.iter().map(|r| r.total as u128).sum();
+        clock.host += t.elapsed().as_secs_f64();
+        let keys = self.sets_keys(plan, &li, rows, total_sets, ctl, clock)?;
+        lt.gpu_tests += keys.tests;
+        lt.fallbacks += keys.fallbacks;
+        let p_best = self.sets_pbest(plan, &li, &keys.best, clock)?;
+        let t = Instant::now();
+        let out = par_collect(plan.edges.len(), |k| outcome_of(&plan.edges[k], keys.best[k], p_best[k], host::decode_max_fail(keys.maxfail[k])));
+        clock.collect += t.elapsed().as_secs_f64();
+        ctl.edges_done.store(plan.edges.len() as u64, Ordering::Relaxed);
+        out
+    }
+
+    /// Level >= 2's tests of the subsets of `rows` (every row with work on one device; a share of
+    /// them on each of several): per plan edge the smallest key of a success and the largest
+    /// failing p of the tests these rows ran. Several devices' keys merge by min and max
+    /// (`SetKeys::merge`), since a success ends an edge at its smallest key and every failure
+    /// before it is below alpha. `total_sets`: the sets of the whole level, for the progress.
+    pub(super) fn sets_keys(&self, plan: &LevelPlan, li: &row_sets::LevelInputs, mut rows: Vec<row_sets::RowWork>, total_sets: u128, ctl: &Control, clock: &mut Clock) -> Result<SetKeys> {
+        self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        let l = plan.level;
+        let (maxl, sets_fn, _) = self.set_kernels(l)?;
+        let t = Instant::now();
         let ne = plan.edges.len();
         let max_d = rows.iter().map(|r| (li.off[r.row as usize + 1] - li.off[r.row as usize]) as usize).max().unwrap_or(0);
         let table = row_sets::binomial_table(max_d, l);
-        let total_sets: u128 = rows.iter().map(|r| r.total as u128).sum();
         let budget = self.budget(l);
         let nr = rows.len();
         clock.host += t.elapsed().as_secs_f64();
@@ -412,8 +459,6 @@ impl CudaGauss {
         let off = self.gpu.up(clock, &li.off, "adjacency")?;
         let cols = self.gpu.up(clock, &li.cols, "adjacency")?;
         let edge_of = self.gpu.up(clock, &li.edge_of, "edge lookup")?;
-        let ei = self.gpu.up(clock, &li.ei, "edges")?;
-        let ej = self.gpu.up(clock, &li.ej, "edges")?;
         let binom = self.gpu.up(clock, &table, "binomial table")?;
         let row_ids: Vec<u32> = rows.iter().map(|r| r.row).collect();
         let row_list = self.gpu.up(clock, &row_ids, "row list")?;
@@ -464,10 +509,11 @@ impl CudaGauss {
             // C(d, l); l <= the kernel's maximum.
             unsafe { args.launch(&self.gpu, sets_fn, cfg, "gauss_sets") }?;
             self.gpu.finish_launch(clock, t, "gauss_sets")?;
+            // this share's part of the level's progress
+            let told = (done_sets * ne as u128).checked_div(total_sets).unwrap_or(0);
             done_sets += threads as u128;
-            if let Some(done) = (done_sets * ne as u128).checked_div(total_sets) {
-                ctl.edges_done.store(done as u64, Ordering::Relaxed);
-            }
+            let now = (done_sets * ne as u128).checked_div(total_sets).unwrap_or(0);
+            ctl.edges_done.fetch_add((now - told) as u64, Ordering::Relaxed);
             if rows.iter().all(|r| r.next >= r.total) {
                 break;
             }
@@ -484,38 +530,49 @@ impl CudaGauss {
                 *a = *a && f != 0;
             }
         }
-        let best_h = self.gpu.down(clock, &best, ne, "keys")?;
-        let mf_h = self.gpu.down(clock, &maxfail, ne, "max p")?;
+        let best = self.gpu.down(clock, &best, ne, "keys")?;
+        let maxfail = self.gpu.down(clock, &maxfail, ne, "max p")?;
         let st = self.gpu.down(clock, &stats, 2, "counters")?;
-        lt.gpu_tests += st[0];
-        lt.fallbacks += st[1];
+        Ok(SetKeys { best, maxfail, tests: st[0], fallbacks: st[1] })
+    }
 
-        // p-value of each winning test, recomputed by the same device functions
+    /// The p-value of each edge's winning test (`best`, NaN where none), recomputed by the same
+    /// device functions as the tests.
+    pub(super) fn sets_pbest(&self, plan: &LevelPlan, li: &row_sets::LevelInputs, best_h: &[u64], clock: &mut Clock) -> Result<Vec<f64>> {
+        self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        let l = plan.level;
+        let (_, _, pbest_fn) = self.set_kernels(l)?;
+        let ne = plan.edges.len();
         let items: Vec<u32> = (0..ne as u32).filter(|&k| best_h[k as usize] != NO_KEY).collect();
         let mut p_best = vec![f64::NAN; ne];
-        if !items.is_empty() {
-            let n_items = items.len() as u32;
-            let items_d = self.gpu.up(clock, &items, "winning tests")?;
-            let mut pb = self.gpu.alloc::<f64>(items.len(), "winning p-values")?;
-            let cfg = LaunchConfig { grid_dim: (n_items.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-            let t = Instant::now();
-            let args = params::Pbest {
-                C: &self.c, p: pu, off: &off, cols: &cols, ei: &ei, ej: &ej, items: &items_d, n_items, binom: &binom, l: li_,
-                zfac, pd_margin: margin, symmetric: sym, best: &best, pbest_out: &mut pb,
-            };
-            // SAFETY: items index edges with a key.
-            unsafe { args.launch(&self.gpu, pbest_fn, cfg, "gauss_pbest") }?;
-            self.gpu.finish_launch(clock, t, "gauss_pbest")?;
-            let pb = self.gpu.down(clock, &pb, items.len(), "winning p-values")?;
-            for (k, v) in items.iter().zip(pb) {
-                p_best[*k as usize] = v;
-            }
+        if items.is_empty() {
+            return Ok(p_best);
         }
+        let max_d = (0..li.off.len().saturating_sub(1)).map(|x| (li.off[x + 1] - li.off[x]) as usize).max().unwrap_or(0);
+        let table = row_sets::binomial_table(max_d, l);
+        let off = self.gpu.up(clock, &li.off, "adjacency")?;
+        let cols = self.gpu.up(clock, &li.cols, "adjacency")?;
+        let ei = self.gpu.up(clock, &li.ei, "edges")?;
+        let ej = self.gpu.up(clock, &li.ej, "edges")?;
+        let binom = self.gpu.up(clock, &table, "binomial table")?;
+        let best = self.gpu.up(clock, best_h, "keys")?;
+        let n_items = items.len() as u32;
+        let items_d = self.gpu.up(clock, &items, "winning tests")?;
+        let mut pb = self.gpu.alloc::<f64>(items.len(), "winning p-values")?;
+        let cfg = LaunchConfig { grid_dim: (n_items.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
-        let out = par_collect(ne, |k| outcome_of(&plan.edges[k], best_h[k], p_best[k], host::decode_max_fail(mf_h[k])));
-        clock.collect += t.elapsed().as_secs_f64();
-        ctl.edges_done.store(ne as u64, Ordering::Relaxed);
-        out
+        let args = params::Pbest {
+            C: &self.c, p: self.p as u64, off: &off, cols: &cols, ei: &ei, ej: &ej, items: &items_d, n_items, binom: &binom, l: l as i32,
+            zfac: host::z_factor(self.n, l), pd_margin: PD_MARGIN, symmetric: self.symmetric as i32, best: &best, pbest_out: &mut pb,
+        };
+        // SAFETY: items index edges with a key.
+        unsafe { args.launch(&self.gpu, pbest_fn, cfg, "gauss_pbest") }?;
+        self.gpu.finish_launch(clock, t, "gauss_pbest")?;
+        let pb = self.gpu.down(clock, &pb, items.len(), "winning p-values")?;
+        for (k, v) in items.iter().zip(pb) {
+            p_best[*k as usize] = v;
+        }
+        Ok(p_best)
     }
 
     fn level_gpu(&self, plan: &LevelPlan, ctl: &Control, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
@@ -644,6 +701,21 @@ impl Backend for CudaGauss {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // several devices' shares of a level: the smallest success and the largest failure win, and
+    // the counts add up, whatever the order of the shares
+    #[test]
+    fn set_keys_merge_by_min_and_max() {
+        let a = SetKeys { best: vec![NO_KEY, 7, 1 << 63, 3], maxfail: vec![0, 5, 9, 2], tests: 10, fallbacks: 1 };
+        let b = SetKeys { best: vec![4, NO_KEY, 12, 3], maxfail: vec![6, 0, 1, 8], tests: 5, fallbacks: 0 };
+        for (x, y) in [(&a, &b), (&b, &a)] {
+            let mut m = SetKeys { best: x.best.clone(), maxfail: x.maxfail.clone(), tests: x.tests, fallbacks: x.fallbacks };
+            m.merge(y);
+            assert_eq!(m.best, vec![4, 7, 12, 3]);
+            assert_eq!(m.maxfail, vec![6, 5, 9, 8]);
+            assert_eq!((m.tests, m.fallbacks), (15, 1));
+        }
+    }
 
     #[test]
     fn new_fails_cleanly_without_a_gpu_or_with_bad_input() {

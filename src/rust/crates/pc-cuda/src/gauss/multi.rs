@@ -10,7 +10,20 @@
 //!   Level 0's sepset bits (OR) are merged the same way once, in `dense_end`; pMax there as a
 //!   reduce-scatter: each device takes the maximum over its block of columns from every copy
 //!   and downloads that block over its own link, all at once.
-//! - levels >= 2 (planned): `multi::split_level`, edge blocks handed to whichever device is free.
+//! - levels >= 2 of "stable": split by rows ([`MultiGauss::split_sets`]): blocks of rows of about
+//!   equal work handed to whichever device is free, each device testing its rows' subsets against
+//!   every edge, the keys merged on the host (the smallest success, the largest failure). Edge
+//!   blocks would not divide the work: the subsets of row(x) serve every edge of x, so each
+//!   device would enumerate them for nearly every row.
+//! - stable.fast's levels >= 2 (listed tests, one per edge and set): `multi::split_level`, edge
+//!   blocks handed to whichever device is free.
+//!
+//! With the devices chosen by the work (`devices = NULL`) the backend grows instead
+//! ([`MultiGauss::growing`]): the first device runs every level alone, the dense ones with its own
+//! code, and the other devices join at the first level >= 2 of at least [`GROW_MIN_TESTS`] tests,
+//! each with a copy of the first device's C (peer or staged, so C is read from R or computed from
+//! the data once). At p = 20000 no level is that large and nothing else is opened; at p = 55,572
+//! the levels of 1e10 tests that take most of a full run are split.
 //!
 //! Every device owns its modules (the merge kernels are loaded on each), streams and buffers;
 //! `Gpu::launch` refuses a kernel of another device. Peer copies (`cuMemcpyPeerAsync`) move the
@@ -29,8 +42,12 @@ use pc_core::multi::{self, label_error};
 use pc_core::plan::{EdgeOutcome, LevelPlan, Order};
 use pc_core::{Adjacency, BitMatrix, PcError};
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use crate::gauss::host;
-use crate::gauss::{params, CudaGauss};
+use crate::gauss::{outcome_of, params, CudaGauss, SetKeys};
+use pc_core::par::par_collect;
+use pc_core::rounds::row_sets;
 use crate::runtime::launch::DeviceAddr;
 use crate::runtime::device::device_labels;
 use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
@@ -42,6 +59,19 @@ use crate::runtime::timings::{CudaTimings, LevelTimings};
 /// (levels of 4e7-7e7 tests: 0.061 s on one H100, 0.081 s split over two;
 /// bench's multigpu-r.R gauss): below ~1 s of work a second device does not pay.
 const MIN_SPLIT_TESTS: u64 = 1_000_000_000;
+
+/// Levels >= 2 of at least this many tests make a growing backend open its other devices (about
+/// 2-4 s of one H100's work: opening a device and copying C, 24.7 GB at p = 55,572, takes about
+/// a second). `GPUPC_GROW_MIN_TESTS` overrides it (0: they join at level 2, how the parity suites
+/// exercise the growth on small cases).
+pub const GROW_MIN_TESTS: u64 = 4_000_000_000;
+
+fn grow_min_tests() -> u64 {
+    std::env::var("GPUPC_GROW_MIN_TESTS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(GROW_MIN_TESTS)
+}
+
+/// Doubles per copy of C to a device that joins (256 MB; staged copies hold one on the host).
+const C_CHUNK: usize = 1 << 25;
 
 /// Doubles per peer copy of pMax into the first device's scratch buffer (256 MB).
 const PMAX_CHUNK: usize = 1 << 25;
@@ -68,6 +98,12 @@ pub struct MultiGauss {
     timings: CudaTimings,
     /// Seconds merging (peer copies and reductions), all levels.
     merge_s: f64,
+    /// A growing backend's devices not opened yet (`labels` names them after `devs`).
+    spare: Vec<usize>,
+    /// A growing backend: the first device ran the dense levels with its own code.
+    dense_alone: bool,
+    /// The level at which the spare devices joined, and the seconds opening them took.
+    joined: Option<(usize, f64)>,
 }
 
 /// Copies `len` elements `src[src_off..]` (on `from`) to `dst[dst_off..]` (on `to`), in `to`'s
@@ -130,6 +166,23 @@ fn enable_peer(a: &Gpu, b: &Gpu) -> Result<bool> {
     }
 }
 
+/// Device `ordinal` opened with a copy of `first`'s C, by peer copies where both directions are
+/// allowed, else staged through the host, in chunks of [`C_CHUNK`].
+fn replica(ordinal: usize, first: &CudaGauss) -> Result<CudaGauss> {
+    let (p, n) = (first.p, first.n);
+    CudaGauss::open(ordinal, p, n, first.symmetric, first.has_nan, 0, |gpu, dc| {
+        let src = first.gpu();
+        let direct = peer_allowed() && enable_peer(gpu, src)? && enable_peer(src, gpu)?;
+        gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        let len = p * p;
+        for off in (0..len).step_by(C_CHUNK) {
+            let m = C_CHUNK.min(len - off);
+            peer_copy(gpu, dc, off, src, &first.c, off, m, direct, "copying C to a device that joins")?;
+        }
+        gpu.stream.synchronize().map_err(cuda_err("copying C to a device that joins"))
+    })
+}
+
 fn grid_for(n: usize) -> LaunchConfig {
     LaunchConfig { grid_dim: ((n as u64).div_ceil(BLOCK as u64).clamp(1, 1 << 16) as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
 }
@@ -153,8 +206,8 @@ impl MultiGauss {
             hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
         });
         let mut devs = Vec::with_capacity(opened.len());
-        for (r, label) in opened.into_iter().zip(&labels) {
-            devs.push(r.map_err(|e| label_error(label, e))?);
+        for (i, (r, label)) in opened.into_iter().zip(&labels).enumerate() {
+            devs.push(r.map_err(|e| label_error(i, label, e))?);
         }
         let (merge, peer) = guard("loading the merge kernels", || {
             let mut merge = Vec::with_capacity(devs.len());
@@ -184,7 +237,67 @@ impl MultiGauss {
             upload_c_s: devs.iter().map(|d| d.timings().upload_c_s).fold(0.0, f64::max),
             ..Default::default()
         };
-        Ok(MultiGauss { devs, labels, merge, peer, scratch: None, timings, merge_s: 0.0 })
+        Ok(MultiGauss { devs, labels, merge, peer, scratch: None, timings, merge_s: 0.0, spare: Vec::new(), dense_alone: false, joined: None })
+    }
+
+    /// A backend on `first` (device `ordinals[0]`) that the other `ordinals` join when a level is
+    /// large enough; see the module docs. Nothing is opened on them until then.
+    pub fn growing(first: CudaGauss, ordinals: &[usize]) -> Result<Self> {
+        if ordinals.is_empty() || ordinals[0] != first.gpu().info.ordinal {
+            return Err(PcError::Internal("a growing backend starts on the first of its devices".into()));
+        }
+        let timings = CudaTimings { compile_s: first.timings().compile_s, compile_cached: first.timings().compile_cached, target: first.timings().target.clone(), upload_c_s: first.timings().upload_c_s, ..Default::default() };
+        Ok(MultiGauss {
+            devs: vec![first],
+            labels: device_labels(ordinals),
+            merge: Vec::new(),
+            peer: vec![vec![true]],
+            scratch: None,
+            timings,
+            merge_s: 0.0,
+            spare: ordinals[1..].to_vec(),
+            dense_alone: true,
+            joined: None,
+        })
+    }
+
+    /// Opens the spare devices, each with a copy of the first device's C (in parallel).
+    fn grow(&mut self, level: usize) -> Result<()> {
+        let t0 = Instant::now();
+        let first = &self.devs[0];
+        let base = self.devs.len();
+        let opened: Vec<Result<CudaGauss>> = std::thread::scope(|s| {
+            let hs: Vec<_> = self.spare.iter().map(|&o| s.spawn(move || guard("opening a device that joins the run", || replica(o, first)))).collect();
+            hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
+        });
+        for (i, r) in opened.into_iter().enumerate() {
+            let d = r.map_err(|e| label_error(base + i, &self.labels[base + i], e))?;
+            self.devs.push(d);
+        }
+        self.spare.clear();
+        let k = self.devs.len();
+        self.peer = (0..k).map(|a| (0..k).map(|b| a == b || peer_allowed()).collect()).collect();
+        let s = t0.elapsed().as_secs_f64();
+        self.joined = Some((level, s));
+        self.timings.upload_c_s += s;
+        Ok(())
+    }
+
+    /// The level at which a growing backend's other devices joined (None: they were not needed),
+    /// and the seconds that took.
+    pub fn joined(&self) -> Option<(usize, f64)> {
+        self.joined
+    }
+
+    /// The devices that ran (the spare ones of a growing backend that never joined left out).
+    pub fn devices_used(&self) -> usize {
+        self.devs.len()
+    }
+
+    /// The first device alone, with C still on it (the triple checks run there); the others are
+    /// closed.
+    pub fn into_first(self) -> CudaGauss {
+        self.devs.into_iter().next().expect("a MultiGauss has a first device")
     }
 
     pub fn devices(&self) -> usize {
@@ -196,9 +309,24 @@ impl MultiGauss {
     }
 
     /// The whole run's figures: per level the wall time, with kernel and copy time summed over
-    /// the devices (the merges count as copies).
-    pub fn timings(&self) -> &CudaTimings {
-        &self.timings
+    /// the devices (the merges count as copies). A growing backend's dense levels are the first
+    /// device's own figures.
+    pub fn timings(&self) -> CudaTimings {
+        if !self.dense_alone {
+            return self.timings.clone();
+        }
+        let d0 = self.devs[0].timings();
+        let planned_from = self.timings.levels.first().map_or(usize::MAX, |l| l.level);
+        let mut t = self.timings.clone();
+        let dense: Vec<_> = d0.levels.iter().filter(|l| l.level < planned_from).cloned().collect();
+        t.kernel_s += dense.iter().map(|l| l.kernel_s).sum::<f64>();
+        t.transfer_s += dense.iter().map(|l| l.transfer_s).sum::<f64>();
+        t.dense_setup_s = d0.dense_setup_s;
+        t.dense_results_s = d0.dense_results_s;
+        t.compile_s = t.compile_s.max(d0.compile_s);
+        t.compile_cached &= d0.compile_cached;
+        t.levels = dense.into_iter().chain(t.levels).collect();
+        t
     }
 
     /// Seconds spent merging the devices' results (peer copies and reductions).
@@ -294,7 +422,7 @@ impl MultiGauss {
                                 let buf = g.alloc::<f64>(chunk, "merging pMax")?;
                                 let (base, _sync) = st.pmax.device_ptr(&g.stream);
                                 for (o, other) in devs.iter().enumerate().filter(|&(o, _)| o != d) {
-                                    let so = other.dense_state().map_err(|e| label_error(&labels[o], e))?;
+                                    let so = other.dense_state().map_err(|e| label_error(o, &labels[o], e))?;
                                     for off in (a..e).step_by(chunk) {
                                         let m = chunk.min(e - off);
                                         peer_copy(g, &buf, 0, other.gpu(), &so.pmax, off, m, peer[d][o], "gathering pMax")?;
@@ -317,8 +445,8 @@ impl MultiGauss {
                 .collect();
             hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
         });
-        for (r, label) in results.into_iter().zip(labels) {
-            r.map_err(|e| label_error(label, e))?;
+        for (i, (r, label)) in results.into_iter().zip(labels).enumerate() {
+            r.map_err(|e| label_error(i, label, e))?;
         }
         Ok(())
     }
@@ -345,8 +473,8 @@ impl MultiGauss {
         });
         let mut rep = DenseLevelReport::default();
         let mut clock = Clock::default();
-        for (r, label) in results.into_iter().zip(labels) {
-            let (r, c) = r.map_err(|e| label_error(label, e))?;
+        for (i, (r, label)) in results.into_iter().zip(labels).enumerate() {
+            let (r, c) = r.map_err(|e| label_error(i, label, e))?;
             rep.tests += r.tests;
             rep.removed += r.removed;
             rep.not_done |= r.not_done;
@@ -360,18 +488,101 @@ impl MultiGauss {
     }
 }
 
+impl MultiGauss {
+    /// A "stable" level >= 2 split by rows (see the module docs): the outcomes, the devices'
+    /// clocks summed, and the tests and pseudo-inverse fallbacks they ran.
+    fn split_sets(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<(Vec<EdgeOutcome>, Clock, (u64, u64))> {
+        let l = plan.level;
+        for (i, d) in self.devs.iter_mut().enumerate() {
+            d.load_level_kernels(l, false).map_err(|e| label_error(i, &self.labels[i], e))?;
+        }
+        let t = Instant::now();
+        let li = row_sets::level_inputs(plan, true)?;
+        let rows = row_sets::work_rows(&li, l)?;
+        let total: u128 = rows.iter().map(|r| r.total as u128).sum();
+        // a row's work: its sets, each tested against the row's other entries
+        let weights: Vec<u64> = rows.iter().map(|r| r.total.saturating_mul(li.off[r.row as usize + 1] - li.off[r.row as usize] - l as u64).max(1)).collect();
+        let blocks = multi::weighted_blocks(&weights, self.devs.len() * multi::BLOCKS_PER_DEVICE);
+        let host_s = t.elapsed().as_secs_f64();
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let (devs, labels) = (&self.devs, &self.labels);
+        let (li, rows, blocks, next, stop) = (&li, &rows, &blocks, &next, &stop);
+        let shares = run_watched(plan.edges.len() as u64, watch, std::time::Duration::from_millis(100), |ctl| {
+            let per: Vec<Result<(Option<SetKeys>, Clock)>> = std::thread::scope(|s| {
+                let hs: Vec<_> = devs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| {
+                        s.spawn(move || {
+                            let run = || {
+                                let mut clock = Clock::default();
+                                let mut acc: Option<SetKeys> = None;
+                                while !stop.load(Ordering::Relaxed) {
+                                    let Some(r) = blocks.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+                                    let k = d.sets_keys(plan, li, rows[r.clone()].to_vec(), total, ctl, &mut clock)?;
+                                    match &mut acc {
+                                        Some(a) => a.merge(&k),
+                                        None => acc = Some(k),
+                                    }
+                                }
+                                Ok((acc, clock))
+                            };
+                            let r = guard("running a level on the GPU", run).map_err(|e| label_error(i, &labels[i], e));
+                            if r.is_err() {
+                                stop.store(true, Ordering::Relaxed);
+                            }
+                            r
+                        })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
+            });
+            per.into_iter().collect::<Result<Vec<_>>>()
+        })?;
+        let ne = plan.edges.len();
+        let mut keys = SetKeys { best: vec![host::NO_KEY; ne], maxfail: vec![0; ne], tests: 0, fallbacks: 0 };
+        let mut clock = Clock { host: host_s, ..Default::default() };
+        for (k, c) in shares {
+            if let Some(k) = k {
+                keys.merge(&k);
+            }
+            clock.kernel += c.kernel;
+            clock.transfer += c.transfer;
+            clock.launches += c.launches;
+            clock.host += c.host;
+        }
+        let p_best = guard("running a level on the GPU", || self.devs[0].sets_pbest(plan, li, &keys.best, &mut clock)).map_err(|e| label_error(0, &self.labels[0], e))?;
+        let t = Instant::now();
+        let out = par_collect(ne, |k| outcome_of(&plan.edges[k], keys.best[k], p_best[k], host::decode_max_fail(keys.maxfail[k])))?;
+        clock.collect += t.elapsed().as_secs_f64();
+        Ok((out, clock, (keys.tests, keys.fallbacks)))
+    }
+}
+
 impl DenseLevels for MultiGauss {
-    /// "stable" only: stable.fast's level 0 writes raw (NaN) p-values into pMax, which the
-    /// devices' max-merge is not made for; its levels are planned and split (`multi.rs`).
+    /// Split over the devices: "stable" only (stable.fast's level 0 writes raw (NaN) p-values into
+    /// pMax, which the devices' max-merge is not made for; its levels are planned and split).
+    /// A growing backend's first device runs them alone, in whichever order it runs.
+    fn dense_order_ok(&self, order: Order) -> bool {
+        if self.dense_alone {
+            return self.devs[0].dense_order_ok(order);
+        }
+        order == Order::Stable
+    }
+
     fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+        if self.dense_alone {
+            return self.devs[0].dense_begin(order, start, fixed, alpha, na_value).map_err(|e| label_error(0, &self.labels[0], e));
+        }
         let t0 = Instant::now();
         let labels = &self.labels;
         let results: Vec<Result<()>> = std::thread::scope(|s| {
             let hs: Vec<_> = self.devs.iter_mut().map(|d| s.spawn(move || d.dense_begin(order, start, fixed, alpha, na_value))).collect();
             hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
         });
-        for (r, label) in results.into_iter().zip(labels) {
-            r.map_err(|e| label_error(label, e))?;
+        for (i, (r, label)) in results.into_iter().zip(labels).enumerate() {
+            r.map_err(|e| label_error(i, label, e))?;
         }
         let g0 = self.devs[0].gpu();
         let words = start.p().div_ceil(64);
@@ -384,7 +595,10 @@ impl DenseLevels for MultiGauss {
         Ok(())
     }
 
-    fn dense_level(&mut self, level: usize, _pmax: &mut [f64], _sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
+    fn dense_level(&mut self, level: usize, pmax: &mut [f64], sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
+        if self.dense_alone {
+            return self.devs[0].dense_level(level, pmax, sep0, watch).map_err(|e| label_error(0, &self.labels[0], e));
+        }
         if level > 1 {
             return Err(PcError::Internal(format!("dense level {level} does not exist")));
         }
@@ -402,10 +616,13 @@ impl DenseLevels for MultiGauss {
     }
 
     fn writes_whole_pmax(&self) -> bool {
-        true
+        !self.dense_alone || self.devs[0].writes_whole_pmax()
     }
 
     fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()> {
+        if self.dense_alone {
+            return self.devs[0].dense_end(graph, pmax, sep0).map_err(|e| label_error(0, &self.labels[0], e));
+        }
         let t0 = Instant::now();
         let p = self.devs[0].dense_state()?.p;
         if pmax.len() != p * p || sep0.p() != p {
@@ -422,7 +639,7 @@ impl DenseLevels for MultiGauss {
             g0.stream.synchronize().map_err(cuda_err("copying the results back"))?;
             Ok((g, s0))
         })
-        .map_err(|e| label_error(&self.labels[0], e))?;
+        .map_err(|e| label_error(0, &self.labels[0], e))?;
         *graph = Adjacency::from_words(p, g);
         *sep0 = BitMatrix::from_words(p, s0);
         self.scratch = None;
@@ -436,10 +653,17 @@ impl DenseLevels for MultiGauss {
 
 impl Backend for MultiGauss {
     fn name(&self) -> String {
+        if self.devs.len() == 1 {
+            return self.devs[0].name();
+        }
         format!("cuda ({} x {})", self.devs.len(), self.devs[0].info().name)
     }
 
     fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
+        if self.dense_alone {
+            // the first device's own dense levels, its errors named by this backend
+            return if self.devs[0].dense().is_some() { Some(self) } else { None };
+        }
         if self.devs.iter().all(|d| d.dense_available()) {
             Some(self)
         } else {
@@ -449,14 +673,27 @@ impl Backend for MultiGauss {
 
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         let t0 = Instant::now();
-        let before = self.sums();
         // deeper than the set kernels, or C with NaN: one device runs it (on the CPU)
         let one = plan.level >= 2 && (self.devs[0].has_nan() || host::set_kernel_variant(plan.level).is_none());
+        if !self.spare.is_empty() && plan.level >= 2 && !one && multi::level_tests(plan) >= grow_min_tests() {
+            self.grow(plan.level)?;
+        }
+        let before = self.sums();
         // a level of fewer tests than MIN_SPLIT_TESTS: one device finishes it before a split pays
         let alone = !multi::worth_splitting(self.devs.len(), multi::level_tests(plan), MIN_SPLIT_TESTS);
-        let out = if one || alone { self.devs[0].run_level(plan, watch).map_err(|e| label_error(&self.labels[0], e)) } else { multi::split_level(&mut self.devs, &self.labels, plan, watch) };
+        let mut rows_split = None;
+        let out = if one || alone {
+            self.devs[0].run_level(plan, watch).map_err(|e| label_error(0, &self.labels[0], e))
+        } else if plan.order == Order::Stable && plan.level >= 2 {
+            self.split_sets(plan, watch).map(|(out, clock, keys)| {
+                rows_split = Some((clock, keys));
+                out
+            })
+        } else {
+            multi::split_level(&mut self.devs, &self.labels, plan, watch)
+        };
         let after = self.sums();
-        let lt = LevelTimings {
+        let mut lt = LevelTimings {
             level: plan.level,
             kernel_s: after.0 - before.0,
             transfer_s: after.1 - before.1,
@@ -466,6 +703,15 @@ impl Backend for MultiGauss {
             on_cpu: one,
             ..Default::default()
         };
+        if let Some((c, (tests, fallbacks))) = rows_split {
+            lt.kernel_s += c.kernel;
+            lt.transfer_s += c.transfer;
+            lt.launches += c.launches;
+            lt.host_s += c.host;
+            lt.collect_s += c.collect;
+            lt.gpu_tests += tests;
+            lt.fallbacks += fallbacks;
+        }
         self.timings.record(lt, t0);
         out
     }

@@ -86,6 +86,12 @@ pub(crate) fn check_owner(owner: DeviceId, user: DeviceId, what: &str) -> Result
     Err(PcError::Internal(format!("{what} belongs to GPU {} (handle {}) but was used on GPU {} (handle {})", owner.ordinal, owner.handle, user.ordinal, user.handle)))
 }
 
+/// `GPUPC_FAIL_DEVICE=k` makes every launch on GPU k fail as a broken device's would: how the
+/// device suites check that a run goes on without it (a real failure cannot be had on demand).
+fn injected_failure(ordinal: usize) -> bool {
+    std::env::var("GPUPC_FAIL_DEVICE").is_ok_and(|v| v.split(',').any(|d| d.trim().parse() == Ok(ordinal)))
+}
+
 /// A kernel of one device's module; only that device's [`Gpu::launch`] launches it.
 #[derive(Clone)]
 pub(crate) struct Kernel {
@@ -140,6 +146,9 @@ impl Gpu {
     /// arguments come from the kernel's parameter struct (`runtime/launch.rs`).
     pub fn launch<'a>(&'a self, k: &'a Kernel) -> Result<LaunchArgs<'a>> {
         check_owner(k.owner, self.id, &format!("kernel {}", k.name))?;
+        if injected_failure(self.info.ordinal) {
+            return Err(PcError::Cuda(format!("launching {}: a failure injected by GPUPC_FAIL_DEVICE", k.name)));
+        }
         Ok(self.stream.launch_builder(&k.f))
     }
 
