@@ -132,6 +132,20 @@ fn tests(r: &SkeletonResult) -> f64 {
     r.n_edgetests.iter().sum()
 }
 
+/// One result line: what ran, one device against `k`, the ratio and whether they agree.
+#[allow(clippy::too_many_arguments)]
+fn result_line(head: String, k: usize, m_max: Option<usize>, r: &SkeletonResult, one: (f64, f64), name: String, several: (f64, String), same: bool) -> String {
+    let ((s1, setup1), (sk, setupk)) = (one, several);
+    format!(
+        "{head} k {k} m.max {m_max:?}: edges {} max.ord {} tests {} | 1 gpu {s1:.3} s (setup {setup1:.2}) | {name} {sk:.3} s ({setupk}) | ratio {:.2} | k = 1: {}",
+        r.graph.n_edges(),
+        r.max_ord,
+        tests(r),
+        s1 / sk,
+        if same { "identical" } else { "DIFFER" }
+    )
+}
+
 fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -> Res<bool> {
     let prm = params(p, &a.common);
     let devs = &a.dev.devices;
@@ -169,18 +183,8 @@ fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -
         ok &= same;
         let label = case.map_or(String::new(), |k| format!("case {:>3} ", k + 1));
         let joined = multi.joined().map_or(String::new(), |(l, s)| format!(", joined at level {l} in {s:.2} s"));
-        println!(
-            "{label}gauss p {p} n {n} k {} m.max {:?}: edges {} max.ord {} tests {} | 1 gpu {s1:.3} s (setup {setup1:.2}) | {} {sk:.3} s (setup {setupk:.2}, merge {:.3}{joined}) | ratio {:.2} | k = 1: {}",
-            devs.len(),
-            a.common.m_max,
-            rk.graph.n_edges(),
-            rk.max_ord,
-            tests(&rk),
-            multi.name(),
-            multi.merge_seconds(),
-            s1 / sk,
-            if same { "identical" } else { "DIFFER" }
-        );
+        let setup = format!("setup {setupk:.2}, merge {:.3}{joined}", multi.merge_seconds());
+        println!("{}", result_line(format!("{label}gauss p {p} n {n}"), devs.len(), a.common.m_max, &rk, (s1, setup1), multi.name(), (sk, setup), same));
         if case.is_none() {
             println!("  level  seconds  kernel_s(sum)  copy+merge_s  tests");
             for l in &multi.timings().levels[first..] {
@@ -320,17 +324,8 @@ fn one_discrete(data: DiscreteData, a: &DiscreteMulti, case: Option<usize>) -> R
         ok &= d.is_empty();
     }
     let label = case.map_or(String::new(), |k| format!("case {:>3} ", k + 1));
-    println!(
-        "{label}discrete p {p} n {n} k {} m.max {:?}: edges {} max.ord {} tests {} | 1 gpu {s1:.3} s (setup {setup1:.2}) | {} {sk:.3} s (setup {setupk:.2}) | ratio {:.2} | k = 1: {}{cpu_note}",
-        devs.len(),
-        a.common.m_max,
-        rk.graph.n_edges(),
-        rk.max_ord,
-        tests(&rk),
-        multi.name(),
-        s1 / sk,
-        if same { "identical" } else { "DIFFER" }
-    );
+    let line = result_line(format!("{label}discrete p {p} n {n}"), devs.len(), a.common.m_max, &rk, (s1, setup1), multi.name(), (sk, format!("setup {setupk:.2}")), same);
+    println!("{line}{cpu_note}");
     Ok(ok)
 }
 
