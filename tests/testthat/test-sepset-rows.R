@@ -97,15 +97,18 @@ test_that("the threshold option is checked and pcalg's lists stay the default at
                "gpupc.sepset_rows_p")
 })
 
-# A dense GPU run lists level 1's one-variable sets in idx1/k1 (no R object per set); the CPU
-# backend lists them in idx/sets. The same rows moved into that form must read, write and orient
-# alike.
+# The dense levels (the GPU's, and the CPU backend's for gaussCItest) list level 1's
+# one-variable sets in idx1/k1 (no R object per set); planned levels list them in idx/sets. Rows
+# with every one-variable set moved into idx1/k1 must read, write and orient alike.
 to_singles <- function(row) {
   u <- unclass(row)
   one <- lengths(u$sets) == 1L & vapply(u$sets, is.integer, logical(1))
-  u$idx1 <- u$idx[one]
-  u$k1 <- unlist(u$sets[one], use.names = FALSE)
-  if (is.null(u$k1)) u$k1 <- integer(0)
+  # rows from the dense levels hold their level-1 sets as idx1 / k1 already
+  idx1 <- c(u$idx1, u$idx[one])
+  k1 <- c(u$k1, unlist(u$sets[one], use.names = FALSE))
+  o <- order(idx1)
+  u$idx1 <- as.integer(idx1[o])
+  u$k1 <- as.integer(k1[o])
   u$idx <- u$idx[!one]
   u$sets <- u$sets[!one]
   structure(u, class = class(row))

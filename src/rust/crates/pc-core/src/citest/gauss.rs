@@ -66,21 +66,42 @@ impl GaussTest {
     /// correlations); infinite ones are rejected, as no correlation matrix holds them and
     /// pcalg's two paths would fail in unrelated ways (an SVD error, an out-of-bounds abort).
     pub fn new(c: Vec<f64>, p: usize, n: f64, flavour: GaussFlavour) -> Result<Self> {
-        if p.checked_mul(p) != Some(c.len()) {
-            return Err(PcError::invalid(
-                "suffStat$C",
-                format!("must be a {p} x {p} matrix, got {} entries", c.len()),
-            ));
-        }
-        if p > u32::MAX as usize {
-            return Err(PcError::invalid("suffStat$C", "too many variables"));
-        }
+        Self::check_shape(c.len(), p)?;
         if c.iter().any(|v| v.is_infinite()) {
             return Err(PcError::invalid(
                 "suffStat$C",
                 "entries must be finite (NA is allowed)",
             ));
         }
+        let has_nan = c.iter().any(|v| v.is_nan());
+        Self::assemble(c, p, n, flavour, false, has_nan)
+    }
+
+    /// [`GaussTest::new`] for a C already scanned in one parallel pass
+    /// (`par::scan_symmetric`, which the caller used to refuse infinite entries): `exact`, its
+    /// mirror is equal bit for bit; `has_nan`, it holds a NaN. The O(p^2) scans of `new` are
+    /// skipped (at p = 1643 they were most of the CPU backend's input step).
+    pub fn new_scanned(c: Vec<f64>, p: usize, n: f64, flavour: GaussFlavour, exact: bool, has_nan: bool) -> Result<Self> {
+        Self::check_shape(c.len(), p)?;
+        Self::assemble(c, p, n, flavour, exact, has_nan)
+    }
+
+    fn check_shape(len: usize, p: usize) -> Result<()> {
+        if p.checked_mul(p) != Some(len) {
+            return Err(PcError::invalid(
+                "suffStat$C",
+                format!("must be a {p} x {p} matrix, got {len} entries"),
+            ));
+        }
+        if p > u32::MAX as usize {
+            return Err(PcError::invalid("suffStat$C", "too many variables"));
+        }
+        Ok(())
+    }
+
+    /// The test on a checked C; `exact` (a bit-equal mirror) spares the value comparison that
+    /// decides `symmetric` (equal values or both NaN: 0.0 and -0.0 count as equal).
+    fn assemble(c: Vec<f64>, p: usize, n: f64, flavour: GaussFlavour, exact: bool, has_nan: bool) -> Result<Self> {
         // n = Inf is pcalg's R gaussCItest's limit (z = +-Inf, p = 0 or 1); stable.fast's C++
         // casts n to a 32-bit unsigned integer, checked below
         if !(n >= 0.0) {
@@ -91,7 +112,7 @@ impl GaussTest {
         }
         Self::check_n(n, flavour)?;
         let mut nan_var = vec![false; p];
-        if c.iter().any(|v| v.is_nan()) {
+        if has_nan {
             for (j, col) in c.chunks(p.max(1)).enumerate() {
                 for (i, v) in col.iter().enumerate() {
                     if v.is_nan() {
@@ -101,15 +122,16 @@ impl GaussTest {
                 }
             }
         }
-        let exact_mirror = crate::par::try_upper_pairs_tiled(p, |i, j| {
-            let (v, w) = (c[i + j * p], c[j + i * p]);
-            if v != w && !(v.is_nan() && w.is_nan()) {
-                Err(())
-            } else {
-                Ok(())
-            }
-        });
-        let symmetric = exact_mirror.is_ok();
+        let symmetric = exact
+            || crate::par::try_upper_pairs_tiled(p, |i, j| {
+                let (v, w) = (c[i + j * p], c[j + i * p]);
+                if v != w && !(v.is_nan() && w.is_nan()) {
+                    Err(())
+                } else {
+                    Ok(())
+                }
+            })
+            .is_ok();
         let any_nan = nan_var.iter().any(|&b| b);
         Ok(GaussTest {
             p,
