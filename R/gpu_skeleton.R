@@ -163,10 +163,12 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                             n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm), devices = devices)
   # NULL: no gaps / no fixed edges (Rust starts from the complete / empty graph)
   start <- if (is.null(gaps)) NULL else `diag<-`(!gaps, FALSE)
-  # the GPU's dense levels hold no per-edge host structure, and C (or the data) stays where
-  # R holds it (read in place, uploaded once)
-  dense <- test$kind == "gauss" && choice$backend == "cuda"
-  check_memory(p, if (dense) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
+  # gaussCItest's levels 0 and 1 run whole on either backend (no per-edge host structure); on
+  # the GPU, C (or the data) stays where R holds it (read in place, uploaded once), while the
+  # CPU's test holds a copy
+  dense <- test$kind == "gauss"
+  on_gpu <- dense && choice$backend == "cuda"
+  check_memory(p, if (on_gpu) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
                p_arg, dense = dense)
   # with backend = "auto", a GPU that fails runs the skeleton on the CPU instead (in Rust)
   args <- skeleton_args(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = backend == "auto",
