@@ -154,7 +154,7 @@ pub fn gauss_test(data: &List, p: usize, order: Order, threads: usize) -> CoreRe
             let pool = pc_core::threads::call_pool(threads, "scan")?;
             let scan = pool.install(|| scan_correlation(&c, p))?;
             let c = match c {
-                Cow::Borrowed(s) => pool.install(|| pc_core::par::par_copy(s)),
+                Cow::Borrowed(s) => pool.install(|| pc_core::mem::try_copied(s, "suffStat$C", "the CPU test's copy of C"))?,
                 Cow::Owned(v) => v,
             };
             return GaussTest::new_scanned(c, p, n, flavour, scan.exact, scan.has_nan);

@@ -32,6 +32,22 @@ pub fn try_filled<T: Copy + Send + Sync>(len: usize, value: T, arg: &'static str
     Ok(v)
 }
 
+/// A copy of `s` made fallibly, written by the current rayon pool's threads in blocks (as
+/// [`try_filled`]: the fresh pages are faulted in in parallel).
+pub fn try_copied<T: Copy + Send + Sync>(s: &[T], arg: &'static str, what: &str) -> Result<Vec<T>> {
+    use rayon::prelude::*;
+    let len = s.len();
+    let mut v = try_vec::<T>(len, arg, what)?;
+    v.spare_capacity_mut()[..len].par_chunks_mut(1 << 16).zip(s.par_chunks(1 << 16)).for_each(|(d, s)| {
+        for (x, y) in d.iter_mut().zip(s) {
+            x.write(*y);
+        }
+    });
+    // SAFETY: every element 0..len was written above.
+    unsafe { v.set_len(len) };
+    Ok(v)
+}
+
 pub fn bytes_of<T>(len: usize) -> u64 {
     (len as u64).saturating_mul(std::mem::size_of::<T>() as u64)
 }
@@ -146,6 +162,14 @@ pub fn plan_run(s: &RunSize, arg: &'static str, available: Option<u64>) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn try_copied_is_a_copy() {
+        for n in [0usize, 1, 5, (1 << 16) - 1, 1 << 16, 3 * (1 << 16) + 7] {
+            let s: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 3.0).collect();
+            assert_eq!(try_copied(&s, "x", "a copy").unwrap(), s);
+        }
+    }
 
     fn size(p: usize) -> RunSize {
         let e = (p as u64) * (p as u64 - 1) / 2;

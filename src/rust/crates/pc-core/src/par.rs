@@ -114,15 +114,6 @@ pub fn par_collect<T: Send, E: Send>(n: usize, f: impl Fn(usize) -> Result<T, E>
     Ok(v)
 }
 
-/// A copy of `s` made by the pool's threads in blocks (the fresh vector's pages are first
-/// touched, and so faulted in, in parallel too).
-pub fn par_copy<T: Copy + Default + Send + Sync>(s: &[T]) -> Vec<T> {
-    const BLOCK: usize = 1 << 16;
-    let mut v = vec![T::default(); s.len()];
-    v.par_chunks_mut(BLOCK).zip(s.par_chunks(BLOCK)).for_each(|(d, s)| d.copy_from_slice(s));
-    v
-}
-
 /// Whether C (p x p, column-major) is exactly symmetric, as pc-core's Gaussian test decides it
 /// (equal values or both NaN), and whether it holds a NaN.
 pub fn symmetry_and_nan(c: &[f64], p: usize) -> (bool, bool) {
@@ -147,13 +138,6 @@ pub fn symmetry_and_nan(c: &[f64], p: usize) -> (bool, bool) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn par_copy_is_a_copy() {
-        for n in [0usize, 1, 5, (1 << 16) - 1, 1 << 16, 3 * (1 << 16) + 7] {
-            let s: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 3.0).collect();
-            assert_eq!(par_copy(&s), s);
-        }
-    }
 
     #[test]
     fn scan_finds_asymmetry_nan_and_range() {

@@ -167,12 +167,13 @@ fn enable_peer(a: &Gpu, b: &Gpu) -> Result<bool> {
 }
 
 /// Device `ordinal` opened with a copy of `first`'s C, by peer copies where both directions are
-/// allowed, else staged through the host, in chunks of [`C_CHUNK`].
-fn replica(ordinal: usize, first: &CudaGauss) -> Result<CudaGauss> {
+/// allowed (the flag returned), else staged through the host, in chunks of [`C_CHUNK`].
+fn replica(ordinal: usize, first: &CudaGauss) -> Result<(CudaGauss, bool)> {
     let (p, n) = (first.p, first.n);
-    CudaGauss::open(ordinal, p, n, first.symmetric, first.has_nan, 0, |gpu, dc| {
+    let mut direct = false;
+    let dev = CudaGauss::open(ordinal, p, n, first.symmetric, first.has_nan, 0, |gpu, dc| {
         let src = first.gpu();
-        let direct = peer_allowed() && enable_peer(gpu, src)? && enable_peer(src, gpu)?;
+        direct = peer_allowed() && enable_peer(gpu, src)? && enable_peer(src, gpu)?;
         gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let len = p * p;
         for off in (0..len).step_by(C_CHUNK) {
@@ -180,7 +181,8 @@ fn replica(ordinal: usize, first: &CudaGauss) -> Result<CudaGauss> {
             peer_copy(gpu, dc, off, src, &first.c, off, m, direct, "copying C to a device that joins")?;
         }
         gpu.stream.synchronize().map_err(cuda_err("copying C to a device that joins"))
-    })
+    })?;
+    Ok((dev, direct))
 }
 
 fn grid_for(n: usize) -> LaunchConfig {
@@ -266,17 +268,20 @@ impl MultiGauss {
         let t0 = Instant::now();
         let first = &self.devs[0];
         let base = self.devs.len();
-        let opened: Vec<Result<CudaGauss>> = std::thread::scope(|s| {
+        let opened: Vec<Result<(CudaGauss, bool)>> = std::thread::scope(|s| {
             let hs: Vec<_> = self.spare.iter().map(|&o| s.spawn(move || guard("opening a device that joins the run", || replica(o, first)))).collect();
             hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect()
         });
+        let mut direct = vec![true];
         for (i, r) in opened.into_iter().enumerate() {
-            let d = r.map_err(|e| label_error(base + i, &self.labels[base + i], e))?;
+            let (d, peer) = r.map_err(|e| label_error(base + i, &self.labels[base + i], e))?;
             self.devs.push(d);
+            direct.push(peer);
         }
         self.spare.clear();
+        // how C reached each device from the first (the joined devices copy nothing between them)
         let k = self.devs.len();
-        self.peer = (0..k).map(|a| (0..k).map(|b| a == b || peer_allowed()).collect()).collect();
+        self.peer = (0..k).map(|a| (0..k).map(|b| a == b || (a == 0 && direct[b]) || (b == 0 && direct[a])).collect()).collect();
         let s = t0.elapsed().as_secs_f64();
         self.joined = Some((level, s));
         self.timings.upload_c_s += s;
