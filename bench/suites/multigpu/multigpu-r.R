@@ -1,9 +1,9 @@
 # Several GPUs through R: parity of every test kind and order, and the timing table.
 #
 #   Rscript bench/suites/multigpu/multigpu-r.R parity [--cases K] [--out FILE]
-#   Rscript bench/suites/multigpu/multigpu-r.R gauss  --cor FILE --p P --n N [--m-max M] [--reps R]
+#   Rscript bench/suites/multigpu/multigpu-r.R gauss  --cor FILE --p P --n N [--m-max M] [--reps R] [--warm small]
 #   Rscript bench/suites/multigpu/multigpu-r.R cmiknn [--p P] [--n N] [--reps R]
-#   Rscript bench/suites/multigpu/multigpu-r.R jtree  [--net munin] [--sets S] [--reps R]
+#   Rscript bench/suites/multigpu/multigpu-r.R jtree  [--net munin] [--evidence-sets S] [--reps R]
 #   Rscript bench/suites/multigpu/multigpu-r.R fault
 #
 # parity: on random cases, each native test kind and skeleton order (gaussCItest from C with
@@ -24,7 +24,9 @@
 # gauss / cmiknn / jtree: the same call on 1, 2, ... GPUs (every prefix of the usable GPUs), warm
 #   (a first call on each set is not timed), each checked identical to the one-GPU result; prints
 #   a table row per device count with the wall time, the ratio to one GPU and the phases of
-#   gpupc_last_run().
+#   gpupc_last_run(). --sets 1,4,default times those device sets only (GPU counts, the first
+#   being the reference, and the default devices); --ref DIR keeps the reference's result there
+#   for a later call (see timing_table).
 suppressPackageStartupMessages({ library(pcalg); library(gpupc) })
 options(cli.progress_show_after = Inf)  # no progress bars in the logs
 args <- commandArgs(TRUE)
@@ -237,11 +239,29 @@ if (mode == "fault") {
 reps <- as.integer(opt("reps", 2))
 prefixes <- lapply(seq_along(all_dev), function(k) all_dev[seq_len(k)])
 if (length(all_dev) > 2) prefixes <- prefixes[c(1, 2, length(prefixes))]
+# --sets 1,4,default: the device sets to time (GPU counts as prefixes, and the default devices);
+# the first is the reference
+sets_opt <- opt("sets", NA)
+run_sets <- if (is.na(sets_opt)) c(prefixes, if (length(all_dev) > 1) list(NULL)) else
+  lapply(strsplit(sets_opt, ",")[[1]], function(s) if (s == "default") NULL else all_dev[seq_len(min(as.integer(s), length(all_dev)))])
+# --ref DIR: the first set's result and time are saved there (saveRDS), and read back instead of
+# running it again when DIR already holds them (a later call on the same machine, for a run too
+# long to repeat beside every device set)
+ref_dir <- opt("ref", NA)
+ref_file <- if (!is.na(ref_dir)) file.path(ref_dir, "reference.rds")
 timing_table <- function(label, call, same, warm = call) {
   ref <- NULL
   base <- NA
-  # every prefix, then the default devices (NULL) where there are several
-  for (d in c(prefixes, if (length(all_dev) > 1) list(NULL))) {
+  for (i in seq_along(run_sets)) {
+    d <- run_sets[[i]]
+    if (i == 1 && !is.null(ref_file) && file.exists(ref_file)) {
+      saved <- readRDS(ref_file)
+      if (identical(saved$label, label)) {
+        ref <- saved$result; base <- saved$seconds
+        cat(sprintf("%s | %s | %.3f s (read from %s) | 1.00x | reference | %s\n", label, saved$gpus, base, ref_file, saved$phases))
+        next
+      }
+    }
     invisible(warm(d))  # warm: contexts, modules, staging buffers
     ts <- numeric(reps)
     for (r in seq_len(reps)) {
@@ -249,13 +269,20 @@ timing_table <- function(label, call, same, warm = call) {
       ts[r] <- system.time(res <- call(d))[["elapsed"]]
     }
     lr <- gpupc_last_run()
-    if (is.null(ref)) { ref <- res; base <- min(ts) }
-    verdict <- if (identical(d, prefixes[[1]])) "reference" else if (same(res, ref)) "identical" else "DIFFERS"
+    if (is.null(ref)) {
+      ref <- res; base <- min(ts)
+      if (!is.null(ref_file))
+        saveRDS(list(label = label, result = res, seconds = base, gpus = sprintf("%d GPU(s)", length(lr$devices)),
+                     phases = paste(sprintf("%s %.3f", names(lr$phases), lr$phases), collapse = ", ")), ref_file, compress = FALSE)
+    }
+    verdict <- if (i == 1) "reference" else if (same(res, ref)) "identical" else "DIFFERS"
     ph <- lr$phases
     ph_s <- paste(sprintf("%s %.3f", names(ph), ph), collapse = ", ")
     det <- lr$details
     extra <- if (!is.null(det$merge_s)) sprintf(", merge %.3f s", det$merge_s) else ""
     if (is.null(d)) extra <- sprintf("%s, default devices: %s (%s)", extra, paste(lr$devices, collapse = ","), lr$devices_why)
+    if (!is.null(det$devices_joined_level))
+      extra <- sprintf("%s, joined at level %d in %.2f s", extra, as.integer(det$devices_joined_level), det$devices_join_s)
     cat(sprintf("%s | %s GPU(s) | %.3f s (runs: %s) | %.2fx | %s | %s%s\n", label, if (is.null(d)) "default" else length(d), min(ts),
                 paste(sprintf("%.3f", ts), collapse = " "), base / min(ts), verdict, ph_s, extra))
     if (!is.null(lr$levels) && nrow(lr$levels))
@@ -267,12 +294,18 @@ if (mode == "gauss") {
   p <- as.integer(opt("p", 20000)); n <- as.numeric(opt("n", 3189))
   mm <- as.numeric(opt("m-max", Inf))
   con <- file(opt("cor", ""), "rb")
-  C <- matrix(readBin(con, "double", p * p), p, p)
+  # by blocks of columns: p^2 is past an integer's range from p = 46341
+  C <- matrix(0, p, p)
+  for (j in split(seq_len(p), ceiling(seq_len(p) / 4096))) C[, j] <- readBin(con, "double", p * length(j))
   close(con)
   st <- list(C = C, n = n)
-  timing_table(sprintf("gauss p=%d n=%g m.max=%g", p, n, mm),
-               function(d) gpu_skeleton(st, gaussCItest, 0.01, p = p, m.max = mm, backend = "cuda", devices = d),
-               function(a, b) diff_slot(a, b) == "")
+  # --warm small: warm each device set on the first 2000 variables (a full run is minutes)
+  small <- list(C = C[1:2000, 1:2000], n = n)
+  warm <- if (identical(opt("warm", "same"), "small"))
+    function(d) gpu_skeleton(small, gaussCItest, 0.01, p = 2000, backend = "cuda", devices = d) else NULL
+  call <- function(d) gpu_skeleton(st, gaussCItest, 0.01, p = p, m.max = mm, backend = "cuda", devices = d)
+  timing_table(sprintf("gauss p=%d n=%g m.max=%g", p, n, mm), call,
+               function(a, b) diff_slot(a, b) == "", warm = if (is.null(warm)) call else warm)
 } else if (mode == "cmiknn") {
   p <- as.integer(opt("p", 50)); n <- as.integer(opt("n", 2000))
   set.seed(3)
@@ -289,7 +322,7 @@ if (mode == "gauss") {
                function(a, b) diff_slot(a, b) == "",
                warm = function(d) gpu_skeleton(small, cmiknnCItest, 0.05, p = 5, backend = "cuda", devices = d))
 } else if (mode == "jtree") {
-  net <- opt("net", "munin"); sets <- as.integer(opt("sets", 100000))
+  net <- opt("net", "munin"); sets <- as.integer(opt("evidence-sets", 100000))
   f <- system.file("extdata", "networks", paste0(net, ".bif.gz"), package = "gpupc")
   jt0 <- gpu_jtree(f, backend = "cuda", devices = all_dev[1])
   set.seed(11)
@@ -299,10 +332,11 @@ if (mode == "gauss") {
     v
   }), stringsAsFactors = FALSE)
   names(ev) <- jt0$nodes
-  trees <- lapply(prefixes, function(d) gpu_jtree(f, backend = "cuda", devices = d))
-  names(trees) <- vapply(prefixes, function(d) paste(d, collapse = ","), "")
+  key <- function(d) if (is.null(d)) "default" else paste(d, collapse = ",")
+  trees <- lapply(run_sets, function(d) gpu_jtree(f, backend = "cuda", devices = d))
+  names(trees) <- vapply(run_sets, key, "")
   timing_table(sprintf("jtree %s marginals, %d evidence sets (5%% observed)", net, sets),
-               function(d) suppressWarnings(gpu_query(trees[[paste(d, collapse = ",")]], evidence = ev)),
+               function(d) suppressWarnings(gpu_query(trees[[key(d)]], evidence = ev)),
                identical,
-               warm = function(d) suppressWarnings(gpu_query(trees[[paste(d, collapse = ",")]], evidence = ev[seq_len(2000), ])))
+               warm = function(d) suppressWarnings(gpu_query(trees[[key(d)]], evidence = ev[seq_len(2000), ])))
 } else stop("unknown mode ", mode)

@@ -10,8 +10,10 @@ cmiknn      7  gpu  cmiknnCItest through R, p = 50, n = 2000, 1 GPU against all
 jtree       7  gpu  gpu_query() through R, Munin, 100,000 evidence sets, 1 GPU against all
 munin       7  gpu  pcbench multi discrete: MUNIN forward-sampled, n = 10^6, all levels, 1 GPU against all
 g55k        7  gpu  pcbench multi gauss: p = 55,572, n = 3189, levels 0-1, 1 GPU against all
+g55k-r     10  gpu  gaussCItest through R, p = 55,572, n = 3189, every level: 1 GPU against the default devices
+fault       5  gpu  multigpu-r.R fault: the last GPU failing in every test kind
 '
 S=$BENCH/suites/multigpu
-for st in parity check g20k cmiknn jtree munin g55k; do
+for st in parity check g20k cmiknn jtree munin g55k g55k-r fault; do
   eval "part_$st() { needs r pcbench gpu || return 1; step multigpu-$st 598 env OUT=\"\$RAW\" TMPDIR=\"\$TMPD\" bash \"\$S/multigpu-device.sh\" $st; }"
 done

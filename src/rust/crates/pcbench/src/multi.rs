@@ -146,6 +146,19 @@ fn result_line(head: String, k: usize, m_max: Option<usize>, r: &SkeletonResult,
     )
 }
 
+/// Where a run's wall time went, from the level loop's own clock: the levels (planning on the
+/// host, the backend, applying the outcomes) and everything outside them (pMax's allocation, the
+/// dense levels' results coming back, the result's assembly).
+fn where_time_went(r: &SkeletonResult, total: f64) -> String {
+    let sum = |f: fn(&pc_core::skeleton::LevelStat) -> f64| r.levels.iter().map(f).sum::<f64>();
+    let (levels, plan, backend) = (sum(|l| l.seconds), sum(|l| l.plan_seconds), sum(|l| l.backend_seconds));
+    format!(
+        "  levels {levels:.2} s (host planning {plan:.2}, backend {backend:.2}, applying outcomes {:.2}); outside the levels {:.2} s",
+        levels - plan - backend,
+        total - levels
+    )
+}
+
 fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -> Res<bool> {
     let prm = params(p, &a.common);
     let devs = &a.dev.devices;
@@ -153,10 +166,12 @@ fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -
     let t = Instant::now();
     let mut one = CudaGauss::new_scanned_on(devs[0], c, p, n, sym, nan).map_err(|e| e.to_string())?;
     one.set_planned_only(a.common.planned);
+    one.set_round_budget(a.common.round_budget);
     let setup1 = t.elapsed().as_secs_f64();
     let (r1, s1) = timed(a.dev.times, || run(&prm, &mut one))?;
     if case.is_none() {
         println!("1 gpu: {s1:.3} s (setup {setup1:.2}), edges {} max.ord {} tests {}", r1.graph.n_edges(), r1.max_ord, tests(&r1));
+        println!("{}", where_time_went(&r1, s1));
         println!("  level  seconds  kernel_s  copy_s  tests");
         for l in &one.timings().levels {
             println!("  {:>5} {:>8.3} {:>9.3} {:>7.3} {:>6}", l.level, l.total_s, l.kernel_s, l.transfer_s, l.gpu_tests);
@@ -176,6 +191,7 @@ fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -
             MultiGauss::new_scanned_on(devs, c, p, n, sym, nan).map_err(|e| e.to_string())?
         };
         multi.set_planned_only(a.common.planned);
+        multi.set_round_budget(a.common.round_budget);
         let setupk = t.elapsed().as_secs_f64();
         let first = multi.timings().levels.len();
         let (rk, sk) = timed(a.dev.times, || run(&prm, &mut multi))?;
@@ -186,6 +202,7 @@ fn one_gauss(c: &[f64], p: usize, n: f64, a: &GaussMulti, case: Option<usize>) -
         let setup = format!("setup {setupk:.2}, merge {:.3}{joined}", multi.merge_seconds());
         println!("{}", result_line(format!("{label}gauss p {p} n {n}"), devs.len(), a.common.m_max, &rk, (s1, setup1), multi.name(), (sk, setup), same));
         if case.is_none() {
+            println!("{}", where_time_went(&rk, sk));
             println!("  level  seconds  kernel_s(sum)  copy+merge_s  tests");
             for l in &multi.timings().levels[first..] {
                 println!("  {:>5} {:>8.3} {:>14.3} {:>13.3} {:>6}", l.level, l.total_s, l.kernel_s, l.transfer_s, l.gpu_tests);

@@ -31,7 +31,7 @@ pub mod multi;
 mod params;
 mod stable_fast;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use cudarc::driver::{result as dres, CudaSlice, DevicePtrMut, LaunchConfig};
@@ -116,6 +116,49 @@ pub(super) struct SetKeys {
     pub maxfail: Vec<u64>,
     pub tests: u64,
     pub fallbacks: u64,
+}
+
+/// The smallest success key of every edge of a level that several devices split by rows, as
+/// far as any device has found it. An edge (x, y) is tested from row x and from row y, and a
+/// success from x's side ends both sides' tests; a device that never learns of a success found by
+/// another device's row would enumerate its own row's sets for that edge to the end (at
+/// p = 55,572 four GPUs were slower than one). So each device posts its keys here between rounds
+/// and takes back the others' before deciding which of its rows are still alive.
+pub(super) struct SharedKeys {
+    best: Vec<AtomicU64>,
+}
+
+impl SharedKeys {
+    pub fn new(ne: usize) -> Result<Self> {
+        let mut best = pc_core::mem::try_vec::<AtomicU64>(ne, "suffStat", "the level's shared keys")?;
+        best.extend((0..ne).map(|_| AtomicU64::new(NO_KEY)));
+        Ok(SharedKeys { best })
+    }
+
+    /// Lowers the shared keys to `mine` where smaller, and `mine` to the shared ones.
+    fn exchange(&self, mine: &mut [u64]) {
+        use rayon::prelude::*;
+        mine.par_chunks_mut(1 << 14).zip(self.best.par_chunks(1 << 14)).for_each(|(m, s)| {
+            for (a, b) in m.iter_mut().zip(s) {
+                *a = b.fetch_min(*a, Ordering::Relaxed).min(*a);
+            }
+        });
+    }
+
+    fn snapshot(&self) -> Vec<u64> {
+        self.best.iter().map(|b| b.load(Ordering::Relaxed)).collect()
+    }
+}
+
+/// How often a device of a row-split level exchanges its keys with the others, in milliseconds (a
+/// round of the set kernels takes well under a millisecond at deep levels; an exchange moves 8
+/// bytes per edge each way). `GPUPC_KEY_EXCHANGE_MS` overrides it (0: after every round, how the
+/// parity suites exercise it on small cases).
+const KEY_EXCHANGE_MS: u64 = 10;
+
+fn key_exchange_every() -> std::time::Duration {
+    let ms = std::env::var("GPUPC_KEY_EXCHANGE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(KEY_EXCHANGE_MS);
+    std::time::Duration::from_millis(ms)
 }
 
 impl SetKeys {
@@ -428,7 +471,7 @@ impl CudaGauss {
         let rows = row_sets::work_rows(&li, plan.level)?;
         let total_sets: u128 = rows.iter().map(|r| r.total as u128).sum();
         clock.host += t.elapsed().as_secs_f64();
-        let keys = self.sets_keys(plan, &li, rows, total_sets, ctl, clock)?;
+        let keys = self.sets_keys(plan, &li, rows, total_sets, None, ctl, clock)?;
         lt.gpu_tests += keys.tests;
         lt.fallbacks += keys.fallbacks;
         let p_best = self.sets_pbest(plan, &li, &keys.best, clock)?;
@@ -444,7 +487,9 @@ impl CudaGauss {
     /// failing p of the tests these rows ran. Several devices' keys merge by min and max
     /// (`SetKeys::merge`), since a success ends an edge at its smallest key and every failure
     /// before it is below alpha. `total_sets`: the sets of the whole level, for the progress.
-    pub(super) fn sets_keys(&self, plan: &LevelPlan, li: &row_sets::LevelInputs, mut rows: Vec<row_sets::RowWork>, total_sets: u128, ctl: &Control, clock: &mut Clock) -> Result<SetKeys> {
+    /// `shared`: the keys of the devices that split the level with this one.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn sets_keys(&self, plan: &LevelPlan, li: &row_sets::LevelInputs, mut rows: Vec<row_sets::RowWork>, total_sets: u128, shared: Option<&SharedKeys>, ctl: &Control, clock: &mut Clock) -> Result<SetKeys> {
         self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let l = plan.level;
         let (maxl, sets_fn, _) = self.set_kernels(l)?;
@@ -463,11 +508,18 @@ impl CudaGauss {
         let row_ids: Vec<u32> = rows.iter().map(|r| r.row).collect();
         let row_list = self.gpu.up(clock, &row_ids, "row list")?;
         let mut best = self.gpu.alloc::<u64>(ne, "per-edge best keys")?;
-        {
-            let (ptr, _sync) = best.device_ptr_mut(&self.gpu.stream);
-            // SAFETY: ptr addresses the ne (>= 1) u64 of `best`; 0xFF bytes make NO_KEY.
-            unsafe { dres::memset_d8_async(ptr, 0xFF, ne.max(1) * 8, self.gpu.stream.cu_stream()) }.map_err(cuda_err("initialising keys"))?;
+        match shared {
+            Some(sh) if ne > 0 => {
+                let now = sh.snapshot();
+                clock.copy(|| self.gpu.stream.memcpy_htod(&now, &mut best).map_err(cuda_err("uploading keys")))?;
+            }
+            _ => {
+                let (ptr, _sync) = best.device_ptr_mut(&self.gpu.stream);
+                // SAFETY: ptr addresses the ne (>= 1) u64 of `best`; 0xFF bytes make NO_KEY.
+                unsafe { dres::memset_d8_async(ptr, 0xFF, ne.max(1) * 8, self.gpu.stream.cu_stream()) }.map_err(cuda_err("initialising keys"))?;
+            }
         }
+        let (mut exchanged, every) = (Instant::now(), key_exchange_every());
         let mut maxfail = self.gpu.alloc::<u64>(ne, "per-edge max p")?;
         let mut stats = self.gpu.alloc::<u64>(2, "counters")?;
         let mut live_d = self.gpu.alloc::<u8>(nr, "row flags")?;
@@ -517,6 +569,14 @@ impl CudaGauss {
             if rows.iter().all(|r| r.next >= r.total) {
                 break;
             }
+            if let Some(sh) = shared.filter(|_| exchanged.elapsed() >= every) {
+                let mut mine = self.gpu.down(clock, &best, ne, "keys")?;
+                let t = Instant::now();
+                sh.exchange(&mut mine);
+                clock.host += t.elapsed().as_secs_f64();
+                clock.copy(|| self.gpu.stream.memcpy_htod(&mine, &mut best).map_err(cuda_err("uploading keys")))?;
+                exchanged = Instant::now();
+            }
             // drop the rows whose every edge is decided
             let nru = nr as u32;
             let cfg = LaunchConfig { grid_dim: (nru.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
@@ -530,7 +590,10 @@ impl CudaGauss {
                 *a = *a && f != 0;
             }
         }
-        let best = self.gpu.down(clock, &best, ne, "keys")?;
+        let mut best = self.gpu.down(clock, &best, ne, "keys")?;
+        if let Some(sh) = shared {
+            sh.exchange(&mut best); // the blocks that start later see this block's successes
+        }
         let maxfail = self.gpu.down(clock, &maxfail, ne, "max p")?;
         let st = self.gpu.down(clock, &stats, 2, "counters")?;
         Ok(SetKeys { best, maxfail, tests: st[0], fallbacks: st[1] })
@@ -715,6 +778,32 @@ mod tests {
             assert_eq!(m.maxfail, vec![6, 5, 9, 8]);
             assert_eq!((m.tests, m.fallbacks), (15, 1));
         }
+    }
+
+    // devices posting their keys in any order end with the smallest key of each edge, each device
+    // taking back at least what was posted before it
+    #[test]
+    fn shared_keys_keep_the_smallest_success() {
+        let sh = SharedKeys::new(4).unwrap();
+        let mut a = vec![NO_KEY, 7, 1 << 63, 3];
+        sh.exchange(&mut a);
+        assert_eq!(a, vec![NO_KEY, 7, 1 << 63, 3]);
+        let mut b = vec![4, NO_KEY, 12, 5];
+        sh.exchange(&mut b);
+        assert_eq!(b, vec![4, 7, 12, 3]);
+        assert_eq!(sh.snapshot(), vec![4, 7, 12, 3]);
+        let mut a2 = vec![NO_KEY, 2, 1 << 63, 3];
+        sh.exchange(&mut a2);
+        assert_eq!(a2, vec![4, 2, 12, 3]);
+        assert_eq!(sh.snapshot(), vec![4, 2, 12, 3]);
+        // as many keys as a level holds edges, in parallel chunks
+        let n = 100_000;
+        let sh = SharedKeys::new(n).unwrap();
+        let mut x: Vec<u64> = (0..n as u64).collect();
+        let mut y: Vec<u64> = (0..n as u64).rev().collect();
+        sh.exchange(&mut x);
+        sh.exchange(&mut y);
+        assert!(y.iter().enumerate().all(|(i, &v)| v == (i as u64).min((n - 1 - i) as u64)));
     }
 
     #[test]

@@ -12,7 +12,9 @@
 //!   and downloads that block over its own link, all at once.
 //! - levels >= 2 of "stable": split by rows ([`MultiGauss::split_sets`]): blocks of rows of about
 //!   equal work handed to whichever device is free, each device testing its rows' subsets against
-//!   every edge, the keys merged on the host (the smallest success, the largest failure). Edge
+//!   every edge, the keys merged on the host (the smallest success, the largest failure). The
+//!   devices post their successes to each other between rounds (`SharedKeys`): an edge's two
+//!   rows may lie on two devices, and a row whose edges the other side decided stops early. Edge
 //!   blocks would not divide the work: the subsets of row(x) serve every edge of x, so each
 //!   device would enumerate them for nearly every row.
 //! - stable.fast's levels >= 2 (listed tests, one per edge and set): `multi::split_level`, edge
@@ -45,7 +47,7 @@ use pc_core::{Adjacency, BitMatrix, PcError};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::gauss::host;
-use crate::gauss::{outcome_of, params, CudaGauss, SetKeys};
+use crate::gauss::{outcome_of, params, CudaGauss, SetKeys, SharedKeys};
 use pc_core::par::par_collect;
 use pc_core::rounds::row_sets;
 use crate::runtime::launch::DeviceAddr;
@@ -274,7 +276,9 @@ impl MultiGauss {
         });
         let mut direct = vec![true];
         for (i, r) in opened.into_iter().enumerate() {
-            let (d, peer) = r.map_err(|e| label_error(base + i, &self.labels[base + i], e))?;
+            let (mut d, peer) = r.map_err(|e| label_error(base + i, &self.labels[base + i], e))?;
+            // the settings the first device was given
+            d.set_round_budget(self.devs[0].round_budget);
             self.devs.push(d);
             direct.push(peer);
         }
@@ -508,11 +512,12 @@ impl MultiGauss {
         // a row's work: its sets, each tested against the row's other entries
         let weights: Vec<u64> = rows.iter().map(|r| r.total.saturating_mul(li.off[r.row as usize + 1] - li.off[r.row as usize] - l as u64).max(1)).collect();
         let blocks = multi::weighted_blocks(&weights, self.devs.len() * multi::BLOCKS_PER_DEVICE);
+        let shared = SharedKeys::new(plan.edges.len())?;
         let host_s = t.elapsed().as_secs_f64();
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let (devs, labels) = (&self.devs, &self.labels);
-        let (li, rows, blocks, next, stop) = (&li, &rows, &blocks, &next, &stop);
+        let (li, rows, blocks, next, stop, shared) = (&li, &rows, &blocks, &next, &stop, &shared);
         let shares = run_watched(plan.edges.len() as u64, watch, std::time::Duration::from_millis(100), |ctl| {
             let per: Vec<Result<(Option<SetKeys>, Clock)>> = std::thread::scope(|s| {
                 let hs: Vec<_> = devs
@@ -525,7 +530,7 @@ impl MultiGauss {
                                 let mut acc: Option<SetKeys> = None;
                                 while !stop.load(Ordering::Relaxed) {
                                     let Some(r) = blocks.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
-                                    let k = d.sets_keys(plan, li, rows[r.clone()].to_vec(), total, ctl, &mut clock)?;
+                                    let k = d.sets_keys(plan, li, rows[r.clone()].to_vec(), total, Some(shared), ctl, &mut clock)?;
                                     match &mut acc {
                                         Some(a) => a.merge(&k),
                                         None => acc = Some(k),
