@@ -245,7 +245,11 @@ attach_sepsets <- function(out, sepsets) {
 #'   `levels`, a data frame with one row per level: `level`, `edges` (at the level's start),
 #'   `tests`, `removed`, `seconds` (the whole level), `plan_seconds` (listing each edge's
 #'   tests) and `backend_seconds` (running them); and `details`, the backend's own figures (for
-#'   the GPU: NVRTC compile seconds, upload, kernel and transfer seconds, launches); and
+#'   the GPU, the same names for every test: `nvrtc_compile_s`, `nvrtc_cached`, `nvrtc_target`,
+#'   `upload_s` (C, the data or the ranks), `setup_s` and `results_s` (the first levels' graph
+#'   and pMax on the device), `kernel_s`, `transfer_s`, `host_s` (host work between launches,
+#'   CMI-kNN's permutations), `launches`, `gpu_tests`, `pinv_fallbacks`, and with several GPUs
+#'   `devices`, `merge_s` and how the levels were split); and
 #'   `phases`, the call's wall seconds by part: `r_checks_s` (checking the arguments in R),
 #'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
 #'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building

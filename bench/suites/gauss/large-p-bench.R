@@ -95,7 +95,7 @@ for (m in mmax) {
                     r_output = ph[["r_output_s"]], graph = ph[["graph_object_s"]], sepset = ph[["sepset_s"]],
                     corr_upload = if (!is.null(lr$details$upload_s)) lr$details$upload_s else NA_real_,
                     kernel = if (!is.null(lr$details$kernel_s)) lr$details$kernel_s else NA_real_,
-                    dense_results = if (!is.null(lr$details$dense_results_s)) lr$details$dense_results_s else NA_real_,
+                    dense_results = if (!is.null(lr$details$results_s)) lr$details$results_s else NA_real_,
                     stringsAsFactors = FALSE)
   cat(sprintf("m.max = %s: %.2f s, peak %.2f GB, max.ord %d, %d edges, %.3g tests | input %.2f setup %.2f (C on the GPU %.2f) search %.2f r_output %.2f graph %.2f sepset %.2f\n",
               m, t, row$peak_gb, row$max.ord, row$edges, row$tests, row$input, row$setup, row$corr_upload,

@@ -100,7 +100,7 @@ for (sz in sizes) {
                       level01 = sum(lv$seconds[lv$level <= 1]), level2plus = sum(lv$seconds[lv$level >= 2]),
                       kernel = if (!is.null(lr$details$kernel_s)) lr$details$kernel_s else NA_real_,
                       upload = if (!is.null(lr$details$upload_s)) lr$details$upload_s else NA_real_,
-                      dense_results = if (!is.null(lr$details$dense_results_s)) lr$details$dense_results_s else NA_real_,
+                      dense_results = if (!is.null(lr$details$results_s)) lr$details$results_s else NA_real_,
                       check = cmp, stringsAsFactors = FALSE)
     cat(sprintf("  %-32s run %d: %7.3f s, peak %.2f GB | input %.3f setup %.3f search %.3f (levels 0-1 %.3f) r_output %.3f graph %.3f sepset %.3f | %s\n",
                 row$backend, k, t, row$peak_gb, row$input, row$setup, row$search, row$level01, row$r_output, row$graph, row$sepset, cmp))

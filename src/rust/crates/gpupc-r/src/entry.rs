@@ -241,48 +241,28 @@ fn with_element(l: Robj, name: &str, value: Robj) -> Robj {
     List::from_names_and_values(names, vals).map(Robj::from).unwrap_or_else(|_| l.into())
 }
 
-/// The CUDA backend's figures for `gpupc_last_run()$details` (`upload_s`: C or the data).
-fn cuda_details(tm: &pc_cuda::CudaTimings) -> Vec<(&'static str, Robj)> {
-    vec![
+/// An engine's figures as R's list (`upload_s`: C, the data or the ranks; `setup_s` and
+/// `results_s`: the dense levels' graph and pMax; `host_s`: CMI-kNN's permutations and the
+/// host's work between launches), then what several devices add.
+fn engine_details(d: &pc_cuda::open::Details) -> List {
+    let tm = &d.timings;
+    let mut l: Vec<(&'static str, Robj)> = vec![
         ("nvrtc_compile_s", tm.compile_s.into()),
         ("nvrtc_cached", tm.compile_cached.into()),
         ("nvrtc_target", tm.target.clone().into()),
-        ("upload_s", tm.upload_c_s.into()),
-        ("dense_setup_s", tm.dense_setup_s.into()),
-        ("dense_results_s", tm.dense_results_s.into()),
+        ("upload_s", tm.upload_s.into()),
+        ("setup_s", tm.setup_s.into()),
+        ("results_s", tm.results_s.into()),
         ("kernel_s", tm.kernel_s.into()),
         ("transfer_s", tm.transfer_s.into()),
-        ("launches", tm.levels.iter().map(|l| l.launches as f64).sum::<f64>().into()),
-        ("gpu_tests", tm.levels.iter().map(|l| l.gpu_tests as f64).sum::<f64>().into()),
-        ("pinv_fallbacks", tm.levels.iter().map(|l| l.fallbacks as f64).sum::<f64>().into()),
-    ]
-}
-
-/// An engine's figures as R's list: the tests' timings, then what several devices add.
-fn engine_details(d: &pc_cuda::open::Details) -> List {
-    use pc_cuda::open::Timings;
-    let devices = |s: &pc_cuda::open::Several| s.devices.iter().map(|&d| d as i32).collect::<Vec<_>>().into_robj();
-    let mut l = match (&d.timings, &d.several) {
-        (Timings::Tests(tm), _) => cuda_details(tm),
-        (Timings::CmiKnn(tm), None) => vec![
-            ("nvrtc_compile_s", tm.compile_s.into()),
-            ("nvrtc_cached", tm.compile_cached.into()),
-            ("nvrtc_target", tm.target.clone().into()),
-            ("upload_s", tm.upload_s.into()),
-            ("kernel_s", tm.kernel_s.into()),
-            ("transfer_s", tm.transfer_s.into()),
-            ("permute_s", tm.permute_s.into()),
-            ("launches", (tm.launches as f64).into()),
-            ("gpu_tests", (tm.tests as f64).into()),
-        ],
-        // several devices' CMI-kNN figures are their kernels', copies' and tests' sums
-        (Timings::CmiKnn(tm), Some(s)) => vec![("kernel_s", tm.kernel_s.into()), ("transfer_s", tm.transfer_s.into()), ("gpu_tests", (tm.tests as f64).into()), ("devices", devices(s))],
-    };
+        ("host_s", tm.host_s.into()),
+        ("launches", (tm.launches as f64).into()),
+        ("gpu_tests", (tm.gpu_tests as f64).into()),
+        ("pinv_fallbacks", (tm.fallbacks as f64).into()),
+    ];
     if let Some(s) = &d.several {
-        if matches!(d.timings, Timings::Tests(_)) {
-            l.push(("devices", devices(s)));
-            l.push(("merge_s", s.merge_s.into()));
-        }
+        l.push(("devices", s.devices.iter().map(|&d| d as i32).collect::<Vec<_>>().into_robj()));
+        l.push(("merge_s", s.merge_s.into()));
         if let Some((level, secs)) = s.joined {
             l.push(("devices_joined_level", (level as i32).into()));
             l.push(("devices_join_s", secs.into()));

@@ -17,12 +17,12 @@ pub mod jtree;
 pub mod open;
 pub mod runtime;
 
-pub use cmiknn::{CmiTimings, CudaCmiKnn};
+pub use cmiknn::CudaCmiKnn;
 pub use gauss::batch::{CudaGaussBatch, DeviceC};
 pub use gauss::multi::MultiGauss;
 pub use gauss::CudaGauss;
 pub use gsquare::batch::CudaGSquareBatch;
 pub use gsquare::{min_split_tests, CudaGSquare};
 pub use runtime::device::{device_labels, device_ordinal, probe, probe_all, probe_device, DeviceInfo};
-pub use runtime::timings::{combined_timings, BatchTimings, CudaTimings, LevelTimings};
+pub use runtime::timings::{combined_timings, LevelTimings, Timings};
 pub use open::{choose, Choice, Engine};

@@ -13,7 +13,7 @@ use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::error::Result;
 use pc_core::{Backend, Order, PcError, Watch};
 
-use crate::{combined_timings, CmiTimings, device_labels, min_split_tests, CudaCmiKnn, CudaGSquare, CudaGauss, CudaTimings, MultiGauss};
+use crate::{combined_timings, device_labels, min_split_tests, CudaCmiKnn, CudaGSquare, CudaGauss, MultiGauss, Timings};
 
 /// Below this many variables the CPU backend is as fast as the GPU one or faster, counting the
 /// first CUDA call of a process: the driver's start and the kernels, 0.4 s with the kernel cache
@@ -255,12 +255,6 @@ pub fn on_gpus_or_cpu<S, R>(
     }
 }
 
-/// What one CUDA engine spent, for `gpupc_last_run()$details`.
-pub enum Timings {
-    Tests(CudaTimings),
-    CmiKnn(CmiTimings),
-}
-
 /// The figures only several devices have.
 pub struct Several {
     pub devices: Vec<usize>,
@@ -272,6 +266,7 @@ pub struct Several {
     pub joined: Option<(usize, f64)>,
 }
 
+/// What one CUDA engine spent, for `gpupc_last_run()$details`.
 pub struct Details {
     pub timings: Timings,
     pub several: Option<Several>,
@@ -316,22 +311,17 @@ impl Engine<'_> {
     pub fn details(&self) -> Details {
         let split = |s: &dyn SplitCounts, devices: &[usize]| Some(Several { devices: devices.to_vec(), merge_s: 0.0, split: Some(s.counts()), joined: None });
         match self {
-            Engine::Gauss(b) => Details { timings: Timings::Tests(b.timings().clone()), several: None },
+            Engine::Gauss(b) => Details { timings: b.timings().clone(), several: None },
             Engine::MultiGauss(b, d) => Details {
-                timings: Timings::Tests(b.timings()),
+                timings: b.timings(),
                 several: Some(Several { devices: d[..b.devices_used()].to_vec(), merge_s: b.merge_seconds(), split: None, joined: b.joined() }),
             },
-            Engine::GSquare(b) => Details { timings: Timings::Tests(b.timings().clone()), several: None },
-            Engine::GSquares(b, d) => Details { timings: Timings::Tests(combined_timings(b.devs.iter().map(|g| g.timings()))), several: split(b, d) },
-            Engine::CmiKnn(b) => Details { timings: Timings::CmiKnn(b.timings()), several: None },
+            Engine::GSquare(b) => Details { timings: b.timings().clone(), several: None },
+            Engine::GSquares(b, d) => Details { timings: combined_timings(b.devs.iter().map(|g| g.timings())), several: split(b, d) },
+            Engine::CmiKnn(b) => Details { timings: b.timings(), several: None },
             Engine::CmiKnns(b, d) => {
-                let mut t = CmiTimings::default();
-                for tm in b.devs.iter().map(|g| g.timings()) {
-                    t.kernel_s += tm.kernel_s;
-                    t.transfer_s += tm.transfer_s;
-                    t.tests += tm.tests;
-                }
-                Details { timings: Timings::CmiKnn(t), several: split(b, d) }
+                let ts: Vec<Timings> = b.devs.iter().map(|g| g.timings()).collect();
+                Details { timings: combined_timings(&ts), several: split(b, d) }
             }
         }
     }

@@ -251,7 +251,7 @@ fn single(a: &CmiArgs) -> Result<ExitCode, String> {
         }
         gpu_t.remove(0); // the first includes the module load
         let tm = g.timings();
-        eprintln!("gpu: {} compile {:.2}s, kernel {:.4}s total over {} launches, permutations on host {:.4}s", tm.target, tm.compile_s, tm.kernel_s, tm.launches, tm.permute_s);
+        eprintln!("gpu: {} compile {:.2}s, kernel {:.4}s total over {} launches, permutations on host {:.4}s", tm.target, tm.compile_s, tm.kernel_s, tm.launches, tm.host_s);
     }
     let equal = match (&cpu_out, &gpu_out) {
         (Some(c), Some(g)) => if same(c, g) { "yes" } else { "NO" },

@@ -291,7 +291,7 @@ fn one_data_set(a: &DiscreteArgs) -> Res<ExitCode> {
         g.set_window_growth(a.growth);
         g.set_shared_words(a.shared_words).map_err(|e| e.to_string())?;
         g.set_threads(c.threads).map_err(|e| e.to_string())?;
-        println!("gpu: {}; setup {:.3} s (NVRTC {:.3} s, upload {:.3} s)", g.info(), s.elapsed().as_secs_f64(), g.timings().compile_s, g.timings().upload_c_s);
+        println!("gpu: {}; setup {:.3} s (NVRTC {:.3} s, upload {:.3} s)", g.info(), s.elapsed().as_secs_f64(), g.timings().compile_s, g.timings().upload_s);
         let mut runs = Vec::new();
         let modes = count_modes(&a.count)?;
         let reps = c.repeat.max(1);

@@ -114,7 +114,7 @@ fn profile(g: &mut pc_cuda::jtree::CudaJtree, name: &str, ev: &Evidence, csv: Op
     let rows = g.profile();
     g.set_profile(false);
     let (ks, kb): (f64, f64) = rows.iter().fold((0.0, 0.0), |a, r| (a.0 + r.seconds, a.1 + r.bytes));
-    println!("  profile of {} rows ({} chunks of {}): {wall:.3} s wall, {ks:.3} s in kernels, {:.1} GB of tables moved ({:.0} GB/s over the kernels)", ev.rows, g.timings.chunks, g.timings.rows_per_chunk, kb / 1e9, kb / ks / 1e9);
+    println!("  profile of {} rows ({} chunks of {}): {wall:.3} s wall, {ks:.3} s in kernels, {:.1} GB of tables moved ({:.0} GB/s over the kernels)", ev.rows, g.layout.chunks, g.layout.rows_per_chunk, kb / 1e9, kb / ks / 1e9);
     let mut by_phase: Vec<(&str, f64, f64, u64)> = Vec::new();
     for r in &rows {
         match by_phase.iter_mut().find(|p| p.0 == r.phase) {
@@ -227,7 +227,7 @@ pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
                 "  GPU set-up {:.3} s (kernels compiled in {:.3} s); cell maps: {}",
                 t.elapsed().as_secs_f64(),
                 g.timings.compile_s,
-                if g.timings.maps { format!("{:.1} MB made in {:.3} s", g.timings.map_bytes as f64 / 1e6, g.timings.map_s) } else { "off".into() }
+                if g.layout.maps { format!("{:.1} MB made in {:.3} s", g.layout.map_bytes as f64 / 1e6, g.timings.setup_s) } else { "off".into() }
             );
             let m1 = g.marginals(&none, None, &mut |_, _| true).map_err(|e| e.to_string())?; // warm-up
             let t = Instant::now();
@@ -237,10 +237,10 @@ pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
             let t = Instant::now();
             let mg = g.marginals(&ev, None, &mut |_, _| true).map_err(|e| e.to_string())?;
             batch_gpu = t.elapsed().as_secs_f64();
-            chunk = g.timings.rows_per_chunk;
+            chunk = g.layout.rows_per_chunk;
             println!(
                 "  GPU batch: {} chunks of {chunk} rows, {} launches, kernels (wall, per chunk) {:.3} s, transfers {:.3} s, host normalising {:.3} s (overlapped)",
-                g.timings.chunks, g.timings.launches, g.timings.kernel_s, g.timings.transfer_s, g.timings.host_s
+                g.layout.chunks, g.timings.launches, g.timings.kernel_s, g.timings.transfer_s, g.timings.host_s
             );
             if a.profile_rows > 0 {
                 profile(&mut g, &name, &rows_of(&ev, a.profile_rows), a.profile_csv.as_ref())?;

@@ -324,7 +324,7 @@ fn cmd_run(a: &RunArgs) -> Res<ExitCode> {
             tm.compile_s,
             tm.target,
             if tm.compile_cached { ", cached" } else { "" },
-            tm.upload_c_s
+            tm.upload_s
         );
         if std::env::var("GPUPC_NVRTC_VERBOSE").is_ok() {
             println!("{}", g.nvrtc_log());

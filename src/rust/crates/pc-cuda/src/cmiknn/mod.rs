@@ -27,6 +27,7 @@ use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 use rayon::prelude::*;
 
+use crate::runtime::timings::Timings;
 use crate::runtime::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::runtime::module;
 use pc_core::rounds::rank_windows::run_rounds;
@@ -38,21 +39,6 @@ const MAX_TESTS_PER_LAUNCH: usize = 65_535;
 /// Tests per round of the level loop (each is (B + 1) ceil(n / 256) blocks).
 const ROUND_TESTS: usize = 2048;
 
-/// What the GPU spent, for `gpupc_last_run()` and pcbench.
-#[derive(Default, Clone, Debug)]
-pub struct CmiTimings {
-    pub compile_s: f64,
-    pub compile_cached: bool,
-    pub target: String,
-    pub upload_s: f64,
-    pub kernel_s: f64,
-    pub transfer_s: f64,
-    /// Host time making permutations.
-    pub permute_s: f64,
-    pub launches: u64,
-    pub tests: u64,
-}
-
 pub struct CudaCmiKnn<'a> {
     test: &'a CmiKnn,
     gpu: Gpu,
@@ -60,7 +46,7 @@ pub struct CudaCmiKnn<'a> {
     ranks: CudaSlice<u32>,
     psi: CudaSlice<f64>,
     pool: rayon::ThreadPool,
-    timings: std::sync::Mutex<CmiTimings>,
+    timings: std::sync::Mutex<Timings>,
 }
 
 /// One test: x _||_ y | s.
@@ -95,13 +81,7 @@ impl<'a> CudaCmiKnn<'a> {
             let ranks = gpu.stream.clone_htod(d.as_slice()).map_err(cuda_err("could not upload the ranks"))?;
             let psi = gpu.stream.clone_htod(test.psi()).map_err(cuda_err("could not upload the digamma table"))?;
             gpu.stream.synchronize().map_err(cuda_err("could not upload the ranks"))?;
-            let timings = CmiTimings {
-                compile_s: compiled.compile_seconds,
-                compile_cached: compiled.from_cache,
-                target: compiled.target.clone(),
-                upload_s: t.elapsed().as_secs_f64(),
-                ..Default::default()
-            };
+            let timings = Timings::opened(&compiled, t.elapsed().as_secs_f64());
             Ok(CudaCmiKnn { test, gpu, f, ranks, psi, pool, timings: std::sync::Mutex::new(timings) })
         })
     }
@@ -110,11 +90,11 @@ impl<'a> CudaCmiKnn<'a> {
         &self.gpu.info.name
     }
 
-    pub fn timings(&self) -> CmiTimings {
+    pub fn timings(&self) -> Timings {
         self.timings.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    fn book(&self, f: impl FnOnce(&mut CmiTimings)) {
+    fn book(&self, f: impl FnOnce(&mut Timings)) {
         f(&mut self.timings.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
@@ -178,7 +158,7 @@ impl<'a> CudaCmiKnn<'a> {
             }
             g0 = g1;
         }
-        self.book(|t| t.tests += cases.len() as u64);
+        self.book(|t| t.gpu_tests += cases.len() as u64);
         Ok(out.into_iter().map(|o| o.expect("every case evaluated")).collect())
     }
 
@@ -204,7 +184,7 @@ impl<'a> CudaCmiKnn<'a> {
             })
         })?;
         let permute_s = t.elapsed().as_secs_f64();
-        self.book(|tm| tm.permute_s += permute_s);
+        self.book(|tm| tm.host_s += permute_s);
         let m = idx.len();
         let (mut tx, mut ty, mut tl, mut ts, mut tperm) = (Vec::with_capacity(m), Vec::with_capacity(m), Vec::with_capacity(m), vec![0u32; m * MAX_LEVEL], Vec::with_capacity(m));
         for (j, &i) in idx.iter().enumerate() {

@@ -21,7 +21,7 @@ use crate::gauss::host::{self, SET_KERNEL_VARIANTS};
 use crate::gauss::{params, PD_MARGIN};
 use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::runtime::module::{self, Family};
-use crate::runtime::timings::BatchTimings;
+use crate::runtime::timings::Timings;
 
 use crate::gauss::host::BLOCK;
 /// Tests per launch (about 100 MB of lists at |S| = 16).
@@ -45,7 +45,7 @@ pub struct CudaGaussBatch<'a> {
     zfac: CudaSlice<f64>,
     cpu: ParallelBatch<'a, GaussTest>,
     test: &'a GaussTest,
-    timings: BatchTimings,
+    timings: Timings,
 }
 
 impl<'a> CudaGaussBatch<'a> {
@@ -93,11 +93,11 @@ impl<'a> CudaGaussBatch<'a> {
         let lmax = *SET_KERNEL_VARIANTS.last().unwrap_or(&0);
         let z: Vec<f64> = (0..=lmax).map(|l| host::z_factor(test.n, l)).collect();
         let zfac = gpu.stream.clone_htod(&z).map_err(cuda_err("could not upload z factors"))?;
-        let timings = BatchTimings { setup_s: t0.elapsed().as_secs_f64(), ..Default::default() };
+        let timings = Timings { setup_s: t0.elapsed().as_secs_f64(), ..Default::default() };
         Ok(CudaGaussBatch { gpu, c, fns, zfac, cpu: ParallelBatch::new(test, pool), test, timings })
     }
 
-    pub fn timings(&self) -> &BatchTimings {
+    pub fn timings(&self) -> &Timings {
         &self.timings
     }
 

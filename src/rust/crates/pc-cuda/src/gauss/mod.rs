@@ -44,7 +44,7 @@ use pc_core::PcError;
 use crate::runtime::device::DeviceInfo;
 use crate::runtime::gpu::{append, cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::runtime::memplan;
-use crate::runtime::timings::{CudaTimings, LevelTimings};
+use crate::runtime::timings::{Timings, LevelTimings};
 use host::{BLOCK, NO_KEY, SET_KERNEL_VARIANTS};
 use pc_core::par::{par_collect, symmetry_and_nan};
 use pc_core::rounds::level0::level0_outcome;
@@ -183,7 +183,7 @@ pub struct CudaGauss {
     c: CudaSlice<f64>,
     p: usize,
     n: f64,
-    timings: CudaTimings,
+    timings: Timings,
     /// Levels 0 and 1 run dense (pMax and the graph fit beside C on the device).
     dense_fits: bool,
     planned_only: bool,
@@ -278,12 +278,12 @@ impl CudaGauss {
             // SAFETY: every element is written by `fill` before any kernel reads it.
             let mut dc = unsafe { gpu.stream.alloc::<f64>(p * p) }.map_err(cuda_err("could not allocate C"))?;
             fill(&gpu, &mut dc)?;
-            let upload_c_s = t.elapsed().as_secs_f64();
-            let timings = CudaTimings {
+            let upload_s = t.elapsed().as_secs_f64();
+            let timings = Timings {
                 compile_s: compiled.compile_seconds,
                 compile_cached: compiled.from_cache,
                 target: compiled.target.clone(),
-                upload_c_s,
+                upload_s,
                 ..Default::default()
             };
             Ok(CudaGauss {
@@ -331,7 +331,7 @@ impl CudaGauss {
         }
     }
 
-    pub fn timings(&self) -> &CudaTimings {
+    pub fn timings(&self) -> &Timings {
         &self.timings
     }
 

@@ -54,7 +54,7 @@ use crate::runtime::launch::DeviceAddr;
 use crate::runtime::device::device_labels;
 use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::runtime::module;
-use crate::runtime::timings::{CudaTimings, LevelTimings};
+use crate::runtime::timings::{Timings, LevelTimings};
 
 /// Levels >= 2 of fewer tests run on the first device alone. An H100 runs about 1e9 tests a
 /// second there, and a split level cost about 20-40 ms more than one device's at p = 20000
@@ -97,7 +97,7 @@ pub struct MultiGauss {
     peer: Vec<Vec<bool>>,
     /// On the first device: one bit matrix, for gathering the others' graphs and sepset bits.
     scratch: Option<CudaSlice<u64>>,
-    timings: CudaTimings,
+    timings: Timings,
     /// Seconds merging (peer copies and reductions), all levels.
     merge_s: f64,
     /// A growing backend's devices not opened yet (`labels` names them after `devs`).
@@ -234,11 +234,11 @@ impl MultiGauss {
             Ok((merge, peer))
         })?;
         let t0 = devs[0].timings();
-        let timings = CudaTimings {
+        let timings = Timings {
             compile_s: devs.iter().map(|d| d.timings().compile_s).fold(0.0, f64::max),
             compile_cached: devs.iter().all(|d| d.timings().compile_cached),
             target: t0.target.clone(),
-            upload_c_s: devs.iter().map(|d| d.timings().upload_c_s).fold(0.0, f64::max),
+            upload_s: devs.iter().map(|d| d.timings().upload_s).fold(0.0, f64::max),
             ..Default::default()
         };
         Ok(MultiGauss { devs, labels, merge, peer, scratch: None, timings, merge_s: 0.0, spare: Vec::new(), dense_alone: false, joined: None })
@@ -250,7 +250,7 @@ impl MultiGauss {
         if ordinals.is_empty() || ordinals[0] != first.gpu().info.ordinal {
             return Err(PcError::Internal("a growing backend starts on the first of its devices".into()));
         }
-        let timings = CudaTimings { compile_s: first.timings().compile_s, compile_cached: first.timings().compile_cached, target: first.timings().target.clone(), upload_c_s: first.timings().upload_c_s, ..Default::default() };
+        let timings = Timings { compile_s: first.timings().compile_s, compile_cached: first.timings().compile_cached, target: first.timings().target.clone(), upload_s: first.timings().upload_s, ..Default::default() };
         Ok(MultiGauss {
             devs: vec![first],
             labels: device_labels(ordinals),
@@ -288,7 +288,7 @@ impl MultiGauss {
         self.peer = (0..k).map(|a| (0..k).map(|b| a == b || (a == 0 && direct[b]) || (b == 0 && direct[a])).collect()).collect();
         let s = t0.elapsed().as_secs_f64();
         self.joined = Some((level, s));
-        self.timings.upload_c_s += s;
+        self.timings.upload_s += s;
         Ok(())
     }
 
@@ -320,7 +320,7 @@ impl MultiGauss {
     /// The whole run's figures: per level the wall time, with kernel and copy time summed over
     /// the devices (the merges count as copies). A growing backend's dense levels are the first
     /// device's own figures.
-    pub fn timings(&self) -> CudaTimings {
+    pub fn timings(&self) -> Timings {
         if !self.dense_alone {
             return self.timings.clone();
         }
@@ -328,10 +328,16 @@ impl MultiGauss {
         let planned_from = self.timings.levels.first().map_or(usize::MAX, |l| l.level);
         let mut t = self.timings.clone();
         let dense: Vec<_> = d0.levels.iter().filter(|l| l.level < planned_from).cloned().collect();
-        t.kernel_s += dense.iter().map(|l| l.kernel_s).sum::<f64>();
-        t.transfer_s += dense.iter().map(|l| l.transfer_s).sum::<f64>();
-        t.dense_setup_s = d0.dense_setup_s;
-        t.dense_results_s = d0.dense_results_s;
+        for l in &dense {
+            t.kernel_s += l.kernel_s;
+            t.transfer_s += l.transfer_s;
+            t.host_s += l.host_s + l.collect_s;
+            t.launches += l.launches;
+            t.gpu_tests += l.gpu_tests;
+            t.fallbacks += l.fallbacks;
+        }
+        t.setup_s = d0.setup_s;
+        t.results_s = d0.results_s;
         t.compile_s = t.compile_s.max(d0.compile_s);
         t.compile_cached &= d0.compile_cached;
         t.levels = dense.into_iter().chain(t.levels).collect();
@@ -601,7 +607,7 @@ impl DenseLevels for MultiGauss {
             g0.ensure_free(start.p() * words * 8, "the buffer merging the devices' graphs")?;
             g0.alloc::<u64>(start.p() * words, "the merge buffer")
         })?);
-        self.timings.dense_setup_s += t0.elapsed().as_secs_f64();
+        self.timings.setup_s += t0.elapsed().as_secs_f64();
         Ok(())
     }
 
@@ -656,7 +662,7 @@ impl DenseLevels for MultiGauss {
         for d in self.devs.iter_mut() {
             d.drop_dense();
         }
-        self.timings.dense_results_s += t0.elapsed().as_secs_f64();
+        self.timings.results_s += t0.elapsed().as_secs_f64();
         Ok(())
     }
 }

@@ -34,7 +34,7 @@ use pc_core::PcError;
 use crate::gsquare::{CudaGSquare, Rounds, MAX_LEVEL};
 use crate::runtime::gpu::{cuda_err, guard, Result};
 use crate::runtime::memplan;
-use crate::runtime::timings::BatchTimings;
+use crate::runtime::timings::Timings;
 
 impl LevelRounds for Rounds<'_, '_> {
     fn launch_level(&mut self, level: usize, b: &Batch) -> Result<()> {
@@ -59,7 +59,7 @@ pub struct CudaGSquareBatch<'a> {
     g: CudaGSquare<'a>,
     cpu: ParallelBatch<'a, GSquareTest>,
     test: &'a GSquareTest,
-    timings: BatchTimings,
+    timings: Timings,
 }
 
 impl<'a> CudaGSquareBatch<'a> {
@@ -74,7 +74,7 @@ impl<'a> CudaGSquareBatch<'a> {
     pub fn new_on(test: &'a GSquareTest, pool: &'a rayon::ThreadPool, ordinal: usize) -> Result<Self> {
         let t0 = Instant::now();
         let g = CudaGSquare::new_on(test, ordinal)?;
-        let timings = BatchTimings { setup_s: t0.elapsed().as_secs_f64(), ..Default::default() };
+        let timings = Timings { setup_s: t0.elapsed().as_secs_f64(), ..Default::default() };
         Ok(CudaGSquareBatch { g, cpu: ParallelBatch::new(test, pool), test, timings })
     }
 
@@ -84,10 +84,10 @@ impl<'a> CudaGSquareBatch<'a> {
         if !std::ptr::eq(g.test, test) {
             return Err(PcError::Internal("the kept G^2 backend was made for another test".into()));
         }
-        Ok(CudaGSquareBatch { g, cpu: ParallelBatch::new(test, pool), test, timings: BatchTimings::default() })
+        Ok(CudaGSquareBatch { g, cpu: ParallelBatch::new(test, pool), test, timings: Timings::default() })
     }
 
-    pub fn timings(&self) -> &BatchTimings {
+    pub fn timings(&self) -> &Timings {
         &self.timings
     }
 

@@ -34,7 +34,7 @@ use crate::runtime::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Re
 use crate::runtime::inflight::{room, RoundBuffers};
 use crate::runtime::memplan;
 use crate::runtime::module;
-use crate::runtime::timings::{CudaTimings, LevelTimings};
+use crate::runtime::timings::{Timings, LevelTimings};
 use pc_core::rounds::level0::run_level0;
 use pc_core::rounds::rank_windows::{run_pipelined, Batch, RoundEval, RoundOpts, DEFAULT_GROWTH};
 
@@ -113,7 +113,7 @@ pub struct CudaGSquare<'a> {
     block: u32,
     lev_d: CudaSlice<u32>,
     lev: Vec<u32>,
-    timings: CudaTimings,
+    timings: Timings,
     budget: usize,
     /// An edge's window growth from round to round, in percent (`rank_windows::RoundOpts::growth`).
     growth: u64,
@@ -151,11 +151,11 @@ impl<'a> CudaGSquare<'a> {
             let data = gpu.stream.clone_htod(&codes[..]).map_err(cuda_err("could not upload the data"))?;
             let lev_d = gpu.stream.clone_htod(&lev).map_err(cuda_err("could not upload the levels"))?;
             gpu.stream.synchronize().map_err(cuda_err("could not upload the data"))?;
-            let timings = CudaTimings {
+            let timings = Timings {
                 compile_s: compiled.compile_seconds,
                 compile_cached: compiled.from_cache,
                 target: compiled.target.clone(),
-                upload_c_s: t.elapsed().as_secs_f64(),
+                upload_s: t.elapsed().as_secs_f64(),
                 ..Default::default()
             };
             Ok(CudaGSquare { test, gpu, f, f_p, packed: true, shared_words: SHARED_WORDS, data, stride, block: DEFAULT_BLOCK, lev_d, lev, timings, budget: round_budget(n), growth: DEFAULT_GROWTH, pool: None })
@@ -176,8 +176,8 @@ impl<'a> CudaGSquare<'a> {
         self.budget
     }
 
-    /// Kernel, copy and host times per level (`upload_c_s` is the data's upload).
-    pub fn timings(&self) -> &CudaTimings {
+    /// Kernel, copy and host times per level (`upload_s` is the data's upload).
+    pub fn timings(&self) -> &Timings {
         &self.timings
     }
 

@@ -31,6 +31,7 @@ use pc_jtree::engine::{finish_marginals, finish_mpe, Marginals, Mpe, Progress};
 use pc_jtree::plan::{Projection, REDUCE_SPLIT};
 use pc_jtree::{Evidence, Plan};
 
+use crate::runtime::timings::Timings;
 use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::runtime::module;
 
@@ -54,23 +55,14 @@ struct Proj {
 unsafe impl DeviceRepr for Proj {}
 unsafe impl ValidAsZeroBits for Proj {}
 
-/// Timings of the last call.
+/// How the last call was cut, and the cell maps' place (its times are in [`Timings`]).
 #[derive(Clone, Debug, Default)]
-pub struct JtTimings {
-    pub compile_s: f64,
-    pub target: String,
-    pub upload_s: f64,
-    pub kernel_s: f64,
-    pub transfer_s: f64,
-    pub launches: u64,
+pub struct JtLayout {
     pub chunks: usize,
     pub rows_per_chunk: usize,
-    /// Host time normalising the chunks' results (overlapped with the next chunk's kernels).
-    pub host_s: f64,
     /// Whether the cell maps are on the device (`jt_maps`), and their bytes.
     pub maps: bool,
     pub map_bytes: u64,
-    pub map_s: f64,
 }
 
 /// One row of the launch profile (`CudaJtree::set_profile`): a phase at one depth, over all chunks.
@@ -221,7 +213,10 @@ pub struct CudaJtree<'a> {
     d: Dev,
     istart: Vec<u64>,
     static_bytes: usize,
-    pub timings: JtTimings,
+    /// Of the last call: times (`setup_s` the cell maps, `host_s` normalising the chunks'
+    /// results, overlapped with the next chunk's kernels) and how it was cut.
+    pub timings: Timings,
+    pub layout: JtLayout,
     prof: Option<RefCell<BTreeMap<(usize, &'static str, usize), ProfileRow>>>,
 }
 
@@ -238,7 +233,7 @@ impl<'a> CudaJtree<'a> {
             let m = module::module_for(&gpu, module::Family::Jtree).map_err(PcError::Cuda)?;
             let get = |n: &str| m.function(n).map_err(PcError::Cuda);
             let f = [get("jt_reduce")?, get("jt_collect")?, get("jt_scatter")?, get("jt_decode")?, get("jt_combine")?, get("jt_maps")?];
-            let mut timings = JtTimings { compile_s: m.compile_seconds, target: m.target.clone(), ..Default::default() };
+            let mut timings = Timings::opened(&m, 0.0);
             let fl = flatten(plan)?;
             let static_bytes = 8 * plan.base.len() + 4 * (fl.bpool.len() + fl.opool.len()) + std::mem::size_of::<Proj>() * fl.pj.len();
             gpu.ensure_free(static_bytes, "the potentials and projections")?;
@@ -261,7 +256,7 @@ impl<'a> CudaJtree<'a> {
             };
             gpu.stream.synchronize().map_err(cuda_err("uploading the tree"))?;
             timings.upload_s = clock.transfer;
-            let mut me = CudaJtree { plan, gpu, f, d, static_bytes, timings, istart: fl.istart, prof: None };
+            let mut me = CudaJtree { plan, gpu, f, d, static_bytes, timings, layout: JtLayout::default(), istart: fl.istart, prof: None };
             me.make_maps()?;
             Ok(me)
         })
@@ -297,9 +292,9 @@ impl<'a> CudaJtree<'a> {
         self.gpu.stream.synchronize().map_err(cuda_err("making the cell maps"))?;
         self.d.maps = Some((map_off, map));
         self.static_bytes += bytes as usize;
-        self.timings.maps = true;
-        self.timings.map_bytes = bytes;
-        self.timings.map_s = t.elapsed().as_secs_f64();
+        self.layout.maps = true;
+        self.layout.map_bytes = bytes;
+        self.timings.setup_s = t.elapsed().as_secs_f64();
         Ok(())
     }
 
@@ -569,8 +564,8 @@ impl<'a> CudaJtree<'a> {
             self.timings.kernel_s = clock.kernel;
             self.timings.transfer_s = clock.transfer;
             self.timings.launches = launches;
-            self.timings.chunks = chunks;
-            self.timings.rows_per_chunk = chunk;
+            self.layout.chunks = chunks;
+            self.layout.rows_per_chunk = chunk;
             self.timings.host_s = host;
             Ok(())
         })

@@ -1,5 +1,5 @@
-//! Where a backend's time went, as the R package and pcbench report it: the level loop's
-//! backends (Gaussian, G^2) per level, the triple checks' listed tests per batch.
+//! Where an engine's time went, as the R package and pcbench report it: one [`Timings`] for
+//! every method, with the level loop's levels in [`LevelTimings`].
 
 use std::time::Instant;
 
@@ -27,24 +27,37 @@ pub struct LevelTimings {
     pub on_cpu: bool,
 }
 
-/// Where the backend's time went.
+/// Where a CUDA engine's time went, one type for every method: the level loop's backends
+/// (Gaussian, G^2, CMI-kNN), the triple checks' batch evaluators and the junction tree, for
+/// `gpupc_last_run()$details` and pcbench.
 #[derive(Clone, Debug, Default)]
-pub struct CudaTimings {
-    /// Seconds spent compiling the kernels this backend used, or reading them from the disk cache
+pub struct Timings {
+    /// Seconds spent compiling the kernels this engine used, or reading them from the disk cache
     /// (0 for those this process already had).
     pub compile_s: f64,
     /// No kernel was compiled: each came from this process or the disk cache.
     pub compile_cached: bool,
     /// What was compiled: "sm_90 (cubin)", say.
     pub target: String,
-    /// Uploading C.
-    pub upload_c_s: f64,
-    /// Dense levels: uploading the graph and initialising pMax; copying graph, pMax and level
-    /// 0's sepsets back.
-    pub dense_setup_s: f64,
-    pub dense_results_s: f64,
+    /// Uploading the input: C or the data, the ranks, a junction tree's tables.
+    pub upload_s: f64,
+    /// Device work set up besides the input: the dense levels' graph and pMax, a batch
+    /// evaluator's buffers, a junction tree's cell maps.
+    pub setup_s: f64,
+    /// Whole results copied back: the dense levels' graph, pMax and level 0's sepsets.
+    pub results_s: f64,
     pub kernel_s: f64,
     pub transfer_s: f64,
+    /// Host work between the launches: CMI-kNN's permutations, a junction tree's normalising.
+    pub host_s: f64,
+    pub launches: u64,
+    /// Tests evaluated on the GPU (levels >= 2: including those past an edge's first success
+    /// that ran concurrently with it), and by a batch evaluator's CPU fallback.
+    pub gpu_tests: u64,
+    pub cpu_tests: u64,
+    /// Tests that took the pseudo-inverse path (Gaussian).
+    pub fallbacks: u64,
+    /// The level loop's levels, one entry each (per device for several).
     pub levels: Vec<LevelTimings>,
 }
 
@@ -64,7 +77,12 @@ impl LevelTimings {
     }
 }
 
-impl CudaTimings {
+impl Timings {
+    /// Opened after compiling (or reading) `c`, the input uploaded in `upload_s`.
+    pub(crate) fn opened(c: &module::Compiled, upload_s: f64) -> Self {
+        Timings { compile_s: c.compile_seconds, compile_cached: c.from_cache, target: c.target.clone(), upload_s, ..Default::default() }
+    }
+
     /// Books the compile (or cache read) of a module loaded after the backend opened.
     pub(crate) fn add_compile(&mut self, c: &module::Compiled) {
         self.compile_s += c.compile_seconds;
@@ -76,25 +94,19 @@ impl CudaTimings {
         lt.total_s = t0.elapsed().as_secs_f64();
         self.kernel_s += lt.kernel_s;
         self.transfer_s += lt.transfer_s;
+        self.host_s += lt.host_s + lt.collect_s;
+        self.launches += lt.launches;
+        self.gpu_tests += lt.gpu_tests;
+        self.fallbacks += lt.fallbacks;
         self.levels.push(lt);
     }
 }
 
-/// Seconds and counts of the GPU evaluator.
-#[derive(Clone, Debug, Default)]
-pub struct BatchTimings {
-    pub setup_s: f64,
-    pub kernel_s: f64,
-    pub transfer_s: f64,
-    pub launches: u64,
-    pub gpu_tests: u64,
-    pub cpu_tests: u64,
-}
-
-/// The figures of several devices' backends as one: compile and upload times the slowest
-/// device's (they ran in parallel), kernel and copy time summed, every device's levels.
-pub fn combined_timings<'a>(ts: impl IntoIterator<Item = &'a CudaTimings>) -> CudaTimings {
-    let mut out = CudaTimings::default();
+/// The figures of several devices' engines as one: compile, upload, setup and results times the
+/// slowest device's (they ran in parallel), kernel, copy and host time and the counts summed,
+/// every device's levels.
+pub fn combined_timings<'a>(ts: impl IntoIterator<Item = &'a Timings>) -> Timings {
+    let mut out = Timings::default();
     for (k, t) in ts.into_iter().enumerate() {
         if k == 0 {
             out.target = t.target.clone();
@@ -102,11 +114,16 @@ pub fn combined_timings<'a>(ts: impl IntoIterator<Item = &'a CudaTimings>) -> Cu
         }
         out.compile_s = out.compile_s.max(t.compile_s);
         out.compile_cached &= t.compile_cached;
-        out.upload_c_s = out.upload_c_s.max(t.upload_c_s);
-        out.dense_setup_s = out.dense_setup_s.max(t.dense_setup_s);
-        out.dense_results_s = out.dense_results_s.max(t.dense_results_s);
+        out.upload_s = out.upload_s.max(t.upload_s);
+        out.setup_s = out.setup_s.max(t.setup_s);
+        out.results_s = out.results_s.max(t.results_s);
         out.kernel_s += t.kernel_s;
         out.transfer_s += t.transfer_s;
+        out.host_s += t.host_s;
+        out.launches += t.launches;
+        out.gpu_tests += t.gpu_tests;
+        out.cpu_tests += t.cpu_tests;
+        out.fallbacks += t.fallbacks;
         out.levels.extend(t.levels.iter().cloned());
     }
     out
