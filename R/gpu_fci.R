@@ -6,9 +6,26 @@
 #'
 #' The skeleton is computed by gpupc, as [gpu_skeleton()] computes it (native tests in parallel
 #' on all `numCores` threads or on the GPU; any other `indepTest` called from R in pcalg's
-#' order). The later stages are pcalg's: for FCI the Possible-D-SEP tests (`pdsep()`), the
-#' conservative / majority-rule checks (`pc.cons.intern()`) and the orientation (`udag2pag()`);
-#' for RFCI `find.unsh.triple()`, `rfci.vStruc()` and `udag2apag()`.
+#' order).
+#'
+#' FCI's Possible-D-SEP stage, the tests pcalg's `pdsep()` runs one at a time in R, runs in
+#' gpupc's Rust core for `gaussCItest`, `disCItest` and `binCItest`: the same arrowheads,
+#' Possible-D-SEP sets, conditioning sets in pcalg's order and first success per edge, with the
+#' tests of all of a node's edges in batches on the skeleton's test (its threads, or its GPU);
+#' the counts (`n.edgetestsPDSEP`, `max.ordPDSEP`) are those of pcalg's sequential loop. Any other
+#' `indepTest` (an R function, `cmiknnCItest`) goes through pcalg's own `pdsep()`, as does `biCC
+#' = TRUE` with labels that are numbers other than 1..p (pcalg matches an edge to its
+#' biconnected component by `as.numeric()` of the labels).
+#'
+#' The stages after that are pcalg's: the conservative / majority-rule checks
+#' (`pc.cons.intern()`) and the orientation (`udag2pag()`); for RFCI `find.unsh.triple()`,
+#' `rfci.vStruc()` and `udag2apag()`. `gpupc_last_run()` has the seconds of the Possible-D-SEP
+#' stage (`phases["pdsep_s"]`) and of the rest (`phases["orient_s"]`), and the stage's tests
+#' (`pdsep`).
+#'
+#' pcalg's quirks are kept: `max.ordPDSEP` is the order the last edge that was tested ended at
+#' (not the largest), `n.edgetestsPDSEP` stops at that order, `pMax` is raised only at `[x, y]`
+#' of x's turn, and `allPdsep[[x]]` holds the last edge's set and y.
 #'
 #' Every slot of the result is what pcalg returns for the same call (`amat` with its dimnames,
 #' `sepset`, `pMax`, `n.edgetests`, `max.ord`, the Possible-D-SEP counts and `allPdsep`), except
@@ -83,22 +100,35 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
     fixedEdges[contextVars, contextVars] <- TRUE
   }
   if (verbose) cat("Compute Skeleton\n================\n")
-  skel <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, p, skel.method, m.max,
-                        fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend,
-                        p_arg = lp$arg, devices = devices)
+  # the Possible-D-SEP tests of a native test run in Rust, on the skeleton's own test (its data
+  # read once); any other test is called by pcalg's pdsep() from R
+  native <- doPdsep && native_kind(indepTest) %in% c("gauss", "dis", "bin") && !is.null(bicc_mode(biCC, lp$labels))
+  sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, p, skel.method, m.max,
+                      fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend,
+                      p_arg = lp$arg, devices = devices, defer_sepsets = native, keep_test = native)
+  skel <- if (!native) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets)
   skel@call <- cl
   t0 <- proc.time()[["elapsed"]]
+  details <- NULL
   G <- methods::as(skel@graph, "matrix")
   sepset <- skel@sepset
   pMax <- skel@pMax
   tripleList <- NULL
   if (doPdsep) {
     if (verbose) cat("\nCompute PDSEP\n=============\n")
-    pd <- pcalg::pdsep(skel@graph, suffStat, indepTest = indepTest, p = p, sepset = sepset,
-                       alpha = alpha, pMax = pMax,
-                       m.max = if (type == "adaptive") skel@max.ord else m.max,
-                       pdsep.max = pdsep.max, NAdelete = NAdelete, unfVect = c(), biCC = biCC,
-                       fixedEdges = fixedEdges, verbose = verbose)
+    pd.m.max <- if (type == "adaptive") skel@max.ord else m.max
+    pd <- if (native) {
+      native_pdsep(skel, prepare_test(indepTest, suffStat, p), sk$test, alpha, pd.m.max, pdsep.max,
+                   NAdelete, biCC, fixedEdges, numCores, verbose,
+                   backend = if (startsWith(sk$backend, "cuda")) "cuda" else "cpu",
+                   fallback = identical(backend, "auto"), device = .gpupc_state$last$devices)
+    } else {
+      pcalg::pdsep(skel@graph, suffStat, indepTest = indepTest, p = p, sepset = sepset,
+                   alpha = alpha, pMax = pMax, m.max = pd.m.max, pdsep.max = pdsep.max,
+                   NAdelete = NAdelete, unfVect = c(), biCC = biCC, fixedEdges = fixedEdges,
+                   verbose = verbose)
+    }
+    details <- if (native) pd$details else list(tests = sum(pd$n.edgetests), evaluator = "pcalg::pdsep (R)")
     t1 <- proc.time()[["elapsed"]]
     G <- pd$G
     sepset <- pd$sepset
@@ -139,8 +169,61 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
                       max.ord = as.integer(skel@max.ord), max.ordPDSEP = as.integer(max.ordPD),
                       n.edgetests = skel@n.edgetests, n.edgetestsPDSEP = n.edgetestsPD,
                       sepset = sepset, pMax = pMax, allPdsep = allPdsep)
-  record_stages(c(pdsep_s = t1 - t0, orient_s = proc.time()[["elapsed"]] - t1))
+  record_stages(c(pdsep_s = t1 - t0, orient_s = proc.time()[["elapsed"]] - t1), details)
   out
+}
+
+# pcalg's pdsep() for a native test, its tests in Rust (rs_pdsep(): pc-core's fci/pdsep.rs, in
+# batches on `numCores` threads or the skeleton's GPU), the result written into the skeleton's
+# own objects as pdsep() writes them. `test`: prepare_test()'s; `test_handle`: the skeleton's
+# kept test. Returns pdsep()'s list plus `details` (tests run, where, seconds) for
+# gpupc_last_run().
+native_pdsep <- function(skel, test, test_handle, alpha, m.max, pdsep.max, NAdelete, biCC,
+                         fixedEdges, numCores, verbose, backend = "cpu", fallback = TRUE,
+                         device = NULL) {
+  p <- length(skel@graph@nodes)
+  edges <- skeleton_edges(skel@graph)
+  storage.mode(edges) <- "integer"
+  fixed <- NULL
+  if (!is.null(fixedEdges)) {
+    fixed <- unname(which(fixedEdges != 0, arr.ind = TRUE))
+    storage.mode(fixed) <- "integer"
+  }
+  data <- test$data
+  data$test_handle <- test_handle
+  if (!is.null(device)) data$devices <- device[1]
+  hooks <- progress_hooks("gpupc pdsep", "tests")
+  on.exit(hooks$done())
+  settings <- list(p = as.integer(p), alpha = as.double(alpha), m_max = as.double(m.max[1]),
+                   pdsep_max = as.double(pdsep.max), na_delete = isTRUE(NAdelete),
+                   bicc = bicc_mode(biCC, skel@graph@nodes, warn = TRUE), threads = as.integer(check_threads(numCores)),
+                   backend = backend, fallback = isTRUE(fallback), hooks = hooks)
+  res <- rs_pdsep(edges, skel@sepset, skel@pMax, fixed, test$kind, data, settings)
+  hooks$done()
+  if (!is.null(res$gpu_failed)) gpu_fallback_message(res$gpu_failed, " in the Possible-D-SEP tests")
+  G <- methods::as(skel@graph, "matrix") != 0
+  sepset <- skel@sepset
+  pMax <- skel@pMax
+  gone <- res$removed
+  G[gone] <- FALSE
+  G[gone[, 2:1, drop = FALSE]] <- FALSE
+  for (k in seq_len(nrow(gone))) {
+    S <- res$sets[[k]]
+    # with biCC, pcalg's sets of two or more come from combn() over a numeric intersect()
+    if (biCC && res$ord[k] >= 2) S <- as.double(S)
+    sepset[[gone[k, 1]]][[gone[k, 2]]] <- S
+    sepset[[gone[k, 2]]][[gone[k, 1]]] <- S
+  }
+  pMax[res$pmax_cells] <- res$pmax_values
+  allPdsep <- res$all_pdsep
+  # with biCC pcalg's allPdsep entries are numeric (intersect() with RBGL's numeric components)
+  if (biCC) allPdsep <- lapply(allPdsep, function(v) if (is.null(v)) v else as.double(v))
+  if (verbose)
+    cat(sprintf("gpupc: Possible-D-SEP: %.0f tests, %d edges removed (%s)\n", res$tests, nrow(gone), res$evaluator))
+  list(G = G, sepset = sepset, pMax = pMax, allPdsep = allPdsep, max.ord = res$max_ord,
+       n.edgetests = res$n_edgetests,
+       details = list(tests = res$tests, removed = nrow(gone), evaluator = res$evaluator,
+                      phases = unlist(res$seconds)))
 }
 
 #' @rdname gpu_fci
@@ -194,6 +277,22 @@ record_stages <- function(secs, details = NULL) {
   if (!is.null(details)) last$pdsep <- details
   .gpupc_state$last <- last
   invisible()
+}
+
+# How pcalg's biCC finds an edge's biconnected component: by as.numeric() of RBGL's node labels.
+# Labels 1..p are the nodes' numbers ("components"); labels that are all not numbers give NA
+# everywhere, so no component is found ("none": every edge's set is empty, with R's coercion
+# warning, as pcalg); any other labels (numbers that are not 1..p) depend on RBGL's order of the
+# components, so pcalg's pdsep() runs (NULL).
+bicc_mode <- function(biCC, labels, warn = FALSE) {
+  if (!biCC) return("off")
+  num <- suppressWarnings(as.numeric(labels))
+  if (identical(num, as.numeric(seq_along(labels)))) return("components")
+  if (all(is.na(num))) {
+    if (warn) warning("NAs introduced by coercion (biCC: the labels are not numbers, so, as in pcalg, no edge's biconnected component is found and no Possible-D-SEP test runs)", call. = FALSE)
+    return("none")
+  }
+  NULL
 }
 
 # pcalg's test of contextVars, in its words; NULL and integer(0) pass as they are.
