@@ -9,11 +9,12 @@
 #' order).
 #'
 #' FCI's Possible-D-SEP stage, the tests pcalg's `pdsep()` runs one at a time in R, runs in
-#' gpupc's Rust core for `gaussCItest`, `disCItest` and `binCItest`: the same arrowheads,
+#' gpupc's Rust core for `gaussCItest`, `disCItest`, `binCItest` and `cmiknnCItest` (on the CPU):
+#' the same arrowheads,
 #' Possible-D-SEP sets, conditioning sets in pcalg's order and first success per edge, with the
 #' tests of all of a node's edges in batches on the skeleton's test (its threads, or its GPU);
 #' the counts (`n.edgetestsPDSEP`, `max.ordPDSEP`) are those of pcalg's sequential loop. Any other
-#' `indepTest` (an R function, `cmiknnCItest`) goes through pcalg's own `pdsep()`, as does `biCC
+#' `indepTest` (an R function) goes through pcalg's own `pdsep()`, as does `biCC
 #' = TRUE` with labels that are numbers other than 1..p (pcalg matches an edge to its
 #' biconnected component by `as.numeric()` of the labels).
 #'
@@ -102,7 +103,8 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
   if (verbose) cat("Compute Skeleton\n================\n")
   # the Possible-D-SEP tests of a native test run in Rust, on the skeleton's own test (its data
   # read once); any other test is called by pcalg's pdsep() from R
-  native <- doPdsep && native_kind(indepTest) %in% c("gauss", "dis", "bin") && !is.null(bicc_mode(biCC, lp$labels))
+  native <- doPdsep && native_kind(indepTest) %in% c("gauss", "dis", "bin", "cmiknn") &&
+    !is.null(bicc_mode(biCC, lp$labels))
   sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, p, skel.method, m.max,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend,
                       p_arg = lp$arg, devices = devices, defer_sepsets = native, keep_test = native)

@@ -5,7 +5,7 @@
 ## test. Every slot of the fciAlgo is compared with identical(), except pMax, whose skeleton
 ## p-values agree to rounding (relative 1e-9, as in the parity suite), and call, which names
 ## gpu_fci / gpu_rfci and holds gpupc's own arguments (the rest of it must be pcalg's).
-## With gaussCItest, disCItest and binCItest FCI's Possible-D-SEP stage runs in gpupc's Rust core
+## With gaussCItest, disCItest, binCItest and cmiknnCItest FCI's Possible-D-SEP stage runs in gpupc's Rust core
 ## (pcalg's pdsep() for the R-function tests), so these comparisons check it against pdsep().
 ## The sweep runs its first cases by default and all of them in the extended mode.
 
@@ -173,6 +173,18 @@ test_that("binary data with binCItest", {
   suff$nlev <- NULL
   for (fun in c("fci", "rfci"))
     run_both(fun, suff, pcalg::binCItest, 0.01, list(p = ncol(suff$dm)), paste(fun, "binCItest"))
+})
+
+test_that("cmiknnCItest on non-linear data", {
+  set.seed(9)
+  n <- 150
+  z <- stats::rnorm(n); h <- stats::rnorm(n)
+  X <- cbind(x = sin(z) + 0.3 * stats::rnorm(n), y = z^2 + h + 0.3 * stats::rnorm(n), z = z,
+             w = h + 0.3 * stats::rnorm(n), v = stats::rnorm(n))
+  st <- list(data = X, sig_samples = 50, knn = 10)
+  for (fun in c("fci", "rfci"))
+    run_both(fun, st, gpupc::cmiknnCItest, 0.1, list(labels = colnames(X)), paste(fun, "cmiknnCItest"))
+  run_both("fci", st, gpupc::cmiknnCItest, 0.1, list(p = ncol(X), biCC = TRUE), "fci cmiknnCItest biCC")
 })
 
 test_that("pcalg's errors for type, m.max, conservative with maj.rule, jci and contextVars", {

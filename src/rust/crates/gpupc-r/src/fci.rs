@@ -1,7 +1,8 @@
 //! FCI's Possible-D-SEP stage (`pc_core::fci::pdsep`): the skeleton's edges, sepsets and pMax
 //! in, what pcalg's `pdsep()` changes out (removed edges with their sets, raised pMax cells,
 //! allPdsep, max.ord, n.edgetests), for R to write into its own objects. The tests run on the
-//! skeleton's kept test (`data$test_handle`), on the CPU or on the skeleton's first GPU.
+//! skeleton's kept test (`data$test_handle`), on the CPU or on the skeleton's first GPU (CMI-kNN's
+//! on the CPU).
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -127,6 +128,13 @@ fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, da
                 input.run(&pool, &mut eval, w)
             };
             pc_cuda::open::or_cpu(&mut (&mut watch, &mut evaluator), on_gpu, fallback, gpu, cpu, failed)?
+        }
+        // CMI-kNN's tests on the CPU: its GPU backend runs a skeleton's levels, not listed tests
+        "cmiknn" => {
+            let t = crate::cmiknn::cmiknn_test(&data, p)?;
+            let mut eval = ParallelBatch::new(&t, &pool);
+            evaluator = eval.name();
+            input.run(&pool, &mut eval, &mut watch)?
         }
         other => return Err(invalid("indepTest", format!("unknown native test \"{other}\""))),
     };
