@@ -2,7 +2,8 @@
 ## variables (latent ones), Gaussian and discrete, over the options: skeleton order, the three
 ## FCI types, Possible-D-SEP on and off, biCC, pdsep.max, m.max, conservative and majority rule,
 ## selection bias, JCI with context variables, fixedGaps / fixedEdges, labels or p, an R-function
-## test. Every slot of the fciAlgo is compared with identical(), except pMax, whose skeleton
+## test, and the Possible-D-SEP stage alone against pcalg::pdsep() on random skeletons and sepsets.
+## Every slot of the fciAlgo is compared with identical(), except pMax, whose skeleton
 ## p-values agree to rounding (relative 1e-9, as in the parity suite), and call, which names
 ## gpu_fci / gpu_rfci and holds gpupc's own arguments (the rest of it must be pcalg's).
 ## With gaussCItest, disCItest, binCItest and cmiknnCItest FCI's Possible-D-SEP stage runs in gpupc's Rust core
@@ -139,10 +140,46 @@ test_that("the Possible-D-SEP stage over its options, on graphs where it runs th
     opts <- list(list(), list(biCC = TRUE), list(pdsep.max = 3), list(m.max = 2),
                  list(type = "adaptive"), list(type = "anytime", m.max = 1),
                  list(skel.method = "stable.fast", biCC = TRUE, pdsep.max = 5),
-                 list(conservative = TRUE), list(maj.rule = TRUE, biCC = TRUE))
+                 list(conservative = TRUE), list(maj.rule = TRUE, biCC = TRUE),
+                 list(skel.method = "original"))
     for (o in opts)
       run_both("fci", suff, pcalg::gaussCItest, 0.01, c(list(p = p), o),
                paste("seed", seed, case_label(o)))
+  }
+})
+
+## The stage alone on random skeletons with random sepsets (helper-orient.R's fake_skeleton(), so
+## the arrowheads and Possible-D-SEP sets take many shapes), on Gaussian data of as many
+## variables: gpupc's native stage against pcalg::pdsep() on the same input.
+n_pdsep <- sweep_n(300, 40)
+
+test_that(sprintf("the native Possible-D-SEP stage equals pcalg::pdsep() on %d random skeletons and sepsets", n_pdsep), {
+  set.seed(4242)
+  for (i in seq_len(n_pdsep)) {
+    p <- sample(6:11, 1)
+    sk <- fake_skeleton(p, deg = stats::runif(1, 1.5, 3.5))
+    bicc <- i %% 3 == 0
+    if (i %% 2 == 0) {  # labels 1..p: biCC's components are found (see ?gpu_fci)
+      m <- methods::as(sk@graph, "matrix")
+      dimnames(m) <- list(as.character(seq_len(p)), as.character(seq_len(p)))
+      sk@graph <- methods::as(m, "graphNEL")
+    }
+    suff <- fci_data(i, p + 2, 0.3, 500, 2)
+    sk@pMax <- matrix(stats::runif(p * p, -0.5, 0.02), p, p)
+    fixed <- if (i %% 5 == 0) random_sym_mask(p, 0.15) else NULL
+    m.max <- if (i %% 4 == 0) sample(1:2, 1) else Inf
+    pdsep.max <- if (i %% 7 == 0) 3 else Inf
+    alpha <- sample(c(0.01, 0.05, 0.2), 1)
+    want <- quietly(pcalg::pdsep(sk@graph, suff, pcalg::gaussCItest, p = p, sepset = sk@sepset,
+                                 alpha = alpha, pMax = sk@pMax, m.max = m.max, pdsep.max = pdsep.max,
+                                 biCC = bicc, fixedEdges = fixed))
+    got <- quietly(gpupc:::native_pdsep(sk, gpupc:::prepare_test(pcalg::gaussCItest, suff, p), NULL,
+                                        alpha, m.max, pdsep.max, TRUE, bicc, fixed, 2, FALSE))
+    lab <- sprintf("case %d (p = %d, biCC = %s, m.max = %s, pdsep.max = %s, alpha = %g)", i, p, bicc, m.max, pdsep.max, alpha)
+    for (s in c("G", "sepset", "allPdsep", "max.ord", "n.edgetests"))
+      if (!identical(got[[s]], want[[s]])) fail(paste(lab, s, "differs:", first_difference(got[[s]], want[[s]])))
+    f <- is.finite(want$pMax)
+    expect_true(identical(is.finite(got$pMax), f) && all(num_equal_rel(got$pMax[f], want$pMax[f], PMAX_REL)), label = paste(lab, "pMax"))
   }
 })
 
