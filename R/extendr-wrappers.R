@@ -54,3 +54,6 @@ rs_kernel_cache_notice <- function() rust_value(.Call(wrap__gpupc_kernel_cache_n
 rs_kernel_cache_info <- function(dir) rust_value(.Call(wrap__gpupc_kernel_cache_info, dir))
 rs_kernel_cache_clear <- function(dir) rust_value(.Call(wrap__gpupc_kernel_cache_clear, dir))
 rs_kernel_prefetch_wait <- function() invisible(.Call(wrap__gpupc_kernel_prefetch_wait))
+rs_pdsep <- function(edges, sepset, pmax, fixed, test, data, settings) {
+  with_kernel_cache(rust_value(.Call(wrap__gpupc_pdsep, edges, sepset, pmax, fixed, test, data, settings)))
+}

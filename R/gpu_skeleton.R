@@ -258,6 +258,10 @@ attach_sepsets <- function(out, sepsets) {
 #'   after [gpu_pc()] also `orient_s` (the orientation, with the conservative / majority-rule triple
 #'   checks), and `orient`: its counts (`stats`; `data_reused`: the GPU triple checks ran on the
 #'   skeleton's data still on the device) and the seconds of its parts in Rust (`phases`).
+#'   After [gpu_fci()] / [gpu_rfci()] also `pdsep_s` (the Possible-D-SEP stage) and `orient_s`
+#'   (the checks and orientation after it), and `pdsep`: the stage's `tests`, `removed` edges,
+#'   `evaluator` (where its tests ran) and, for a native test, the seconds of its parts in Rust
+#'   (`phases`).
 #'   After a [gpu_query()] or [gpu_mpe()] batch: `backend`, `why`, `devices` and `devices_why`
 #'   (as above), `query` (`"marginal"` or `"mpe"`), `evidence_sets` and `phases` (`query_s`).
 #'   `NULL` before the first run.

@@ -4,6 +4,7 @@
 mod cmiknn;
 mod convert;
 mod entry;
+mod fci;
 mod kept;
 mod orient;
 mod params;
@@ -20,6 +21,7 @@ use extendr_api::prelude::*;
 extendr_module! {
     mod gpupc;
     use entry;
+    use fci;
     use cmiknn;
     use jtree;
     use kernel_cache;

@@ -20,7 +20,7 @@ fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
 }
 
 /// An m x 2 integer matrix of 1-based pairs (or an m x 3 one for triples), read row by row.
-fn int_rows(x: &Robj, cols: usize, p: usize, arg: &'static str) -> CoreResult<Vec<Vec<u32>>> {
+pub(crate) fn int_rows(x: &Robj, cols: usize, p: usize, arg: &'static str) -> CoreResult<Vec<Vec<u32>>> {
     if x.is_null() {
         return Ok(Vec::new());
     }
@@ -93,7 +93,7 @@ fn sepset_entry(list: SEXP, p: usize, x: u32, z: u32, buf: &mut Vec<u32>) -> Cor
     Ok(true)
 }
 
-fn read_sepsets(sepset: &Robj, g: &Pdag) -> CoreResult<PairSepsets> {
+pub(crate) fn read_sepsets(sepset: &Robj, g: &Pdag) -> CoreResult<PairSepsets> {
     let p = g.p();
     if sepset.rtype() != Rtype::List || sepset.len() != p {
         return Err(invalid("sepset", format!("must be a list of {p} lists")));
@@ -199,7 +199,7 @@ fn run_checks(g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, eva
 }
 
 /// The kept test of `data$test_handle`, taken out of its handle (freed here, not at R's next GC).
-fn kept_test(data: &List) -> CoreResult<Option<KeptTest>> {
+pub(crate) fn kept_test(data: &List) -> CoreResult<Option<KeptTest>> {
     let Some((_, h)) = data.iter().find(|(n, _)| *n == "test_handle") else { return Ok(None) };
     let mut h: ExternalPtr<Option<KeptTest>> = h.try_into().map_err(|_| PcError::Internal("not a kept test's handle".into()))?;
     Ok(h.take())

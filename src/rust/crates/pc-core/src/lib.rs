@@ -13,6 +13,7 @@ pub mod corr;
 pub mod cpu;
 pub mod dense;
 pub mod error;
+pub mod fci;
 pub mod graph;
 pub mod mem;
 pub mod multi;

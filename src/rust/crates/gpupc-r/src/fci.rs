@@ -1,0 +1,192 @@
+//! FCI's Possible-D-SEP stage (`pc_core::fci::pdsep`): the skeleton's edges, sepsets and pMax
+//! in, what pcalg's `pdsep()` changes out (removed edges with their sets, raised pMax cells,
+//! allPdsep, max.ord, n.edgetests), for R to write into its own objects. The tests run on the
+//! skeleton's kept test (`data$test_handle`), on the CPU or on the skeleton's first GPU (CMI-kNN's
+//! on the CPU).
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use extendr_api::prelude::*;
+use pc_core::citest::{GSquareKind, GaussFlavour};
+use pc_core::fci::{pdsep, BiCC, PdsepParams, PdsepResult};
+use pc_core::orient::{BatchEvaluator, ParallelBatch, Pdag};
+use pc_core::{Order, PcError};
+
+use crate::convert::{gauss_test, gsquare_test, CoreResult};
+use crate::kept::{KeptGSquare, KeptTest};
+use crate::orient::{int_rows, kept_test, read_sepsets};
+use crate::watch::RWatch;
+
+fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
+    PcError::invalid(arg, msg)
+}
+
+/// What the stage reads besides its test, gathered once so that a GPU failure can rerun it on the
+/// CPU from the same start.
+struct Input {
+    adj: Vec<Vec<u32>>,
+    sep: pc_core::orient::PairSepsets,
+    fixed: HashSet<(u32, u32)>,
+    pmax: Vec<f64>,
+    p: usize,
+    params: PdsepParams,
+}
+
+impl Input {
+    fn run(&self, pool: &rayon::ThreadPool, eval: &mut dyn BatchEvaluator, watch: &mut RWatch) -> CoreResult<PdsepResult> {
+        let p = self.p;
+        let sep = &self.sep;
+        let sep_has = |a: u32, b: u32, c: u32| sep.get(a, c).contains(&b) || sep.get(c, a).contains(&b);
+        let fixed = |x: u32, y: u32| self.fixed.contains(&(x, y));
+        let pmax0 = |x: u32, y: u32| self.pmax[x as usize + y as usize * p];
+        pdsep(self.adj.clone(), sep_has, fixed, pmax0, self.params, pool, eval, watch)
+    }
+}
+
+fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, data: List, settings: List) -> CoreResult<Robj> {
+    let t0 = Instant::now();
+    let a = crate::convert::Named(&settings);
+    let p = a.int("p")?;
+    if p < 1 {
+        return Err(invalid("p", "must be at least 1"));
+    }
+    let p = p as usize;
+    let params = PdsepParams { alpha: a.real("alpha")?, m_max: a.real("m_max")?, pdsep_max: a.real("pdsep_max")?, na_delete: a.logical("na_delete")?, bicc: match a.string("bicc")?.as_str() {
+        "off" => BiCC::Off,
+        "components" => BiCC::Components,
+        "none" => BiCC::NoComponent,
+        other => return Err(PcError::Internal(format!("unknown biCC mode \"{other}\""))),
+    } };
+    let (threads, backend, fallback) = (a.int("threads")?, a.string("backend")?, a.logical("fallback")?);
+    let edge_list: Vec<(u32, u32)> = int_rows(&edges, 2, p, "edges")?.into_iter().map(|r| (r[0], r[1])).collect();
+    let g = Pdag::from_edges(p, &edge_list)?;
+    let adj: Vec<Vec<u32>> = (0..p).map(|i| g.neighbours(i).to_vec()).collect();
+    let sep = read_sepsets(&sepset, &g)?;
+    let fixed: HashSet<(u32, u32)> = int_rows(&fixed, 2, p, "fixedEdges")?.into_iter().map(|r| (r[0], r[1])).collect();
+    let pmax = pmax.as_real_slice().ok_or_else(|| invalid("pMax", "must be a numeric matrix"))?;
+    if pmax.len() != p * p {
+        return Err(invalid("pMax", format!("must be a {p} x {p} matrix")));
+    }
+    let input = Input { adj, sep, fixed, pmax: pmax.to_vec(), p, params };
+    let pool = pc_core::threads::call_pool(threads.max(0) as usize, "pdsep")?;
+    let mut watch = RWatch::new(&a.get("hooks")?.as_list().unwrap_or_default());
+    let input_s = t0.elapsed().as_secs_f64();
+
+    let t1 = Instant::now();
+    let kept = kept_test(&data)?;
+    let on_gpu = backend == "cuda";
+    let mut gpu_failed = Robj::from(());
+    let failed = |_: &mut _, e: &PcError| gpu_failed = crate::rerror::from_pc(e);
+    let mut evaluator = String::new();
+    let res = match test {
+        "gauss" => {
+            let (t, device_c) = match kept {
+                // pcalg's pdsep() calls R's gaussCItest, whichever order built the skeleton
+                Some(KeptTest::Gauss(mut t)) => {
+                    t.flavour = GaussFlavour::R;
+                    (t, None)
+                }
+                other => {
+                    let c = if let Some(KeptTest::GaussDevice(c)) = other { Some(c) } else { None };
+                    (gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?, c)
+                }
+            };
+            let gpu = |(w, name): &mut (&mut RWatch, &mut String)| {
+                let mut eval = match device_c {
+                    Some(c) => pc_cuda::CudaGaussBatch::from_device_c(c, &t, &pool)?,
+                    None => pc_cuda::CudaGaussBatch::new_on(&t, &pool, crate::multi::devices_of(&data)?[0])?,
+                };
+                **name = eval.name();
+                input.run(&pool, &mut eval, w)
+            };
+            let cpu = |(w, name): &mut (&mut RWatch, &mut String)| {
+                let mut eval = ParallelBatch::new(&t, &pool);
+                **name = eval.name();
+                input.run(&pool, &mut eval, w)
+            };
+            pc_cuda::open::or_cpu(&mut (&mut watch, &mut evaluator), on_gpu, fallback, gpu, cpu, failed)?
+        }
+        "dis" | "bin" => {
+            let mut holder = match kept {
+                Some(KeptTest::GSquare(h)) => h,
+                _ => KeptGSquare::new(gsquare_test(&data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?),
+            };
+            let (t, kept_backend) = holder.parts();
+            let gpu = |(w, name): &mut (&mut RWatch, &mut String)| {
+                let mut eval = match kept_backend {
+                    Some(b) => pc_cuda::CudaGSquareBatch::from_backend(b, t, &pool)?,
+                    None => pc_cuda::CudaGSquareBatch::new_on(t, &pool, crate::multi::devices_of(&data)?[0])?,
+                };
+                **name = eval.name();
+                input.run(&pool, &mut eval, w)
+            };
+            let cpu = |(w, name): &mut (&mut RWatch, &mut String)| {
+                t.take_small_n_tests();
+                let mut eval = ParallelBatch::new(t, &pool);
+                **name = eval.name();
+                input.run(&pool, &mut eval, w)
+            };
+            pc_cuda::open::or_cpu(&mut (&mut watch, &mut evaluator), on_gpu, fallback, gpu, cpu, failed)?
+        }
+        // CMI-kNN's tests on the CPU: its GPU backend runs a skeleton's levels, not listed tests
+        "cmiknn" => {
+            let t = crate::cmiknn::cmiknn_test(&data, p)?;
+            let mut eval = ParallelBatch::new(&t, &pool);
+            evaluator = eval.name();
+            input.run(&pool, &mut eval, &mut watch)?
+        }
+        other => return Err(invalid("indepTest", format!("unknown native test \"{other}\""))),
+    };
+    let search_s = t1.elapsed().as_secs_f64();
+
+    let removed = RMatrix::<i32>::new_matrix(res.removed.len(), 2, |r, c| if c == 0 { res.removed[r].x as i32 + 1 } else { res.removed[r].y as i32 + 1 });
+    let ords: Vec<i32> = res.removed.iter().map(|r| r.ord as i32).collect();
+    let sets = List::from_values(res.removed.iter().map(|r| r.set.iter().map(|&v| v as i32 + 1).collect::<Vec<i32>>()));
+    let cells = RMatrix::<i32>::new_matrix(res.pmax.len(), 2, |r, c| if c == 0 { res.pmax[r].0 as i32 + 1 } else { res.pmax[r].1 as i32 + 1 });
+    let vals: Vec<f64> = res.pmax.iter().map(|c| c.2).collect();
+    let all = List::from_values(res.all_pdsep.iter().map(|s| match s {
+        Some(v) => Robj::from(v.iter().map(|&k| k as i32 + 1).collect::<Vec<i32>>()),
+        None => Robj::from(()),
+    }));
+    let out = List::from_names_and_values(
+        ["removed", "ord", "sets", "pmax_cells", "pmax_values", "all_pdsep", "max_ord", "n_edgetests", "tests", "evaluator", "seconds", "gpu_failed"],
+        [
+            removed.into_robj(),
+            Robj::from(ords),
+            sets.into_robj(),
+            cells.into_robj(),
+            Robj::from(vals),
+            all.into_robj(),
+            Robj::from(res.max_ord as i32),
+            Robj::from(res.n_edgetests.clone()),
+            Robj::from(res.tests as f64),
+            Robj::from(evaluator),
+            list!(pdsep_input_s = input_s, pdsep_tests_s = search_s).into_robj(),
+            gpu_failed,
+        ],
+    )
+    .map_err(|e| PcError::Internal(e.to_string()))?;
+    Ok(out.into_robj())
+}
+
+/// pcalg's `pdsep()` with the tests in batches (`pc_core::fci::pdsep`). `edges`: the skeleton's
+/// edges (m x 2 integer, 1-based); `sepset`: the skeleton's sepset list (the collider marks read
+/// the sets of unshielded pairs); `pmax`: its p x p pMax; `fixed`: NULL or the k x 2 integer
+/// cells of fixedEdges; `test`, `data`: a native test as for `gpupc_orient` (`data$test_handle`:
+/// the skeleton's kept test, taken over). `settings` (built by `native_pdsep()` in R/gpu_fci.R):
+/// `p`, `alpha`, `m_max`, `pdsep_max`, `na_delete`, `bicc` ("off", "components", or "none": no edge's component is found), `threads`, `backend` ("cuda": the
+/// tests on the GPU), `fallback` (a GPU failure reruns them on the CPU; `gpu_failed` says so),
+/// `hooks` (`tick` and Ctrl-C between rounds).
+#[extendr]
+fn gpupc_pdsep(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, data: List, settings: List) -> Robj {
+    match pdsep_impl(edges, sepset, pmax, fixed, test, data, settings) {
+        Ok(r) => r,
+        Err(e) => crate::rerror::from_pc(&e),
+    }
+}
+
+extendr_module! {
+    mod fci;
+    fn gpupc_pdsep;
+}
