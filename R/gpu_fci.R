@@ -40,9 +40,9 @@
 #' @inheritParams pcalg::fci
 #' @inheritParams gpu_skeleton
 #' @param numCores CPU threads of the skeleton (and of the native stages), as for
-#'   [gpu_skeleton()]: a number `> 0` runs `floor(numCores)` threads, at most the machine's
-#'   cores; `NULL` follows the `gpupc.threads` option or a core limit, else every core. The
-#'   default is pcalg's, 1.
+#'   [gpu_skeleton()]: `NULL` (the default, as in [gpu_pc()]) follows the `gpupc.threads`
+#'   option or a core limit, else every core; a number `> 0` runs `floor(numCores)` threads, at
+#'   most the machine's cores. The result does not depend on it.
 #' @return An object of class [pcalg::fciAlgo-class].
 #' @seealso [gpu_pc()], [gpu_skeleton()]; [gpupc_last_run()] for where the time went.
 #' @export
@@ -64,7 +64,7 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
                     type = c("normal", "anytime", "adaptive"), fixedGaps = NULL,
                     fixedEdges = NULL, NAdelete = TRUE, m.max = Inf, pdsep.max = Inf,
                     rules = rep(TRUE, 10), doPdsep = TRUE, biCC = FALSE, conservative = FALSE,
-                    maj.rule = FALSE, numCores = 1, selectionBias = TRUE,
+                    maj.rule = FALSE, numCores = NULL, selectionBias = TRUE,
                     jci = c("0", "1", "12", "123"), contextVars = NULL, verbose = FALSE,
                     backend = getOption("gpupc.backend", "auto"),
                     devices = getOption("gpupc.devices", NULL)) {
@@ -234,7 +234,7 @@ native_pdsep <- function(skel, test, test_handle, alpha, m.max, pdsep.max, NAdel
 gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
                      skel.method = c("stable", "original", "stable.fast"), fixedGaps = NULL,
                      fixedEdges = NULL, NAdelete = TRUE, m.max = Inf, rules = rep(TRUE, 10),
-                     conservative = FALSE, maj.rule = FALSE, numCores = 1, verbose = FALSE,
+                     conservative = FALSE, maj.rule = FALSE, numCores = NULL, verbose = FALSE,
                      backend = getOption("gpupc.backend", "auto"),
                      devices = getOption("gpupc.devices", NULL)) {
   cl <- match.call()

@@ -6,6 +6,7 @@ gauss       4  gpu  gpu-check.R: 100 random Gaussian cases (p 10-300, n 20-5000,
 gauss-fast  5  gpu  skel.method = "stable.fast": pcbench parity (GPU = CPU, 100 cases; 40 with levels 0-1 by listed rounds; 50 in stable order) and gpu-check.R against pcalg (100 cases)
 discrete    6  gpu  gpu-check.R on 8 bnlearn networks (disCItest, binCItest, both orders, adaptDF); pcbench: 60 random discrete cases, LINK GPU = CPU, the chi-square tail against R
 small-n     1  gpu  disCItest / binCItest n < n.min warnings on the GPU and the CPU backend, against pcalg
+fci         4  gpu  fci-check.R: gpu_fci() / gpu_rfci() on the GPU against pcalg::fci() / rfci() and the CPU backend, 20 random cases with unobserved variables (gaussCItest, disCItest)
 tests       6  gpu  tests/testthat of the package with a GPU present (bench/lib/testthat-lite.R: the blocks that skip without one run here)
 '
 S=$BENCH/suites/parity
@@ -33,6 +34,10 @@ part_small-n() {
   for b in ${BACKENDS:-cuda cpu}; do
     step "small-n-$b" 200 "$R" "$S/small-n-check.R" "$b" "$RAW/small-n-$b.csv"
   done
+}
+part_fci() {
+  needs r gpu || return 1
+  step fci-check "${FTIME:-300}" "$R" "$S/fci-check.R" --cases "${CASES:-20}"
 }
 part_tests() {
   needs r gpu || return 1
