@@ -1,0 +1,56 @@
+# gpu_fci() / gpu_rfci() against pcalg::fci() / rfci() end to end, same data, same run: Gaussian
+# data of a random DAG of expected degree 4 with an eighth of its variables unobserved. Prints one
+# line per run and writes a CSV (what, p, n, tool, seconds, same, phases); pcalg runs once, under
+# a time cap (setTimeLimit: a capped run is "> cap"), gpupc --reps times (the best is kept).
+#
+#   Rscript bench/suites/orient/fci-bench.R [--p 50,200,500] [--n 1000] [--backend auto|cpu|cuda]
+#                                          [--cap 300] [--reps 3] [--out fci-bench.csv]
+suppressPackageStartupMessages({ library(pcalg); library(gpupc) })
+options(cli.progress_show_after = Inf)
+args <- commandArgs(TRUE)
+opt <- function(name, default) { i <- match(paste0("--", name), args); if (is.na(i)) default else args[i + 1] }
+ps <- as.integer(strsplit(opt("p", "50,200,500"), ",")[[1]])
+n <- as.integer(opt("n", 1000)); backend <- opt("backend", "auto")
+cap <- as.numeric(opt("cap", 300)); reps <- as.integer(opt("reps", 3)); out <- opt("out", "fci-bench.csv")
+
+same_fci <- function(a, b) {
+  for (s in c("amat", "sepset", "n.edgetests", "max.ord", "n.edgetestsPDSEP", "max.ordPDSEP", "allPdsep"))
+    if (!identical(methods::slot(a, s), methods::slot(b, s))) return(s)
+  pa <- a@pMax; pb <- b@pMax; f <- is.finite(pa) & is.finite(pb)
+  if (!identical(is.finite(pa), is.finite(pb)) || any(abs(pa[f] - pb[f]) > 1e-9 * pmax(abs(pb[f]), 1e-300))) return("pMax")
+  "yes"
+}
+capped <- function(expr) {
+  setTimeLimit(elapsed = cap, transient = TRUE)
+  on.exit(setTimeLimit(elapsed = Inf))
+  t0 <- proc.time()[["elapsed"]]
+  v <- tryCatch(expr, error = function(e) if (grepl("time limit", conditionMessage(e))) NULL else stop(e))
+  list(value = v, seconds = proc.time()[["elapsed"]] - t0)
+}
+
+rows <- list()
+for (p in ps) {
+  set.seed(p)
+  dag <- randomDAG(p, prob = 4 / (p - 1))
+  hidden <- sample.int(p, max(1, p %/% 8))
+  X <- rmvDAG(n, dag)[, -hidden]
+  st <- list(C = cor(X), n = n); q <- ncol(X)
+  for (fun in c("fci", "rfci")) {
+    ref <- capped(getExportedValue("pcalg", fun)(st, gaussCItest, alpha = 0.01, p = q))
+    best <- Inf; res <- NULL; ph <- NULL
+    for (r in seq_len(reps)) {
+      t <- system.time(res <- get(paste0("gpu_", fun))(st, gaussCItest, alpha = 0.01, p = q, backend = backend))[["elapsed"]]
+      if (t < best) { best <- t; ph <- gpupc_last_run()$phases }
+    }
+    same <- if (is.null(ref$value)) "pcalg capped" else same_fci(res, ref$value)
+    pc_s <- if (is.null(ref$value)) sprintf("> %.0f", cap) else sprintf("%.3f", ref$seconds)
+    ratio <- if (is.null(ref$value)) sprintf("> %.0fx", cap / best) else sprintf("%.0fx", ref$seconds / best)
+    phs <- paste(sprintf("%s %.3f", names(ph), ph), collapse = ", ")
+    cat(sprintf("%s p=%d n=%d | pcalg %s s | gpupc %.3f s (%s) | %s | same: %s | %s\n",
+                fun, q, n, pc_s, best, gpupc_last_run()$backend, ratio, same, phs))
+    rows[[length(rows) + 1]] <- data.frame(what = fun, p = q, n = n, tool = c("pcalg", "gpupc"),
+      seconds = c(if (is.null(ref$value)) NA else ref$seconds, best), capped = c(is.null(ref$value), FALSE),
+      backend = c("pcalg", gpupc_last_run()$backend), same = c(NA, same), phases = c(NA, phs))
+  }
+}
+utils::write.csv(do.call(rbind, rows), out, row.names = FALSE)
