@@ -4,7 +4,10 @@
 # a time cap (setTimeLimit: a capped run is "> cap"), gpupc --reps times (the best is kept).
 #
 #   Rscript bench/suites/orient/fci-bench.R [--p 50,200,500] [--n 1000] [--backend auto|cpu|cuda]
-#                                          [--cap 300] [--reps 3] [--out fci-bench.csv]
+#                                          [--cap 300] [--reps 3] [--m-max Inf] [--pdsep-max Inf]
+#                                          [--out fci-bench.csv]
+# (with latent variables Possible-D-SEP sets grow large: --m-max / --pdsep-max bound the work of
+# both tools alike, as pcalg's own arguments)
 suppressPackageStartupMessages({ library(pcalg); library(gpupc) })
 options(cli.progress_show_after = Inf)
 args <- commandArgs(TRUE)
@@ -12,6 +15,8 @@ opt <- function(name, default) { i <- match(paste0("--", name), args); if (is.na
 ps <- as.integer(strsplit(opt("p", "50,200,500"), ",")[[1]])
 n <- as.integer(opt("n", 1000)); backend <- opt("backend", "auto")
 cap <- as.numeric(opt("cap", 300)); reps <- as.integer(opt("reps", 3)); out <- opt("out", "fci-bench.csv")
+m_max <- as.numeric(opt("m-max", Inf)); pdsep_max <- as.numeric(opt("pdsep-max", Inf))
+limits <- function(fun) if (fun == "fci") list(m.max = m_max, pdsep.max = pdsep_max) else list(m.max = m_max)
 
 same_fci <- function(a, b) {
   for (s in c("amat", "sepset", "n.edgetests", "max.ord", "n.edgetestsPDSEP", "max.ordPDSEP", "allPdsep"))
@@ -36,18 +41,18 @@ for (p in ps) {
   X <- rmvDAG(n, dag)[, -hidden]
   st <- list(C = cor(X), n = n); q <- ncol(X)
   for (fun in c("fci", "rfci")) {
-    ref <- capped(getExportedValue("pcalg", fun)(st, gaussCItest, alpha = 0.01, p = q))
+    ref <- capped(do.call(getExportedValue("pcalg", fun), c(list(st, gaussCItest, alpha = 0.01, p = q), limits(fun))))
     best <- Inf; res <- NULL; ph <- NULL
     for (r in seq_len(reps)) {
-      t <- system.time(res <- get(paste0("gpu_", fun))(st, gaussCItest, alpha = 0.01, p = q, backend = backend))[["elapsed"]]
+      t <- system.time(res <- do.call(get(paste0("gpu_", fun)), c(list(st, gaussCItest, alpha = 0.01, p = q, backend = backend), limits(fun))))[["elapsed"]]
       if (t < best) { best <- t; ph <- gpupc_last_run()$phases }
     }
     same <- if (is.null(ref$value)) "pcalg capped" else same_fci(res, ref$value)
     pc_s <- if (is.null(ref$value)) sprintf("> %.0f", cap) else sprintf("%.3f", ref$seconds)
     ratio <- if (is.null(ref$value)) sprintf("> %.0fx", cap / best) else sprintf("%.0fx", ref$seconds / best)
     phs <- paste(sprintf("%s %.3f", names(ph), ph), collapse = ", ")
-    cat(sprintf("%s p=%d n=%d | pcalg %s s | gpupc %.3f s (%s) | %s | same: %s | %s\n",
-                fun, q, n, pc_s, best, gpupc_last_run()$backend, ratio, same, phs))
+    cat(sprintf("%s p=%d n=%d m.max=%g pdsep.max=%g | pcalg %s s | gpupc %.3f s (%s) | %s | same: %s | %s\n",
+                fun, q, n, m_max, pdsep_max, pc_s, best, gpupc_last_run()$backend, ratio, same, phs))
     rows[[length(rows) + 1]] <- data.frame(what = fun, p = q, n = n, tool = c("pcalg", "gpupc"),
       seconds = c(if (is.null(ref$value)) NA else ref$seconds, best), capped = c(is.null(ref$value), FALSE),
       backend = c("pcalg", gpupc_last_run()$backend), same = c(NA, same), phases = c(NA, phs))
