@@ -135,12 +135,17 @@ impl SharedKeys {
         Ok(SharedKeys { best })
     }
 
-    /// Lowers the shared keys to `mine` where smaller, and `mine` to the shared ones.
+    /// Lowers the shared keys to `mine` where smaller, and `mine` to the shared ones. On threads
+    /// of its own (scoped), not rayon's global pool, which a forked R child may inherit broken.
     fn exchange(&self, mine: &mut [u64]) {
-        use rayon::prelude::*;
-        mine.par_chunks_mut(1 << 14).zip(self.best.par_chunks(1 << 14)).for_each(|(m, s)| {
-            for (a, b) in m.iter_mut().zip(s) {
-                *a = b.fetch_min(*a, Ordering::Relaxed).min(*a);
+        let chunk = mine.len().div_ceil(8).max(1 << 16);
+        std::thread::scope(|sc| {
+            for (m, s) in mine.chunks_mut(chunk).zip(self.best.chunks(chunk)) {
+                sc.spawn(move || {
+                    for (a, b) in m.iter_mut().zip(s) {
+                        *a = b.fetch_min(*a, Ordering::Relaxed).min(*a);
+                    }
+                });
             }
         });
     }
