@@ -8,13 +8,12 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use extendr_api::prelude::*;
-use pc_core::citest::{GSquareKind, GaussFlavour};
 use pc_core::fci::{pdsep, BiCC, PdsepParams, PdsepResult};
 use pc_core::orient::{BatchEvaluator, ParallelBatch, Pdag};
-use pc_core::{Order, PcError};
+use pc_core::PcError;
 
-use crate::convert::{gauss_test, gsquare_test, CoreResult};
-use crate::kept::{KeptGSquare, KeptTest};
+use crate::convert::CoreResult;
+use crate::kept::{gauss_gpu_batch, gsquare_gpu_batch, later_gauss, later_gsquare};
 use crate::orient::{int_rows, kept_test, read_sepsets};
 use crate::watch::RWatch;
 
@@ -81,22 +80,10 @@ fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, da
     let mut evaluator = String::new();
     let res = match test {
         "gauss" => {
-            let (t, device_c) = match kept {
-                // pcalg's pdsep() calls R's gaussCItest, whichever order built the skeleton
-                Some(KeptTest::Gauss(mut t)) => {
-                    t.flavour = GaussFlavour::R;
-                    (t, None)
-                }
-                other => {
-                    let c = if let Some(KeptTest::GaussDevice(c)) = other { Some(c) } else { None };
-                    (gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?, c)
-                }
-            };
+            // pcalg's pdsep() calls R's gaussCItest, whichever order built the skeleton
+            let (t, device_c) = later_gauss(kept, &data, p, threads.max(0) as usize)?;
             let gpu = |(w, name): &mut (&mut RWatch, &mut String)| {
-                let mut eval = match device_c {
-                    Some(c) => pc_cuda::CudaGaussBatch::from_device_c(c, &t, &pool)?,
-                    None => pc_cuda::CudaGaussBatch::new_on(&t, &pool, crate::multi::devices_of(&data)?[0])?,
-                };
+                let mut eval = gauss_gpu_batch(device_c, &t, &pool, &data)?;
                 **name = eval.name();
                 input.run(&pool, &mut eval, w)
             };
@@ -108,16 +95,10 @@ fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, da
             pc_cuda::open::or_cpu(&mut (&mut watch, &mut evaluator), on_gpu, fallback, gpu, cpu, failed)?
         }
         "dis" | "bin" => {
-            let mut holder = match kept {
-                Some(KeptTest::GSquare(h)) => h,
-                _ => KeptGSquare::new(gsquare_test(&data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?),
-            };
+            let mut holder = later_gsquare(kept, &data, p, test)?;
             let (t, kept_backend) = holder.parts();
             let gpu = |(w, name): &mut (&mut RWatch, &mut String)| {
-                let mut eval = match kept_backend {
-                    Some(b) => pc_cuda::CudaGSquareBatch::from_backend(b, t, &pool)?,
-                    None => pc_cuda::CudaGSquareBatch::new_on(t, &pool, crate::multi::devices_of(&data)?[0])?,
-                };
+                let mut eval = gsquare_gpu_batch(kept_backend, t, &pool, &data)?;
                 **name = eval.name();
                 input.run(&pool, &mut eval, w)
             };

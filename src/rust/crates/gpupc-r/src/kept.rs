@@ -5,8 +5,12 @@
 
 use std::ptr::NonNull;
 
-use pc_core::citest::{GSquareTest, GaussTest};
-use pc_cuda::{CudaGSquare, DeviceC};
+use extendr_api::prelude::*;
+use pc_core::citest::{GSquareKind, GSquareTest, GaussFlavour, GaussTest};
+use pc_core::Order;
+use pc_cuda::{CudaGSquare, CudaGSquareBatch, CudaGaussBatch, DeviceC};
+
+use crate::convert::{gauss_test, gsquare_test, CoreResult};
 
 pub(crate) enum KeptTest {
     Gauss(GaussTest),
@@ -56,5 +60,48 @@ impl Drop for KeptGSquare {
         self.backend = None;
         // SAFETY: the box leaked in `new`, dropped once; no reference to it is left (see above).
         drop(unsafe { Box::from_raw(self.test.as_ptr()) });
+    }
+}
+
+/// The Gaussian test of the stages after the skeleton, which pcalg runs with R's
+/// `gaussCItest` (R's arithmetic, whichever order built the skeleton), and C on the device when
+/// a one-device GPU skeleton kept it there.
+pub(crate) fn later_gauss(kept: Option<KeptTest>, data: &List, p: usize, threads: usize) -> CoreResult<(GaussTest, Option<DeviceC>)> {
+    Ok(match kept {
+        Some(KeptTest::Gauss(mut t)) => {
+            t.flavour = GaussFlavour::R;
+            (t, None)
+        }
+        other => {
+            let c = if let Some(KeptTest::GaussDevice(c)) = other { Some(c) } else { None };
+            (gauss_test(data, p, Order::Stable, threads)?, c)
+        }
+    })
+}
+
+/// The GPU evaluator of those tests: on the skeleton's C when it kept it, else C uploaded to
+/// the first of `data$devices`.
+pub(crate) fn gauss_gpu_batch<'a>(device_c: Option<DeviceC>, t: &'a GaussTest, pool: &'a rayon::ThreadPool, data: &List) -> CoreResult<CudaGaussBatch<'a>> {
+    match device_c {
+        Some(c) => CudaGaussBatch::from_device_c(c, t, pool),
+        None => CudaGaussBatch::new_on(t, pool, crate::multi::devices_of(data)?[0]),
+    }
+}
+
+/// The G^2 test of the later stages: the skeleton's kept one, or one read from `data`
+/// (`test`: "dis" or "bin").
+pub(crate) fn later_gsquare(kept: Option<KeptTest>, data: &List, p: usize, test: &str) -> CoreResult<KeptGSquare> {
+    Ok(match kept {
+        Some(KeptTest::GSquare(h)) => h,
+        _ => KeptGSquare::new(gsquare_test(data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?),
+    })
+}
+
+/// The GPU evaluator of G^2 tests: on the skeleton's kept backend, else on the first of
+/// `data$devices`.
+pub(crate) fn gsquare_gpu_batch<'a>(kept: Option<CudaGSquare<'a>>, t: &'a GSquareTest, pool: &'a rayon::ThreadPool, data: &List) -> CoreResult<CudaGSquareBatch<'a>> {
+    match kept {
+        Some(b) => CudaGSquareBatch::from_backend(b, t, pool),
+        None => CudaGSquareBatch::new_on(t, pool, crate::multi::devices_of(data)?[0]),
     }
 }

@@ -7,12 +7,11 @@ use std::time::Instant;
 
 use extendr_api::prelude::*;
 use extendr_ffi::{Rf_allocVector, Rf_xlength, INTEGER, REAL, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
-use pc_core::citest::{GSquareKind, GaussFlavour};
 use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, BatchEvaluator, PairSepsets, ParallelBatch, Pdag, TripleRule, Unfaithful, PARALLEL_COLLIDER_EDGES};
-use pc_core::{CiTest, Order, PcError};
+use pc_core::{CiTest, PcError};
 
-use crate::convert::{gauss_test, gsquare_test, CoreResult, SepParts};
-use crate::kept::{KeptGSquare, KeptTest};
+use crate::convert::{CoreResult, SepParts};
+use crate::kept::{gauss_gpu_batch, gsquare_gpu_batch, later_gauss, later_gsquare, KeptTest};
 use crate::watch::RWatch;
 
 fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
@@ -263,40 +262,22 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
         let failed = |_: &mut _, e: &PcError| gpu_failed = crate::rerror::from_pc(e);
         let (u, pr, st) = match test {
             "gauss" => {
-                let (t, device_c) = match kept {
-                    // a stable.fast skeleton's test, with R's arithmetic
-                    Some(KeptTest::Gauss(mut t)) => {
-                        t.flavour = GaussFlavour::R;
-                        (t, None)
-                    }
-                    other => {
-                        let c = if let Some(KeptTest::GaussDevice(c)) = other { Some(c) } else { None };
-                        (gauss_test(&data, p, Order::Stable, threads.max(0) as usize)?, c)
-                    }
-                };
+                // a stable.fast skeleton's test runs with R's arithmetic here
+                let (t, device_c) = later_gauss(kept, &data, p, threads.max(0) as usize)?;
                 // the skeleton ran on the GPU: so do the triple checks' tests, on its C when it kept that
                 let gpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
                     let reused = device_c.is_some();
-                    let mut eval = match device_c {
-                        Some(c) => pc_cuda::CudaGaussBatch::from_device_c(c, &t, pool()?)?,
-                        None => pc_cuda::CudaGaussBatch::new_on(&t, pool()?, crate::multi::devices_of(&data)?[0])?,
-                    };
+                    let mut eval = gauss_gpu_batch(device_c, &t, pool()?, &data)?;
                     run_checks(&g, sep, alpha, rule, &mut eval, watch, reused)
                 };
                 pc_cuda::open::or_cpu(&mut (&mut sep, &mut watch), on_gpu, fallback, gpu, |(sep, watch)| native(&t, pool()?, &g, sep, alpha, rule, watch), failed)?
             }
             "dis" | "bin" => {
-                let mut holder = match kept {
-                    Some(KeptTest::GSquare(h)) => h,
-                    _ => KeptGSquare::new(gsquare_test(&data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?),
-                };
+                let mut holder = later_gsquare(kept, &data, p, test)?;
                 let (t, kept_backend) = holder.parts();
                 let gpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
                     let reused = kept_backend.is_some();
-                    let mut eval = match kept_backend {
-                        Some(b) => pc_cuda::CudaGSquareBatch::from_backend(b, t, pool()?)?,
-                        None => pc_cuda::CudaGSquareBatch::new_on(t, pool()?, crate::multi::devices_of(&data)?[0])?,
-                    };
+                    let mut eval = gsquare_gpu_batch(kept_backend, t, pool()?, &data)?;
                     run_checks(&g, sep, alpha, rule, &mut eval, watch, reused)
                 };
                 let cpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
