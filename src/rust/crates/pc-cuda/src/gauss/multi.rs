@@ -329,12 +329,7 @@ impl MultiGauss {
         let mut t = self.timings.clone();
         let dense: Vec<_> = d0.levels.iter().filter(|l| l.level < planned_from).cloned().collect();
         for l in &dense {
-            t.kernel_s += l.kernel_s;
-            t.transfer_s += l.transfer_s;
-            t.host_s += l.host_s + l.collect_s;
-            t.launches += l.launches;
-            t.gpu_tests += l.gpu_tests;
-            t.fallbacks += l.fallbacks;
+            t.add_level_sums(l);
         }
         t.setup_s = d0.setup_s;
         t.results_s = d0.results_s;

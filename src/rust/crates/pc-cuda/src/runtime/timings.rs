@@ -92,13 +92,18 @@ impl Timings {
     /// Books a finished level (started at `t0`).
     pub(crate) fn record(&mut self, mut lt: LevelTimings, t0: Instant) {
         lt.total_s = t0.elapsed().as_secs_f64();
+        self.add_level_sums(&lt);
+        self.levels.push(lt);
+    }
+
+    /// Adds a level's time and counts to the whole run's (not to `levels`).
+    pub(crate) fn add_level_sums(&mut self, lt: &LevelTimings) {
         self.kernel_s += lt.kernel_s;
         self.transfer_s += lt.transfer_s;
         self.host_s += lt.host_s + lt.collect_s;
         self.launches += lt.launches;
         self.gpu_tests += lt.gpu_tests;
         self.fallbacks += lt.fallbacks;
-        self.levels.push(lt);
     }
 }
 
