@@ -33,6 +33,11 @@ if [ -n "${BENCH_R:-}" ] && [ -x "${BENCH_R}" ]; then
 fi
 command -v python3 > /dev/null 2>&1 && echo "python: $(python3 -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)' 2>/dev/null || python3 --version)"
 [ -n "${PCBENCH:-}" ] && [ -x "${PCBENCH}" ] && echo "pcbench: the release build of src/rust/crates/pcbench"
-c=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null) && echo "commit: $c"
+# the bundle's commit when it names one (the GPU machine's copy of the tree may sit on another HEAD)
+if [ -n "${DEV:-}" ] && [ -s "$DEV/commit" ]; then
+  echo "commit: $(head -1 "$DEV/commit")"
+else
+  c=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null) && echo "commit: $c"
+fi
 echo "date: $(date -u +%F)"
 echo "suite: $suite"
