@@ -15,12 +15,9 @@ skeleton_edges <- function(g) {
 # (from, to, weight = pdag[from, to]) in row-major order, without the p x p matrix and the
 # graphAM round trip. tests/testthat/test-orient.R checks identical() against the coercion.
 pdag_graphnel <- function(from, to, weight, labels, directed) {
-  edL <- lapply(split(to, factor(from, levels = seq_along(labels))), function(e) list(edges = e))
-  names(edL) <- labels
-  # slots set on an edgeless graph: new("graphNEL", edgeL = ) re-derives and re-validates every
-  # edge, which was most of the orientation's time at p = 1643
-  g <- new("graphNEL", nodes = labels, edgemode = if (directed) "directed" else "undirected")
-  g@edgeL <- edL
+  # slots set on an edgeless graph (empty_graphnel() says why)
+  g <- empty_graphnel(labels, if (directed) "directed" else "undirected")
+  g@edgeL <- edge_lists(from, to, labels)
   g@edgeData@defaults <- list(weight = 1)
   if (length(from)) {
     # pcalg's marks are 1 and 2: two shared lists instead of one per edge
