@@ -5,7 +5,7 @@ suite_parts='
 alone       3  gpu  orientation alone (true skeleton of a degree-4 DAG, p = 1643 / 10000 / 20000) against pcalg::udag2pdagRelaxed(), cap 60 s
 e2e         5  gpu  gpu_pc() end to end (relaxed p = 1643 / 5361 / 10000; conservative and majority rule p = 500 / 1643) against pc(skel.method = "stable.fast"), cap 200 s; triple-check parity
 e2e-p10000 10  gpu  the same at p = 10000 with pcalg capped at 555 s
-fci         9  gpu  gpu_fci() / gpu_rfci() against pcalg::fci() / rfci() end to end (Gaussian, p = 50 / 200, n = 1000, expected degree 4, an eighth unobserved), cap 200 s
+fci         9  gpu  gpu_fci() / gpu_rfci() against pcalg::fci() / rfci() end to end (Gaussian, p = 50 / 200, n = 1000, expected degree 4, an eighth unobserved; m.max = 3, pdsep.max = 20), cap 200 s
 fci-p500   10  gpu  the same at p = 500, pcalg capped at 280 s
 discrete    7  gpu  discrete conservative / majority-rule PC (ALARM, HEPAR2, ANDES) against pcalg, cap 120 s; random-case parity against pcalg, a rerun and the CPU backend
 '
@@ -26,11 +26,13 @@ part_e2e-p10000() {
 }
 part_fci() {
   needs r gpu || return 1
-  step fci-bench 595 "$R" "$S/fci-bench.R" --backend cuda --cap "${CAP:-200}" --reps 3 --p "${FCI_P:-50,200}" --out "$RAW/fci-bench.csv"
+  step fci-bench 595 "$R" "$S/fci-bench.R" --backend cuda --cap "${CAP:-200}" --reps 3 --p "${FCI_P:-50,200}" \
+    --m-max "${M_MAX:-3}" --pdsep-max "${PDSEP_MAX:-20}" --out "$RAW/fci-bench.csv"
 }
 part_fci-p500() {
   needs r gpu || return 1
-  step fci-bench-p500 595 "$R" "$S/fci-bench.R" --backend cuda --cap "${CAP:-280}" --reps 3 --p 500 --out "$RAW/fci-bench-p500.csv"
+  step fci-bench-p500 595 "$R" "$S/fci-bench.R" --backend cuda --cap "${CAP:-280}" --reps 3 --p 500 \
+    --m-max "${M_MAX:-3}" --pdsep-max "${PDSEP_MAX:-20}" --out "$RAW/fci-bench-p500.csv"
 }
 part_discrete() {
   needs r gpu || return 1
