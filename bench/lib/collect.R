@@ -213,7 +213,7 @@ suite_tables <- function(suite, raw) {
       e2e = csvs(raw, "^orient-e2e(-p10000)?\\.csv$"),
       "discrete-timing" = csvs(raw, "^orient-discrete-timing\\.csv$"),
       "discrete-parity" = csvs(raw, "^orient-discrete-parity\\.csv$"),
-      fci = csvs(raw, "^fci-bench(-p500)?\\.csv$"),
+      fci = csvs(raw, "^fci-bench(-p500|-discrete)?\\.csv$"),
       log = logs(raw, "^orient-.*\\.log$", keep = "^part=parity  case=|^parity:|gpupc [0-9.]+ +pcalg")),
     jtree = list(
       gpu = csvs(raw, "^jtree\\.csv$"),

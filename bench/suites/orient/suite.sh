@@ -7,6 +7,7 @@ e2e         5  gpu  gpu_pc() end to end (relaxed p = 1643 / 5361 / 10000; conser
 e2e-p10000 10  gpu  the same at p = 10000 with pcalg capped at 555 s
 fci         9  gpu  gpu_fci() / gpu_rfci() against pcalg::fci() / rfci() end to end (Gaussian, p = 50 / 200, n = 1000, expected degree 4, an eighth unobserved; m.max = 3, pdsep.max = 20), cap 200 s
 fci-p500   10  gpu  the same at p = 500, pcalg capped at 280 s
+fci-discrete 10 gpu  the same with disCItest on ALARM, n = 20,000, an eighth of the variables unobserved, pcalg capped at 280 s
 discrete    7  gpu  discrete conservative / majority-rule PC (ALARM, HEPAR2, ANDES) against pcalg, cap 120 s; random-case parity against pcalg, a rerun and the CPU backend
 '
 S=$BENCH/suites/orient
@@ -33,6 +34,12 @@ part_fci-p500() {
   needs r gpu || return 1
   step fci-bench-p500 595 "$R" "$S/fci-bench.R" --backend cuda --cap "${CAP:-280}" --reps 3 --p 500 \
     --m-max "${M_MAX:-3}" --pdsep-max "${PDSEP_MAX:-20}" --out "$RAW/fci-bench-p500.csv"
+}
+part_fci-discrete() {
+  needs r gpu || return 1
+  step fci-bench-discrete 595 "$R" "$S/fci-bench.R" --backend cuda --cap "${CAP:-280}" --reps 3 --p "" \
+    --networks "${FCI_NETWORKS:-alarm}" --n-discrete "${FCI_N:-20000}" --m-max "${M_MAX:-3}" --pdsep-max "${PDSEP_MAX:-20}" \
+    --out "$RAW/fci-bench-discrete.csv"
 }
 part_discrete() {
   needs r gpu || return 1
