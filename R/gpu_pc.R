@@ -125,7 +125,8 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
   # the triple checks reuse the skeleton's test (its data read once)
   sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, skel.method, m.max,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg,
-                      defer_sepsets = native, devices = devices, keep_test = native && (conservative || maj.rule))
+                      defer_sepsets = native, devices = devices, keep_test = native && (conservative || maj.rule),
+                      defer_graph = native)
   skel <- if (native) sk$pcalgo else sk
   skel@call <- cl
   t0 <- proc.time()[["elapsed"]]
@@ -142,7 +143,7 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
                        numCores = numCores, verbose = verbose, sepsets = sk$sepsets,
                        backend = if (startsWith(sk$backend, "cuda")) "cuda" else "cpu",
                        fallback = identical(backend, "auto"), device = .gpupc_state$last$devices,
-                       test_handle = sk$test)
+                       test_handle = sk$test, edges = sk$edges)
     info <- o$info
     sepsets <- o$sepsets
     o$pcalgo

@@ -140,7 +140,9 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
 # native test the skeleton ran (NULL if none), which the triple checks then reuse.
 skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.max, fixedGaps,
                           fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels",
-                          defer_sepsets = FALSE, devices = NULL, keep_test = FALSE) {
+                          defer_sepsets = FALSE, devices = NULL, keep_test = FALSE, defer_graph = FALSE) {
+  # defer_graph (with defer_sepsets): the graph slot is a placeholder without edges and the list
+  # returned holds the edges, from which the orientation builds the only graphNEL the user sees
   alpha <- check_alpha(alpha)
   devices <- check_devices(devices, backend)
   m.max <- check_m_max(m.max, method)
@@ -201,7 +203,7 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   if (verbose) cat(sprintf("gpupc: backend %s (%s)\n", res$backend, choice$why))
   if (test$kind == "gauss") warn_small_n(test$data$n, res$levels)
   if (!is.null(res$extra$small_n_tests)) warn_small_n_discrete(res$extra)
-  out <- as_pcalgo(res, labels, cl)
+  out <- as_pcalgo(res, labels, cl, graph = !(defer_graph && defer_sepsets))
   t3 <- proc.time()[["elapsed"]]
   ph <- unlist(res$phases)
   .gpupc_state$last <- list(backend = res$backend, why = choice$why, devices = dev$devices,
@@ -211,11 +213,12 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                                        r_output_s = max(0, t2 - t1 - sum(ph)),
                                        graph_object_s = t3 - t2))
   if (defer_sepsets && !is.null(res$sepset_handle))
-    return(list(pcalgo = out, sepsets = res$sepset_handle, backend = res$backend, test = res$test_handle))
+    return(list(pcalgo = out, sepsets = res$sepset_handle, backend = res$backend, test = res$test_handle,
+                edges = res$edges))
   out <- attach_sepsets(out, if (is.null(res$sepset_handle)) res$sepset else res$sepset_handle)
   .gpupc_state$last$phases["sepset_s"] <- proc.time()[["elapsed"]] - t3
   # a list (no levels run, an R-function test) is set at once: only a handle is deferred
-  if (defer_sepsets) list(pcalgo = out, sepsets = NULL, backend = res$backend, test = res$test_handle) else out
+  if (defer_sepsets) list(pcalgo = out, sepsets = NULL, backend = res$backend, test = res$test_handle, edges = res$edges) else out
 }
 
 # `out` with its sepset slot set from `sepsets` (R's list, or the Rust-side handle, made into the
@@ -359,12 +362,8 @@ level_hooks <- function(verbose, method, backend) {
   )
 }
 
-as_pcalgo <- function(res, labels, cl) {
-  Gobject <- if (nrow(res$edges) == 0) {
-    new("graphNEL", nodes = labels)
-  } else {
-    undirected_graphnel(res$edges, labels)
-  }
+as_pcalgo <- function(res, labels, cl, graph = TRUE) {
+  Gobject <- if (!graph) empty_graphnel(labels, "undirected") else skeleton_graphnel(res$edges, labels)
   out <- new("pcAlgo", graph = Gobject, call = cl, n = integer(0), max.ord = as.integer(res$max.ord),
              n.edgetests = res$n.edgetests, pMax = res$pMax, zMin = matrix(NA, 1, 1))
   out

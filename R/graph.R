@@ -37,3 +37,8 @@ edge_lists <- function(from, to, labels) {
   names(edL) <- labels
   edL
 }
+
+# The skeleton's graphNEL from its edges (m x 2, 1-based; pcalg's own object when there are none).
+skeleton_graphnel <- function(edges, labels) {
+  if (nrow(edges) == 0) new("graphNEL", nodes = labels) else undirected_graphnel(edges, labels)
+}

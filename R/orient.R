@@ -47,19 +47,24 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
                           solve.confl = FALSE, rule = c("none", "conservative", "majority"),
                           numCores = NULL, unfTriples = NULL, verbose = FALSE, sepsets = NULL,
                           backend = "cpu", fallback = TRUE, device = NULL, test_handle = NULL,
-                          hooks = progress_hooks("gpupc triples", "tests")) {
+                          hooks = progress_hooks("gpupc triples", "tests"), edges = NULL) {
   rule <- match.arg(rule)
   labels <- skel@graph@nodes
   p <- length(labels)
-  edges <- skeleton_edges(skel@graph)
-  if (nrow(edges) == 0)  # pcalg returns its input when there is no edge
+  # given `edges`, the skeleton's graph slot is a placeholder, built only where pcalg reads it
+  placeholder <- !is.null(edges)
+  edges <- if (placeholder) edges[order(edges[, 1], edges[, 2]), , drop = FALSE] else skeleton_edges(skel@graph)
+  if (nrow(edges) == 0) {  # pcalg returns its input when there is no edge
+    if (placeholder) skel@graph <- skeleton_graphnel(edges, labels)
     return(list(pcalgo = skel, info = NULL, sepsets = sepsets))
+  }
   test <- list(kind = "gauss", data = list())
   if (rule != "none") {
     test <- prepare_test(indepTest, suffStat, p)
     if (!test$kind %in% c("gauss", "dis", "bin")) {
       # any other test is called by R, never from Rust (R/rfun.R says why): pcalg's own
       # checks call it, in pcalg's order, and the orientation takes their unfaithful triples
+      if (placeholder) skel@graph <- undirected_graphnel(edges, labels)
       if (!is.null(sepsets)) {
         skel <- attach_sepsets(skel, sepsets)
         sepsets <- NULL
