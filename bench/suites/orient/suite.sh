@@ -18,7 +18,7 @@ part_alone() {
 part_e2e() {
   needs r gpu || return 1
   step orient-e2e $((${CAP:-200} + 60)) "$R" "$S/orient-e2e.R" --backend cuda --cap "${CAP:-200}" --reps 3 \
-    --e2e-p 1643,5361,10000 --cons-p 500,1643 --parity 20 --out "$RAW/orient-e2e.csv"
+    --e2e-p "${E2E_P:-1643,5361,10000}" --cons-p "${CONS_P-500,1643}" --parity "${PARITY:-20}" --out "$RAW/orient-e2e.csv"
 }
 part_e2e-p10000() {
   needs r gpu || return 1
