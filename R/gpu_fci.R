@@ -164,8 +164,14 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
   }
   if (!selectionBias) rules[5:7] <- FALSE
   if (verbose) cat("\nDirect edges:\n=============\nUsing rules:", which(rules), "\nCompute collider:\n")
-  amat <- pcalg::udag2pag(pag = G, sepset, rules = rules, unfVect = tripleList, jci = jci,
-                          contextVars = contextVars, verbose = verbose)
+  # the orientation in Rust; verbose keeps pcalg's own, for the trace it prints
+  amat <- if (verbose) {
+    pcalg::udag2pag(pag = G, sepset, rules = rules, unfVect = tripleList, jci = jci,
+                    contextVars = contextVars, verbose = TRUE)
+  } else {
+    native_udag2pag(G, sepset, rules = rules, unfVect = tripleList, jci = jci,
+                    contextVars = contextVars)
+  }
   colnames(amat) <- rownames(amat) <- lp$labels
   out <- methods::new("fciAlgo", amat = amat, call = cl, n = integer(0),
                       max.ord = as.integer(skel@max.ord), max.ordPDSEP = as.integer(max.ordPD),
