@@ -284,3 +284,30 @@ fn bad_marks_are_refused() {
     assert!(Pag::from_marks(2, vec![0, 4, 1, 0]).is_err());
     assert!(Pag::from_marks(2, vec![0, 1, 1]).is_err());
 }
+
+#[test]
+fn one_sided_cells_as_pcalg_reads_them() {
+    // rule 0 tests x - z by amat[x, z] alone: with amat[2, 0] set but amat[0, 2] not, 0 o-o 1 o-o 2
+    // is still a collider candidate from x = 0 (and writes amat[2, 1], which was 0)
+    let mut m = vec![NONE; 9];
+    let at = |a: usize, b: usize| a + 3 * b;
+    m[at(0, 1)] = O;
+    m[at(1, 0)] = O;
+    m[at(1, 2)] = O;
+    m[at(2, 0)] = O;
+    let mut g = Pag::from_marks(3, m).unwrap();
+    assert_eq!(g.neighbours(0), &[1, 2]);
+    // pairs not adjacent both ways: 0 - 2 and 1 - 2 (amat[2, 1] is 0)
+    assert_eq!(g.sepset_pairs(), vec![(0, 2), (1, 2)]);
+    rule0(&mut g, &PairSepsets::new(), &UnfTriples::none(), |_| false);
+    assert_eq!((g.get(0, 1), g.get(2, 1)), (A, A));
+}
+
+#[test]
+fn rule1_overwrites_a_tail_where_the_rules_conflict() {
+    // 0 *-> 1 and 1 -o 2 read as b o-* c with amat[1, 2] = 3: pcalg sets the arrowhead anyway
+    let mut g = pag(3, &[(0, 1, A, O), (1, 2, T, O)]);
+    rule1(&mut g, &UnfTriples::none());
+    assert_eq!(edge(&g, 1, 2), (A, T));
+    assert!(g.take_changed() && !g.take_changed());
+}
