@@ -18,9 +18,13 @@
 #' = TRUE` with labels that are numbers other than 1..p (pcalg matches an edge to its
 #' biconnected component by `as.numeric()` of the labels).
 #'
-#' The stages after that are pcalg's: the conservative / majority-rule checks
-#' (`pc.cons.intern()`) and the orientation (`udag2pag()`); for RFCI `find.unsh.triple()`,
-#' `rfci.vStruc()` and `udag2apag()`. `gpupc_last_run()` has the seconds of the Possible-D-SEP
+#' The conservative / majority-rule checks after that are pcalg's (`pc.cons.intern()`). FCI's
+#' orientation, pcalg's `udag2pag()` (the JCI marks, the colliders from the sepsets and
+#' `unfVect`, rules 1-10 as `rules` selects them), runs in gpupc's Rust core: the same marks, set
+#' in pcalg's order, so the same PAG also where the rules conflict (a graph and sepsets that are
+#' not those of a faithful distribution). With `verbose = TRUE` pcalg's `udag2pag()` runs
+#' instead, for the trace it prints. RFCI's later stages are pcalg's (`find.unsh.triple()`,
+#' `rfci.vStruc()` and `udag2apag()`). `gpupc_last_run()` has the seconds of the Possible-D-SEP
 #' stage (`phases["pdsep_s"]`) and of the rest (`phases["orient_s"]`), and the stage's tests
 #' (`pdsep`).
 #'
@@ -164,8 +168,14 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
   }
   if (!selectionBias) rules[5:7] <- FALSE
   if (verbose) cat("\nDirect edges:\n=============\nUsing rules:", which(rules), "\nCompute collider:\n")
-  amat <- pcalg::udag2pag(pag = G, sepset, rules = rules, unfVect = tripleList, jci = jci,
-                          contextVars = contextVars, verbose = verbose)
+  # the orientation in Rust; verbose keeps pcalg's own, for the trace it prints
+  amat <- if (verbose) {
+    pcalg::udag2pag(pag = G, sepset, rules = rules, unfVect = tripleList, jci = jci,
+                    contextVars = contextVars, verbose = TRUE)
+  } else {
+    native_udag2pag(G, sepset, rules = rules, unfVect = tripleList, jci = jci,
+                    contextVars = contextVars)
+  }
   colnames(amat) <- rownames(amat) <- lp$labels
   out <- methods::new("fciAlgo", amat = amat, call = cl, n = integer(0),
                       max.ord = as.integer(skel@max.ord), max.ordPDSEP = as.integer(max.ordPD),

@@ -7,6 +7,7 @@ mod entry;
 mod fci;
 mod kept;
 mod orient;
+mod pag;
 mod params;
 mod rdriver;
 mod rerror;
@@ -27,4 +28,5 @@ extendr_module! {
     use kernel_cache;
     use multi;
     use orient;
+    use pag;
 }
