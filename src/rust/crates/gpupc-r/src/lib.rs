@@ -10,6 +10,7 @@ mod orient;
 mod params;
 mod rdriver;
 mod rerror;
+mod rfci;
 mod sepset_rows;
 mod jtree;
 mod kernel_cache;
@@ -27,4 +28,5 @@ extendr_module! {
     use kernel_cache;
     use multi;
     use orient;
+    use rfci;
 }
