@@ -61,3 +61,7 @@ rs_pdsep <- function(edges, sepset, pmax, fixed, test, data, settings) {
 rs_rfci <- function(edges, sepset, test, data, settings) {
   rust_value(.Call(wrap__gpupc_rfci, edges, sepset, test, data, settings))
 }
+
+rs_udag2pag <- function(pag, p, sepset, rules, unf, jci, context, orient_collider) {
+  rust_value(.Call(wrap__gpupc_udag2pag, pag, p, sepset, rules, unf, jci, context, orient_collider))
+}

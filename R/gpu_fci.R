@@ -18,8 +18,12 @@
 #' = TRUE` with labels that are numbers other than 1..p (pcalg matches an edge to its
 #' biconnected component by `as.numeric()` of the labels).
 #'
-#' FCI's stages after that are pcalg's: the conservative / majority-rule checks
-#' (`pc.cons.intern()`) and the orientation (`udag2pag()`).
+#' The conservative / majority-rule checks after that are pcalg's (`pc.cons.intern()`). FCI's
+#' orientation, pcalg's `udag2pag()` (the JCI marks, the colliders from the sepsets and
+#' `unfVect`, rules 1-10 as `rules` selects them), runs in gpupc's Rust core: the same marks, set
+#' in pcalg's order, so the same PAG also where the rules conflict (a graph and sepsets that are
+#' not those of a faithful distribution). With `verbose = TRUE` pcalg's `udag2pag()` runs
+#' instead, for the trace it prints.
 #'
 #' RFCI's stages after its skeleton, pcalg's `find.unsh.triple()`, `rfci.vStruc()` (the
 #' unshielded triples' dependence checks, which may remove edges, and the conservative or
@@ -173,8 +177,14 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
   }
   if (!selectionBias) rules[5:7] <- FALSE
   if (verbose) cat("\nDirect edges:\n=============\nUsing rules:", which(rules), "\nCompute collider:\n")
-  amat <- pcalg::udag2pag(pag = G, sepset, rules = rules, unfVect = tripleList, jci = jci,
-                          contextVars = contextVars, verbose = verbose)
+  # the orientation in Rust; verbose keeps pcalg's own, for the trace it prints
+  amat <- if (verbose) {
+    pcalg::udag2pag(pag = G, sepset, rules = rules, unfVect = tripleList, jci = jci,
+                    contextVars = contextVars, verbose = TRUE)
+  } else {
+    native_udag2pag(G, sepset, rules = rules, unfVect = tripleList, jci = jci,
+                    contextVars = contextVars)
+  }
   colnames(amat) <- rownames(amat) <- lp$labels
   out <- methods::new("fciAlgo", amat = amat, call = cl, n = integer(0),
                       max.ord = as.integer(skel@max.ord), max.ordPDSEP = as.integer(max.ordPD),

@@ -7,6 +7,7 @@ mod entry;
 mod fci;
 mod kept;
 mod orient;
+mod pag;
 mod params;
 mod rdriver;
 mod rerror;
@@ -28,5 +29,6 @@ extendr_module! {
     use kernel_cache;
     use multi;
     use orient;
+    use pag;
     use rfci;
 }

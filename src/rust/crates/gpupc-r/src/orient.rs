@@ -93,15 +93,19 @@ fn sepset_entry(list: SEXP, p: usize, x: u32, z: u32, buf: &mut Vec<u32>) -> Cor
 }
 
 pub(crate) fn read_sepsets(sepset: &Robj, g: &Pdag) -> CoreResult<PairSepsets> {
-    let p = g.p();
+    read_pair_sepsets(sepset, g.p(), &unshielded_pairs(g))
+}
+
+/// `sepset[[x]][[z]]` and `sepset[[z]][[x]]` of each pair (x, z) of `pairs`, from R's list of p
+/// lists (NULL and integer(0) read alike).
+pub(crate) fn read_pair_sepsets(sepset: &Robj, p: usize, pairs: &[(u32, u32)]) -> CoreResult<PairSepsets> {
     if sepset.rtype() != Rtype::List || sepset.len() != p {
         return Err(invalid("sepset", format!("must be a list of {p} lists")));
     }
     let list = unsafe { sepset.get() };
-    let pairs = unshielded_pairs(g);
     let mut out = PairSepsets::with_capacity(pairs.len())?;
     let mut buf = Vec::new();
-    for (x, z) in pairs {
+    for &(x, z) in pairs {
         for (a, b) in [(x, z), (z, x)] {
             // NULL and integer(0) read alike; only a non-empty set is stored
             if sepset_entry(list, p, a, b, &mut buf)? && !buf.is_empty() {

@@ -82,7 +82,7 @@ fn rfci_impl(edges: Robj, sepset: Robj, test: &str, data: List, settings: List) 
     };
     let orient_s = t1.elapsed().as_secs_f64();
 
-    let marks = res.amat.marks();
+    let marks = res.pag.marks();
     let amat = RMatrix::<f64>::new_matrix(p, p, |r, c| marks[r + c * p] as f64);
     let w = &res.sepset_writes;
     let wx: Vec<i32> = w.iter().map(|s| s.0 as i32 + 1).collect();

@@ -1,6 +1,7 @@
 //! RFCI after the skeleton, as pcalg 2.7-12's `rfci()` computes it: `find.unsh.triple()`,
 //! `rfci.vStruc()` (with `dep.triple()` and, for the conservative and majority rules,
-//! `checkTriple()`), then `udag2apag()` (`apag.rs`), whose rule 4 runs `checkEdges()` here.
+//! `checkTriple()`), then `udag2apag()` (`apag.rs`: `pag/`'s rules), whose rule 4 runs
+//! `checkEdges()` here. The graph is `pag/`'s `Pag`, pcalg's mark matrix.
 //!
 //! Every test depends on the edges and sepsets that earlier tests changed, so the tests run one
 //! at a time in pcalg's order, on the calling thread (a native test answers in microseconds; a
@@ -19,74 +20,18 @@
 //!   them: every set `checkTriple()` returns goes through `as.integer()`, so a NULL becomes
 //!   `integer(0)`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use super::pag::{Pag, UnfTriples, ARROW, CIRCLE, NONE};
 use crate::backend::Watch;
 use crate::error::{PcError, Result};
 use crate::orient::sepsets::PairSepsets;
 use crate::orient::triples::{decide, Decision, TripleRule};
 
-/// A PAG's marks as R's p x p matrix (column-major): 0 no edge, 1 circle, 2 arrowhead, 3 tail;
-/// `get(i, j)` is `amat[i, j]`, the mark at j of the edge i - j.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Amat {
-    p: usize,
-    m: Vec<u8>,
-}
-
-impl Amat {
-    /// The skeleton: marks 1 at both ends of every edge (0-based, either order).
-    pub fn from_edges(p: usize, edges: &[(u32, u32)]) -> Result<Self> {
-        let mut m = crate::mem::try_filled(p.checked_mul(p).ok_or_else(|| PcError::Internal("p * p overflows".into()))?, 0u8, "p", "the RFCI graph")?;
-        for &(a, b) in edges {
-            let (a, b) = (a as usize, b as usize);
-            if a >= p || b >= p || a == b {
-                return Err(PcError::Internal(format!("edge {} - {} is not one of {p} variables", a + 1, b + 1)));
-            }
-            m[a + b * p] = 1;
-            m[b + a * p] = 1;
-        }
-        Ok(Amat { p, m })
-    }
-
-    pub fn p(&self) -> usize {
-        self.p
-    }
-
-    #[inline]
-    pub fn get(&self, i: u32, j: u32) -> u8 {
-        self.m[i as usize + j as usize * self.p]
-    }
-
-    #[inline]
-    pub fn set(&mut self, i: u32, j: u32, v: u8) {
-        self.m[i as usize + j as usize * self.p] = v;
-    }
-
-    /// R's `which(f(i, j), arr.ind = TRUE)`: the cells in column-major order.
-    pub fn cells(&self, f: impl Fn(u8, u8) -> bool) -> Vec<(u32, u32)> {
-        let p = self.p as u32;
-        let mut out = Vec::new();
-        for j in 0..p {
-            for i in 0..p {
-                if f(self.get(i, j), self.get(j, i)) {
-                    out.push((i, j));
-                }
-            }
-        }
-        out
-    }
-
-    /// R's `which(f(k))` over k = 1..p, ascending.
-    pub fn which(&self, f: impl Fn(u32) -> bool) -> Vec<u32> {
-        (0..self.p as u32).filter(|&k| f(k)).collect()
-    }
-
-    /// The marks, column-major, as R's matrix holds them.
-    pub fn marks(&self) -> &[u8] {
-        &self.m
-    }
+/// R's `which(f(k))` over k = 1..p, ascending.
+fn which(pag: &Pag, f: impl Fn(u32) -> bool) -> Vec<u32> {
+    (0..pag.p() as u32).filter(|&k| f(k)).collect()
 }
 
 /// pcalg's `triple2numb(p, i, j, k)` of 0-based vertices, in R's double arithmetic.
@@ -96,46 +41,10 @@ pub fn triple_key(p: usize, i: u32, j: u32, k: u32) -> f64 {
     (k as f64 + 1.0) + pf * ((j as f64 + 1.0) + pf * (i as f64 + 1.0))
 }
 
-/// pcalg's `unfVect`: `triple2numb()` keys of triples judged unfaithful, looked up as
-/// `any(unfVect == key)`.
-#[derive(Clone, Debug, Default)]
-pub struct UnfaithfulKeys {
-    keys: Vec<f64>,
-    set: HashSet<u64>,
-}
-
-impl UnfaithfulKeys {
-    pub fn push(&mut self, key: f64) {
-        self.keys.push(key);
-        self.set.insert(key.to_bits());
-    }
-
-    pub fn extend(&mut self, keys: &[f64]) {
-        for &k in keys {
-            self.push(k);
-        }
-    }
-
-    #[inline]
-    pub fn has(&self, key: f64) -> bool {
-        self.set.contains(&key.to_bits())
-    }
-
-    /// `length(unfVect) == 0`, which switches pcalg's rules to their unconditional forms.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
-    pub fn keys(&self) -> &[f64] {
-        &self.keys
-    }
-
-    /// (x, y, z) or (z, y, x) is listed.
-    #[inline]
-    pub fn either(&self, p: usize, x: u32, y: u32, z: u32) -> bool {
-        !self.is_empty() && (self.has(triple_key(p, x, y, z)) || self.has(triple_key(p, z, y, x)))
-    }
+/// (x, y, z) or (z, y, x) in a list of triples (pcalg's `any(unfTripl == triple2numb(...))` of
+/// both orders).
+fn listed(list: &[[u32; 3]], x: u32, y: u32, z: u32) -> bool {
+    list.iter().any(|t| *t == [x, y, z] || *t == [z, y, x])
 }
 
 /// `sepset[[x]][[z]]` as the stage reads and writes it: the skeleton's sets of the pairs it
@@ -267,12 +176,12 @@ impl Triples {
 
 /// pcalg's `find.unsh.triple(g)`: for each edge cell (x, y) with `g[x, y] == 1` in column-major
 /// order, each z adjacent to y (ascending, z != x) with x and z not adjacent, keeping x < z.
-pub fn find_unshielded_triples(g: &Amat) -> Triples {
+pub fn find_unshielded_triples(g: &Pag) -> Triples {
     let p = g.p();
     let mut out = Triples::default();
-    for (x, y) in g.cells(|v, _| v == 1) {
-        for z in g.which(|k| g.get(y, k) == 1) {
-            if z != x && g.get(x, z) == 0 && g.get(z, x) == 0 && x <= z {
+    for (x, y) in g.cells(|v, _| v == CIRCLE) {
+        for z in which(g, |k| g.get(y, k) == CIRCLE) {
+            if z != x && g.get(x, z) == NONE && g.get(z, x) == NONE && x < z {
                 out.push(p, x, y, z);
             }
         }
@@ -289,32 +198,28 @@ pub struct VStrucRule {
     pub unf_when_none: bool,
 }
 
-/// The graph, the sepsets and the tests that RFCI's stages after the skeleton share.
+/// The sepsets and the tests that RFCI's stages after the skeleton share (the graph is passed
+/// along, as `pag/`'s rule 4 holds it while it asks for a verdict).
 pub struct Rfci<'a> {
-    pub amat: Amat,
     pub sep: SepsetLog,
     pub tests: Tests<'a>,
 }
 
 impl<'a> Rfci<'a> {
-    pub fn new(amat: Amat, sep: SepsetLog, tests: Tests<'a>) -> Self {
-        Rfci { amat, sep, tests }
+    pub fn new(sep: SepsetLog, tests: Tests<'a>) -> Self {
+        Rfci { sep, tests }
     }
 
-    fn p(&self) -> usize {
-        self.amat.p()
-    }
-
-    fn remove_edge(&mut self, x: u32, y: u32, s: &[u32]) {
-        self.amat.set(x, y, 0);
-        self.amat.set(y, x, 0);
+    fn remove_edge(&mut self, g: &mut Pag, x: u32, y: u32, s: &[u32]) {
+        g.set(x, y, NONE);
+        g.set(y, x, NONE);
         self.sep.set(x, y, s);
         self.sep.set(y, x, s);
     }
 
     /// `sepSet`'s subsets of size 1, 2, ... in `combn()` order, testing x and y given each; the
     /// first independence removes the edge and sets both sepsets. True when one was found.
-    fn remove_by_subsets(&mut self, x: u32, y: u32, sep_set: &[u32], stage: &str) -> Result<bool> {
+    fn remove_by_subsets(&mut self, g: &mut Pag, x: u32, y: u32, sep_set: &[u32], stage: &str) -> Result<bool> {
         let n = sep_set.len();
         let mut s = Vec::with_capacity(n);
         for ord in 1..=n {
@@ -323,7 +228,7 @@ impl<'a> Rfci<'a> {
                 s.clear();
                 s.extend(idx.iter().map(|&i| sep_set[i]));
                 if self.tests.independent(x, y, &s, stage)? {
-                    self.remove_edge(x, y, &s);
+                    self.remove_edge(g, x, y, &s);
                     return Ok(true);
                 }
                 if !next_combination(&mut idx, n) {
@@ -336,17 +241,18 @@ impl<'a> Rfci<'a> {
 
     /// One side of `dep.triple()`'s check of triple (x, y, z): `a` is x or z, `c` the other.
     /// After the subsets' tests, new triples and disqualified ones are listed as pcalg does.
-    fn dep_side(&mut self, a: u32, y: u32, x: u32, z: u32, sep_set: &[u32], list: &mut Triples, true_v: &mut Vec<bool>) -> Result<()> {
-        let p = self.p();
-        self.remove_by_subsets(a, y, sep_set, "the unshielded-triple check (dep.triple)")?;
-        let g = &self.amat;
-        let circ = |u: u32, k: u32| g.get(u, k) == 1 && g.get(k, u) == 1;
-        let gap = |u: u32, k: u32| g.get(u, k) == 0 && g.get(k, u) == 0;
+    #[allow(clippy::too_many_arguments)]
+    fn dep_side(&mut self, g: &mut Pag, a: u32, y: u32, x: u32, z: u32, sep_set: &[u32], list: &mut Triples, true_v: &mut Vec<bool>) -> Result<()> {
+        let p = g.p();
+        self.remove_by_subsets(g, a, y, sep_set, "the unshielded-triple check (dep.triple)")?;
+        let g = &*g;
+        let circ = |u: u32, k: u32| g.get(u, k) == CIRCLE && g.get(k, u) == CIRCLE;
+        let gap = |u: u32, k: u32| g.get(u, k) == NONE && g.get(k, u) == NONE;
         let not_xyz = |k: u32| k != x && k != y && k != z;
         let (lo, hi) = (a.min(y), a.max(y));
-        let ind_m = g.which(|k| circ(a, k) && circ(y, k) && not_xyz(k));
-        let ind_q = g.which(|k| circ(a, k) && gap(y, k) && not_xyz(k));
-        let ind_r = g.which(|k| gap(a, k) && circ(y, k) && not_xyz(k));
+        let ind_m = which(g, |k| circ(a, k) && circ(y, k) && not_xyz(k));
+        let ind_q = which(g, |k| circ(a, k) && gap(y, k) && not_xyz(k));
+        let ind_r = which(g, |k| gap(a, k) && circ(y, k) && not_xyz(k));
         for m in ind_m {
             list.push(p, lo, m, hi);
             true_v.push(true);
@@ -367,7 +273,7 @@ impl<'a> Rfci<'a> {
     }
 
     /// pcalg's `dep.triple()` over the triples listed when it starts.
-    fn dep_triple(&mut self, list: &mut Triples, true_v: &mut Vec<bool>) -> Result<()> {
+    fn dep_triple(&mut self, g: &mut Pag, list: &mut Triples, true_v: &mut Vec<bool>) -> Result<()> {
         let n0 = list.len();
         for k in 0..n0 {
             if !true_v[k] {
@@ -382,11 +288,11 @@ impl<'a> Rfci<'a> {
             let stage = "the unshielded-triple check (dep.triple)";
             let del1 = self.tests.independent(x, y, &sep_set, stage)?;
             if del1 {
-                self.dep_side(x, y, x, z, &sep_set, list, true_v)?;
+                self.dep_side(g, x, y, x, z, &sep_set, list, true_v)?;
             }
             let del2 = self.tests.independent(z, y, &sep_set, stage)?;
             if del2 {
-                self.dep_side(z, y, x, z, &sep_set, list, true_v)?;
+                self.dep_side(g, z, y, x, z, &sep_set, list, true_v)?;
             }
             if del1 || del2 {
                 true_v[k] = false;
@@ -455,15 +361,14 @@ impl<'a> Rfci<'a> {
         Ok((d, n_indep == 0, sa, sc))
     }
 
-    /// pcalg's `rfci.vStruc()` on the listed triples; returns its `unfTripl` keys.
-    pub fn v_structures(&mut self, mut list: Triples, rule: VStrucRule) -> Result<Vec<f64>> {
-        let p = self.p();
-        let mut unf: Vec<f64> = Vec::new();
+    /// pcalg's `rfci.vStruc()` on the listed triples; returns its `unfTripl`.
+    pub fn v_structures(&mut self, g: &mut Pag, mut list: Triples, rule: VStrucRule) -> Result<Vec<[u32; 3]>> {
+        let mut unf: Vec<[u32; 3]> = Vec::new();
         if list.is_empty() {
             return Ok(unf);
         }
         let mut true_v = vec![true; list.len()];
-        self.dep_triple(&mut list, &mut true_v)?;
+        self.dep_triple(g, &mut list, &mut true_v)?;
         if !true_v.iter().any(|&t| t) {
             return Ok(unf);
         }
@@ -473,26 +378,23 @@ impl<'a> Rfci<'a> {
             }
             let [x, y, z] = list.t[i];
             if !rule.conservative {
-                let a = &self.amat;
-                if a.get(x, z) == 0 && a.get(x, y) != 0 && a.get(z, y) != 0 && !self.sep.separates(x, z, y) {
-                    self.amat.set(x, y, 2);
-                    self.amat.set(z, y, 2);
+                if g.get(x, z) == NONE && g.get(x, y) != NONE && g.get(z, y) != NONE && !self.sep.separates(x, z, y) {
+                    g.set(x, y, ARROW);
+                    g.set(z, y, ARROW);
                 }
                 continue;
             }
-            let nbrs_x = self.amat.which(|k| self.amat.get(k, x) != 0);
-            let nbrs_z = self.amat.which(|k| self.amat.get(k, z) != 0);
+            let nbrs_x = which(g, |k| g.get(k, x) != NONE);
+            let nbrs_z = which(g, |k| g.get(k, z) != NONE);
             let (d, none, sa, sc) = self.check_triple(x, y, z, &nbrs_x, &nbrs_z, rule.maj_rule)?;
             if d == Decision::Ambiguous || (rule.unf_when_none && none) {
-                unf.push(triple_key(p, x, y, z));
+                unf.push([x, y, z]);
             }
             self.sep.set(x, z, &sa);
             self.sep.set(z, x, &sc);
-            let a = &self.amat;
-            let (kxyz, kzyx) = (triple_key(p, x, y, z), triple_key(p, z, y, x));
-            if a.get(x, z) == 0 && a.get(x, y) != 0 && a.get(z, y) != 0 && !self.sep.separates(x, z, y) && !unf.contains(&kxyz) && !unf.contains(&kzyx) {
-                self.amat.set(x, y, 2);
-                self.amat.set(z, y, 2);
+            if g.get(x, z) == NONE && g.get(x, y) != NONE && g.get(z, y) != NONE && !self.sep.separates(x, z, y) && !listed(&unf, x, y, z) {
+                g.set(x, y, ARROW);
+                g.set(z, y, ARROW);
             }
         }
         Ok(unf)
@@ -503,8 +405,8 @@ impl<'a> Rfci<'a> {
     /// ends) until one is independent; then that edge is removed and the new unshielded triples
     /// of its ends are run through `rfci.vStruc()`. Returns whether an edge was removed and that
     /// call's unfaithful triples.
-    pub fn check_edges(&mut self, path: &[u32], conservative: bool) -> Result<(bool, Vec<f64>)> {
-        let p = self.p();
+    pub fn check_edges(&mut self, g: &mut Pag, path: &[u32], conservative: bool) -> Result<(bool, Vec<[u32; 3]>)> {
+        let p = g.p();
         let n = path.len();
         let total = self.sep.union(path[0], path[n - 1]);
         let mut unf = Vec::new();
@@ -517,18 +419,17 @@ impl<'a> Rfci<'a> {
             if sep_set.is_empty() {
                 continue;
             }
-            if !self.remove_by_subsets(x, y, &sep_set, "the discriminating-path check (checkEdges)")? {
+            if !self.remove_by_subsets(g, x, y, &sep_set, "the discriminating-path check (checkEdges)")? {
                 continue;
             }
             let (lo, hi) = (x.min(y), x.max(y));
-            let g = &self.amat;
-            let ind_m = g.which(|k| k != x && k != y && g.get(x, k) != 0 && g.get(k, x) != 0 && g.get(y, k) != 0 && g.get(k, y) != 0);
+            let ind_m = which(g, |k| k != x && k != y && g.get(x, k) != NONE && g.get(k, x) != NONE && g.get(y, k) != NONE && g.get(k, y) != NONE);
             if !ind_m.is_empty() {
                 let mut list = Triples::default();
                 for m in ind_m {
                     list.push(p, lo, m, hi);
                 }
-                unf = self.v_structures(list, VStrucRule { conservative, maj_rule: false, unf_when_none: true })?;
+                unf = self.v_structures(g, list, VStrucRule { conservative, maj_rule: false, unf_when_none: true })?;
             }
             return Ok((true, unf));
         }
@@ -548,13 +449,13 @@ pub struct RfciParams {
 #[derive(Debug)]
 pub struct RfciOutcome {
     /// `udag2apag()`'s graph.
-    pub amat: Amat,
+    pub pag: Pag,
     /// `sepset[[x]][[z]] <- set`, in pcalg's order, for R to repeat on the skeleton's list.
     pub sepset_writes: Vec<(u32, u32, Vec<u32>)>,
     /// Tests run by the v-structure stage, then by rule 4.
     pub tests_vstruc: u64,
     pub tests_rules: u64,
-    /// Triples judged unfaithful (the v-structure stage's and rule 4's).
+    /// Triples judged unfaithful by the v-structure stage (rule 4's checks may add more).
     pub unfaithful: usize,
 }
 
@@ -563,16 +464,19 @@ pub struct RfciOutcome {
 /// pairs with a common neighbour (the only ones the stages read before writing them); `test`:
 /// the p-value of (x, y, S), S in the order given.
 pub fn rfci_orient(p: usize, edges: &[(u32, u32)], sepsets: PairSepsets, params: RfciParams, test: &mut dyn FnMut(u32, u32, &[u32]) -> Result<f64>, watch: &mut dyn Watch) -> Result<RfciOutcome> {
-    let amat = Amat::from_edges(p, edges)?;
-    let triples = find_unshielded_triples(&amat);
-    let mut st = Rfci::new(amat, SepsetLog::new(sepsets), Tests::new(test, params.alpha, watch));
+    let both: Vec<(u32, u32, u8, u8)> = edges.iter().map(|&(a, b)| (a, b, CIRCLE, CIRCLE)).collect();
+    let mut pag = Pag::from_edges(p, &both)?;
+    let triples = find_unshielded_triples(&pag);
+    let mut st = Rfci::new(SepsetLog::new(sepsets), Tests::new(test, params.alpha, watch));
     let rule = VStrucRule { conservative: params.conservative, maj_rule: params.maj_rule, unf_when_none: false };
-    let unf_keys = st.v_structures(triples, rule)?;
+    let unf_triples = st.v_structures(&mut pag, triples, rule)?;
     let tests_vstruc = st.tests.count;
-    let mut unf = UnfaithfulKeys::default();
-    unf.extend(&unf_keys);
-    st.udag2apag(params.rules, &mut unf)?;
-    Ok(RfciOutcome { tests_vstruc, tests_rules: st.tests.count - tests_vstruc, unfaithful: unf.keys().len(), amat: st.amat, sepset_writes: st.sep.writes })
+    let mut unf = UnfTriples::none();
+    for &[x, y, z] in &unf_triples {
+        unf.insert(x, y, z);
+    }
+    super::apag::udag2apag(&mut st, &mut pag, params.rules, &mut unf)?;
+    Ok(RfciOutcome { tests_vstruc, tests_rules: st.tests.count - tests_vstruc, unfaithful: unf_triples.len(), pag, sepset_writes: st.sep.writes })
 }
 
 #[cfg(test)]
@@ -594,9 +498,32 @@ mod tests {
     #[test]
     fn unshielded_triples_in_pcalg_order() {
         // 1 - 2 - 3, 2 - 4 (0-based 0 - 1 - 2, 1 - 3): triples (1,2,3), (1,2,4), (3,2,4)
-        let g = Amat::from_edges(4, &[(0, 1), (1, 2), (1, 3)]).unwrap();
+        let g = Pag::from_edges(4, &[(0, 1, CIRCLE, CIRCLE), (1, 2, CIRCLE, CIRCLE), (1, 3, CIRCLE, CIRCLE)]).unwrap();
         let t = find_unshielded_triples(&g);
         assert_eq!(t.t, vec![[0, 1, 2], [0, 1, 3], [2, 1, 3]]);
         assert_eq!(t.key[0], 3.0 + 4.0 * (2.0 + 4.0 * 1.0));
+    }
+
+    #[test]
+    fn dependence_check_removes_an_edge_with_pcalgs_tests() {
+        // 1 - 2 - 3 (0-based 0 - 1 - 2) with sepset[[1]][[3]] = 4: 1 and 2 are independent given
+        // {4}, 3 and 2 are not
+        let mut sep = PairSepsets::new();
+        sep.insert(0, 2, &[3]);
+        let mut calls: Vec<(u32, u32, Vec<u32>)> = Vec::new();
+        let mut test = |x: u32, y: u32, s: &[u32]| -> Result<f64> {
+            calls.push((x, y, s.to_vec()));
+            Ok(if (x, y) == (0, 1) { 0.5 } else { 0.001 })
+        };
+        let params = RfciParams { alpha: 0.05, conservative: false, maj_rule: false, rules: [true; 10] };
+        let out = rfci_orient(4, &[(0, 1), (1, 2)], sep, params, &mut test, &mut crate::backend::NullWatch).unwrap();
+        // the whole set, then its subsets of size 1 (the same set), then the other side
+        assert_eq!(calls, vec![(0, 1, vec![3]), (0, 1, vec![3]), (2, 1, vec![3])]);
+        assert_eq!(out.tests_vstruc, 3);
+        assert_eq!(out.tests_rules, 0);
+        assert_eq!(out.sepset_writes, vec![(0, 1, vec![3]), (1, 0, vec![3])]);
+        let m = out.pag.marks();
+        assert_eq!((m[0 + 1 * 4], m[1 + 0 * 4]), (0, 0));
+        assert_eq!((m[1 + 2 * 4], m[2 + 1 * 4]), (CIRCLE, CIRCLE));
     }
 }
