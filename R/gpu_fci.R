@@ -274,8 +274,11 @@ gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
   sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, p, skel.method, m.max,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend,
                       p_arg = lp$arg, devices = devices, defer_sepsets = native, keep_test = native)
+  ts <- proc.time()[["elapsed"]]
   skel <- if (!native) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets)
   t0 <- proc.time()[["elapsed"]]
+  # the sepset list made from the skeleton's handle here (skeleton_impl() timed any other)
+  secs <- if (native && !is.null(sk$sepsets)) c(sepset_s = t0 - ts) else NULL
   if (native) {
     res <- native_rfci(skel, prepare_test(indepTest, suffStat, p), sk$test, alpha, rules,
                        conservative, maj.rule, numCores)
@@ -297,7 +300,7 @@ gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
                       max.ord = as.integer(skel@max.ord), max.ordPDSEP = 0L,
                       n.edgetests = skel@n.edgetests, n.edgetestsPDSEP = 0,
                       sepset = res$sepset, pMax = skel@pMax, allPdsep = vector("list", p))
-  record_stages(c(orient_s = proc.time()[["elapsed"]] - t0), rfci = details)
+  record_stages(c(secs, orient_s = proc.time()[["elapsed"]] - t0), rfci = details)
   out
 }
 

@@ -329,7 +329,8 @@ test_that("gpupc_last_run() has the stages after the skeleton", {
   r <- gpupc::gpu_rfci(fixed_suff, pcalg::gaussCItest, 0.01, p = ncol(fixed_suff$C), backend = "cpu",
                        conservative = TRUE)
   last <- gpupc::gpupc_last_run()
-  expect_true("orient_s" %in% names(last$phases))
+  expect_true(all(c("sepset_s", "orient_s") %in% names(last$phases)))
+  expect_false(anyDuplicated(names(last$phases)) > 0)
   expect_true(last$rfci$tests > 0)
   expect_identical(last$rfci$tests, last$rfci$tests_vstruc + last$rfci$tests_rules)
 })
