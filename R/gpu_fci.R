@@ -23,10 +23,19 @@
 #' `unfVect`, rules 1-10 as `rules` selects them), runs in gpupc's Rust core: the same marks, set
 #' in pcalg's order, so the same PAG also where the rules conflict (a graph and sepsets that are
 #' not those of a faithful distribution). With `verbose = TRUE` pcalg's `udag2pag()` runs
-#' instead, for the trace it prints. RFCI's later stages are pcalg's (`find.unsh.triple()`,
-#' `rfci.vStruc()` and `udag2apag()`). `gpupc_last_run()` has the seconds of the Possible-D-SEP
-#' stage (`phases["pdsep_s"]`) and of the rest (`phases["orient_s"]`), and the stage's tests
-#' (`pdsep`).
+#' instead, for the trace it prints.
+#'
+#' RFCI's stages after its skeleton, pcalg's `find.unsh.triple()`, `rfci.vStruc()` (the
+#' unshielded triples' dependence checks, which may remove edges, and the conservative or
+#' majority-rule `checkTriple()`) and `udag2apag()` (rules 1-10, rule 4 testing the edges of
+#' each discriminating path), run in gpupc's Rust core for the same four native tests: the same
+#' tests in pcalg's order, one at a time on the CPU (each depends on the edges and sepsets the
+#' previous ones changed), with gaussCItest in R's arithmetic. Any other `indepTest`, and
+#' `verbose = TRUE` (whose printed trace is pcalg's), go through pcalg's functions.
+#'
+#' `gpupc_last_run()` has the seconds of the Possible-D-SEP stage (`phases["pdsep_s"]`) and of
+#' the rest (`phases["orient_s"]`), the Possible-D-SEP stage's tests (`pdsep`), and for a native
+#' RFCI run the tests of its later stages (`rfci`: `tests_vstruc`, `tests_rules`, `evaluator`).
 #'
 #' pcalg's quirks are kept: `max.ordPDSEP` is the order the last edge that was tested ended at
 #' (not the largest), `n.edgetestsPDSEP` stops at that order, `pMax` is raised only at `[x, y]`
@@ -259,34 +268,78 @@ gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
   rules <- check_rules(rules)
   check_r_stat(suffStat, indepTest)
   if (verbose) cat("Compute Skeleton\n================\n")
-  skel <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, p, skel.method, m.max,
-                        fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend,
-                        p_arg = lp$arg, devices = devices)
+  # the stages after the skeleton run in Rust for a native test (pcalg's printed trace, with
+  # verbose, only from pcalg's own functions)
+  native <- !isTRUE(as.logical(verbose)) && native_kind(indepTest) %in% c("gauss", "dis", "bin", "cmiknn")
+  sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, p, skel.method, m.max,
+                      fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend,
+                      p_arg = lp$arg, devices = devices, defer_sepsets = native, keep_test = native)
+  ts <- proc.time()[["elapsed"]]
+  skel <- if (!native) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets)
   t0 <- proc.time()[["elapsed"]]
-  A <- methods::as(skel@graph, "matrix")
-  ut <- pcalg::find.unsh.triple(A, check = FALSE)
-  vs <- pcalg::rfci.vStruc(suffStat, indepTest, alpha, skel@sepset, A, unshTripl = ut$unshTripl,
-                           unshVect = ut$unshVect, conservative = conservative || maj.rule,
-                           version.unf = c(1, 1), maj.rule = maj.rule, verbose = verbose)
-  if (verbose) cat("\nDirect egdes:\n=============\nUsing rules:", which(rules), "\n")
-  res <- pcalg::udag2apag(vs$amat, suffStat, indepTest, alpha, vs$sepset, rules = rules,
-                          unfVect = vs$unfTripl, verbose = verbose)
+  # the sepset list made from the skeleton's handle here (skeleton_impl() timed any other)
+  secs <- if (native && !is.null(sk$sepsets)) c(sepset_s = t0 - ts) else NULL
+  if (native) {
+    res <- native_rfci(skel, prepare_test(indepTest, suffStat, p), sk$test, alpha, rules,
+                       conservative, maj.rule, numCores)
+    details <- res$details
+  } else {
+    A <- methods::as(skel@graph, "matrix")
+    ut <- pcalg::find.unsh.triple(A, check = FALSE)
+    vs <- pcalg::rfci.vStruc(suffStat, indepTest, alpha, skel@sepset, A, unshTripl = ut$unshTripl,
+                             unshVect = ut$unshVect, conservative = conservative || maj.rule,
+                             version.unf = c(1, 1), maj.rule = maj.rule, verbose = verbose)
+    if (verbose) cat("\nDirect egdes:\n=============\nUsing rules:", which(rules), "\n")
+    res <- pcalg::udag2apag(vs$amat, suffStat, indepTest, alpha, vs$sepset, rules = rules,
+                            unfVect = vs$unfTripl, verbose = verbose)
+    details <- NULL
+  }
   amat <- res$graph
   colnames(amat) <- rownames(amat) <- lp$labels
   out <- methods::new("fciAlgo", amat = amat, call = cl, n = integer(0),
                       max.ord = as.integer(skel@max.ord), max.ordPDSEP = 0L,
                       n.edgetests = skel@n.edgetests, n.edgetestsPDSEP = 0,
                       sepset = res$sepset, pMax = skel@pMax, allPdsep = vector("list", p))
-  record_stages(c(orient_s = proc.time()[["elapsed"]] - t0))
+  record_stages(c(secs, orient_s = proc.time()[["elapsed"]] - t0), rfci = details)
   out
 }
 
+# pcalg's find.unsh.triple(), rfci.vStruc() and udag2apag() for a native test, in Rust
+# (rs_rfci(): pc-core's fci/rfci.rs and fci/apag.rs, the tests one at a time in pcalg's order on
+# the skeleton's kept test, on the CPU), the sepset writes repeated on the skeleton's list in
+# pcalg's order. Returns udag2apag()'s list (graph, sepset) plus `details` for gpupc_last_run().
+native_rfci <- function(skel, test, test_handle, alpha, rules, conservative, maj.rule, numCores) {
+  p <- length(skel@graph@nodes)
+  edges <- skeleton_edges(skel@graph)
+  storage.mode(edges) <- "integer"
+  data <- test$data
+  data$test_handle <- test_handle
+  hooks <- progress_hooks("gpupc rfci", "tests")
+  on.exit(hooks$done())
+  settings <- list(p = as.integer(p), alpha = as.double(alpha), conservative = conservative || maj.rule,
+                   maj_rule = maj.rule, rules = rules, threads = as.integer(check_threads(numCores)),
+                   hooks = hooks)
+  res <- rs_rfci(edges, skel@sepset, test$kind, data, settings)
+  hooks$done()
+  # disCItest / binCItest calls warn as the skeleton's do
+  if (isTRUE(res$small_n[1] > 0))
+    warn_small_n_discrete(list(small_n_tests = res$small_n[1], small_n_min = res$small_n[2], n = res$small_n[3]))
+  sepset <- skel@sepset
+  for (k in seq_along(res$sep_x)) sepset[[res$sep_x[k]]][[res$sep_z[k]]] <- res$sep_sets[[k]]
+  amat <- res$amat
+  list(graph = amat, sepset = sepset,
+       details = list(tests = res$tests_vstruc + res$tests_rules, tests_vstruc = res$tests_vstruc,
+                      tests_rules = res$tests_rules, unfaithful = res$unfaithful,
+                      evaluator = res$evaluator, phases = unlist(res$seconds)))
+}
+
 # The seconds of the stages after the skeleton, added to gpupc_last_run()$phases.
-record_stages <- function(secs, details = NULL) {
+record_stages <- function(secs, details = NULL, rfci = NULL) {
   last <- .gpupc_state$last
   if (is.null(last)) return(invisible())
   last$phases <- c(last$phases, secs)
   if (!is.null(details)) last$pdsep <- details
+  if (!is.null(rfci)) last$rfci <- rfci
   .gpupc_state$last <- last
   invisible()
 }

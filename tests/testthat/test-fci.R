@@ -7,7 +7,9 @@
 ## p-values agree to rounding (relative 1e-9, as in the parity suite), and call, which names
 ## gpu_fci / gpu_rfci and holds gpupc's own arguments (the rest of it must be pcalg's).
 ## With gaussCItest, disCItest, binCItest and cmiknnCItest FCI's Possible-D-SEP stage runs in gpupc's Rust core
-## (pcalg's pdsep() for the R-function tests), so these comparisons check it against pdsep().
+## (pcalg's pdsep() for the R-function tests), so these comparisons check it against pdsep(); so do
+## RFCI's stages after the skeleton, checked here against find.unsh.triple(), rfci.vStruc() and
+## udag2apag() end to end and on random skeletons and sepsets, with the same number of tests.
 ## The sweep runs its first cases by default and all of them in the extended mode.
 
 skip_if_not_installed("pcalg")
@@ -183,6 +185,77 @@ test_that(sprintf("the native Possible-D-SEP stage equals pcalg::pdsep() on %d r
   }
 })
 
+## RFCI's stages after the skeleton (find.unsh.triple(), rfci.vStruc(), udag2apag()) run in Rust
+## for the native tests: here against pcalg's functions on random skeletons and sepsets, where
+## dep.triple() and rule 4's checkEdges() remove edges often, with the same number of tests.
+n_rfci_stage <- sweep_n(400, 60)
+
+test_that(sprintf("the native RFCI stages equal pcalg's rfci.vStruc() and udag2apag() on %d random skeletons and sepsets", n_rfci_stage), {
+  set.seed(5151)
+  calls <- 0
+  counted <- function(x, y, S, suffStat) { calls <<- calls + 1; pcalg::gaussCItest(x, y, S, suffStat) }
+  for (i in seq_len(n_rfci_stage)) {
+    p <- sample(6:13, 1)
+    sk <- fake_skeleton(p, deg = stats::runif(1, 1.5, 4.5))
+    suff <- fci_data(i, p + 2, 0.3, sample(c(100, 500), 1), 2)
+    alpha <- sample(c(0.01, 0.05, 0.2), 1)
+    cons <- i %% 3 == 1
+    maj <- i %% 3 == 2
+    rules <- if (i %% 4 == 0) stats::runif(10) < 0.6 else rep(TRUE, 10)
+    A <- methods::as(sk@graph, "matrix")
+    calls <- 0
+    want <- quietly({
+      ut <- pcalg::find.unsh.triple(A, check = FALSE)
+      vs <- pcalg::rfci.vStruc(suff, counted, alpha, sk@sepset, A, unshTripl = ut$unshTripl,
+                               unshVect = ut$unshVect, conservative = cons || maj,
+                               version.unf = c(1, 1), maj.rule = maj)
+      pcalg::udag2apag(vs$amat, suff, counted, alpha, vs$sepset, rules = rules, unfVect = vs$unfTripl)
+    })
+    got <- quietly(gpupc:::native_rfci(sk, gpupc:::prepare_test(pcalg::gaussCItest, suff, p), NULL,
+                                       alpha, rules, cons, maj, 2))
+    lab <- sprintf("case %d (p = %d, conservative = %s, maj.rule = %s, rules = %s, alpha = %g)", i, p,
+                   cons, maj, paste(which(rules), collapse = ","), alpha)
+    if (!identical(unname(got$graph), unname(want$graph)))
+      fail(paste(lab, "graph differs:", first_difference(unname(got$graph), unname(want$graph))))
+    else if (!identical(got$sepset, want$sepset))
+      fail(paste(lab, "sepset differs:", first_difference(got$sepset, want$sepset)))
+    else if (got$details$tests != calls)
+      fail(sprintf("%s: %g tests, pcalg ran %g", lab, got$details$tests, calls))
+    else succeed()
+  }
+})
+
+## gpu_rfci() against rfci() end to end, larger graphs than the mixed sweep above, over the
+## options the stages take (conservative, maj.rule, rules) and both native discrete and
+## Gaussian tests.
+rfci_cases <- function(k) {
+  set.seed(20261128)
+  lapply(seq_len(k), function(i) {
+    kind <- if (i %% 3 == 0) "dis" else "gauss"
+    # pcalg's own disCItest skeleton takes tens of seconds from p = 18: the discrete graphs are smaller
+    cs <- list(i = i, fun = "rfci", kind = kind,
+               p = if (kind == "dis") sample(9:13, 1) else sample(12:24, 1), prob = round(stats::runif(1, 0.15, 0.35), 2),
+               n = if (kind == "dis") 1000 else sample(c(200, 1000), 1), drop = sample(1:4, 1),
+               alpha = sample(c(0.01, 0.05, 0.1), 1), seed = sample.int(1e6, 1),
+               skel.method = sample(c("stable", "stable.fast"), 1),
+               conservative = i %% 4 == 1, maj.rule = i %% 4 == 2, m.max = Inf, labels = i %% 2 == 0)
+    if (stats::runif(1) < 0.25) cs$rules <- stats::runif(10) < 0.7
+    cs
+  })
+}
+
+n_rfci <- sweep_n(150, 20)
+for (cs in rfci_cases(n_rfci)) {
+  test_that(sprintf("RFCI case %d/%d: gpu_rfci() equals pcalg's rfci()", cs$i, n_rfci), {
+    suff <- fci_data(cs$seed, cs$p, cs$prob, cs$n, cs$drop, cs$kind)
+    p <- if (cs$kind == "gauss") ncol(suff$C) else ncol(suff$dm)
+    test <- if (cs$kind == "gauss") pcalg::gaussCItest else pcalg::disCItest
+    args <- case_args(cs, p)
+    if (!is.null(cs$rules)) args$rules <- cs$rules
+    run_both("rfci", suff, test, cs$alpha, args, case_label(cs))
+  })
+}
+
 fixed_suff <- fci_data(31, 12, 0.3, 1000, 2)
 
 test_that("JCI with context variables, fixedGaps and fixedEdges, an R-function test", {
@@ -253,4 +326,21 @@ test_that("gpupc_last_run() has the stages after the skeleton", {
   f <- gpupc::gpu_fci(fixed_suff, pcalg::gaussCItest, 0.01, p = ncol(fixed_suff$C), backend = "cpu")
   ph <- gpupc::gpupc_last_run()$phases
   expect_true(all(c("pdsep_s", "orient_s") %in% names(ph)))
+  r <- gpupc::gpu_rfci(fixed_suff, pcalg::gaussCItest, 0.01, p = ncol(fixed_suff$C), backend = "cpu",
+                       conservative = TRUE)
+  last <- gpupc::gpupc_last_run()
+  expect_true(all(c("sepset_s", "orient_s") %in% names(last$phases)))
+  expect_false(anyDuplicated(names(last$phases)) > 0)
+  expect_true(last$rfci$tests > 0)
+  expect_identical(last$rfci$tests, last$rfci$tests_vstruc + last$rfci$tests_rules)
+})
+
+test_that("gpu_rfci(verbose = TRUE) prints pcalg's trace and still agrees", {
+  p <- ncol(fixed_suff$C)
+  out <- utils::capture.output(got <- gpupc::gpu_rfci(fixed_suff, pcalg::gaussCItest, 0.01, p = p,
+                                                      backend = "cpu", verbose = TRUE))
+  expect_true(any(grepl("Direct egdes", out)))
+  want <- pcalg::rfci(fixed_suff, pcalg::gaussCItest, 0.01, p = p)
+  expect_identical(got@amat, want@amat)
+  expect_identical(got@sepset, want@sepset)
 })

@@ -11,6 +11,7 @@ mod pag;
 mod params;
 mod rdriver;
 mod rerror;
+mod rfci;
 mod sepset_rows;
 mod jtree;
 mod kernel_cache;
@@ -29,4 +30,5 @@ extendr_module! {
     use multi;
     use orient;
     use pag;
+    use rfci;
 }
