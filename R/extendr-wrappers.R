@@ -57,6 +57,9 @@ rs_kernel_prefetch_wait <- function() invisible(.Call(wrap__gpupc_kernel_prefetc
 rs_pdsep <- function(edges, sepset, pmax, fixed, test, data, settings) {
   with_kernel_cache(rust_value(.Call(wrap__gpupc_pdsep, edges, sepset, pmax, fixed, test, data, settings)))
 }
+rs_fci_triples <- function(edges, sepset, test, data, settings) {
+  with_kernel_cache(rust_value(.Call(wrap__gpupc_fci_triples, edges, sepset, test, data, settings)))
+}
 rs_udag2pag <- function(pag, p, sepset, rules, unf, jci, context, orient_collider) {
   rust_value(.Call(wrap__gpupc_udag2pag, pag, p, sepset, rules, unf, jci, context, orient_collider))
 }
