@@ -62,6 +62,9 @@ rs_rfci <- function(edges, sepset, test, data, settings) {
   rust_value(.Call(wrap__gpupc_rfci, edges, sepset, test, data, settings))
 }
 
+rs_fci_triples <- function(edges, sepset, test, data, settings) {
+  with_kernel_cache(rust_value(.Call(wrap__gpupc_fci_triples, edges, sepset, test, data, settings)))
+}
 rs_udag2pag <- function(pag, p, sepset, rules, unf, jci, context, orient_collider) {
   rust_value(.Call(wrap__gpupc_udag2pag, pag, p, sepset, rules, unf, jci, context, orient_collider))
 }

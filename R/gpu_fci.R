@@ -18,7 +18,13 @@
 #' = TRUE` with labels that are numbers other than 1..p (pcalg matches an edge to its
 #' biconnected component by `as.numeric()` of the labels).
 #'
-#' The conservative / majority-rule checks after that are pcalg's (`pc.cons.intern()`). FCI's
+#' The conservative / majority-rule checks after that, pcalg's `pc.cons.intern()` (with
+#' `version.unf = c(1, 1)` after Possible-D-SEP, `c(2, 1)` without, as `fci()` calls it), run in
+#' gpupc's Rust core for the same four tests: each unshielded triple's tests (given every subset
+#' of its ends' neighbours) in parallel on the skeleton's test (its threads, or its GPU;
+#' `cmiknnCItest`'s on the CPU), with the same unfaithful triples and the same rewritten `sepset`
+#' entries (`verbose` prints a summary line instead of pcalg's trace of every test); pcalg's own
+#' for any other `indepTest`. FCI's
 #' orientation, pcalg's `udag2pag()` (the JCI marks, the colliders from the sepsets and
 #' `unfVect`, rules 1-10 as `rules` selects them), runs in gpupc's Rust core: the same marks, set
 #' in pcalg's order, so the same PAG also where the rules conflict (a graph and sepsets that are
@@ -35,7 +41,8 @@
 #'
 #' `gpupc_last_run()` has the seconds of the Possible-D-SEP stage (`phases["pdsep_s"]`) and of
 #' the rest (`phases["orient_s"]`), the Possible-D-SEP stage's tests (`pdsep`), and for a native
-#' RFCI run the tests of its later stages (`rfci`: `tests_vstruc`, `tests_rules`, `evaluator`).
+#' RFCI run the tests of its later stages (`rfci`: `tests_vstruc`, `tests_rules`, `evaluator`);
+#' after native conservative / majority-rule checks their counts and seconds (`triples`).
 #'
 #' pcalg's quirks are kept: `max.ordPDSEP` is the order the last edge that was tested ended at
 #' (not the largest), `n.edgetestsPDSEP` stops at that order, `pMax` is raised only at `[x, y]`
@@ -114,17 +121,33 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
     fixedEdges[contextVars, contextVars] <- TRUE
   }
   if (verbose) cat("Compute Skeleton\n================\n")
-  # the Possible-D-SEP tests of a native test run in Rust, on the skeleton's own test (its data
-  # read once); any other test is called by pcalg's pdsep() from R
-  native <- doPdsep && native_kind(indepTest) %in% c("gauss", "dis", "bin", "cmiknn") &&
-    !is.null(bicc_mode(biCC, lp$labels))
+  # the Possible-D-SEP tests and the conservative / majority-rule checks of a native test run in
+  # Rust, on the skeleton's own test (its data read once), which the one stage hands on to the
+  # next; any other test is called by pcalg's pdsep() and pc.cons.intern() from R
+  native_test <- native_kind(indepTest) %in% c("gauss", "dis", "bin", "cmiknn")
+  native <- doPdsep && native_test && !is.null(bicc_mode(biCC, lp$labels))
+  native_checks <- (conservative || maj.rule) && native_test
+  keep <- native || native_checks
   sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, p, skel.method, m.max,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend,
-                      p_arg = lp$arg, devices = devices, defer_sepsets = native, keep_test = native)
-  skel <- if (!native) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets)
+                      p_arg = lp$arg, devices = devices, defer_sepsets = keep, keep_test = keep)
+  skel <- if (!keep) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets)
   skel@call <- cl
+  test_handle <- if (keep) sk$test
+  # suffStat as the Rust stages read it (checked once more in R, as the skeleton checked it)
+  later_test <- if (keep) prepare_test(indepTest, suffStat, p)
+  on_gpu <- keep && startsWith(sk$backend, "cuda")
+  # the checks after Possible-D-SEP list only the ambiguous triples (version.unf = c(1, 1)),
+  # without it also those no test found independent (c(2, 1)), as pcalg's fci() asks
+  checks <- function(G, sepset, version) {
+    if (verbose) cat("\nCheck v-structures conservatively\n=================================\n")
+    native_fci_checks(G, sepset, later_test, test_handle, alpha,
+                      maj.rule, version, numCores, verbose, backend = if (on_gpu) "cuda" else "cpu",
+                      fallback = identical(backend, "auto"), device = .gpupc_state$last$devices)
+  }
   t0 <- proc.time()[["elapsed"]]
   details <- NULL
+  triples <- NULL
   G <- methods::as(skel@graph, "matrix")
   sepset <- skel@sepset
   pMax <- skel@pMax
@@ -133,10 +156,11 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
     if (verbose) cat("\nCompute PDSEP\n=============\n")
     pd.m.max <- if (type == "adaptive") skel@max.ord else m.max
     pd <- if (native) {
-      native_pdsep(skel, prepare_test(indepTest, suffStat, p), sk$test, alpha, pd.m.max, pdsep.max,
+      native_pdsep(skel, later_test, test_handle, alpha, pd.m.max, pdsep.max,
                    NAdelete, biCC, fixedEdges, numCores, verbose,
-                   backend = if (startsWith(sk$backend, "cuda")) "cuda" else "cpu",
-                   fallback = identical(backend, "auto"), device = .gpupc_state$last$devices)
+                   backend = if (on_gpu) "cuda" else "cpu",
+                   fallback = identical(backend, "auto"), device = .gpupc_state$last$devices,
+                   keep_test = native_checks)
     } else {
       pcalg::pdsep(skel@graph, suffStat, indepTest = indepTest, p = p, sepset = sepset,
                    alpha = alpha, pMax = pMax, m.max = pd.m.max, pdsep.max = pdsep.max,
@@ -151,7 +175,13 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
     allPdsep <- pd$allPdsep
     n.edgetestsPD <- pd$n.edgetests
     max.ordPD <- pd$max.ord
-    if (conservative || maj.rule) {
+    # the stage took the kept test; it hands it on when the checks follow
+    if (native) test_handle <- pd$test_handle
+    if (native_checks) {
+      triples <- checks(G, sepset, 1L)
+      tripleList <- triples$unfTripl
+      sepset <- triples$sepset
+    } else if (conservative || maj.rule) {
       if (verbose) cat("\nCheck v-structures conservatively\n=================================\n")
       # pcalg checks the triples of the graph after Possible-D-SEP, with the skeleton's counts
       after <- methods::new("pcAlgo", graph = methods::as(G, "graphNEL"), call = cl, n = integer(0),
@@ -167,7 +197,11 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
     n.edgetestsPD <- 0
     max.ordPD <- 0
     allPdsep <- vector("list", p)
-    if (conservative || maj.rule) {
+    if (native_checks) {
+      triples <- checks(G, sepset, 2L)
+      tripleList <- triples$unfTripl
+      sepset <- triples$sepset
+    } else if (conservative || maj.rule) {
       if (verbose) cat("\nCheck v-structures conservatively\n=================================\n")
       ci <- pcalg::pc.cons.intern(skel, suffStat, indepTest, alpha, verbose = verbose,
                                   version.unf = c(2, 1), maj.rule = maj.rule)
@@ -190,18 +224,61 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
                       max.ord = as.integer(skel@max.ord), max.ordPDSEP = as.integer(max.ordPD),
                       n.edgetests = skel@n.edgetests, n.edgetestsPDSEP = n.edgetestsPD,
                       sepset = sepset, pMax = pMax, allPdsep = allPdsep)
-  record_stages(c(pdsep_s = t1 - t0, orient_s = proc.time()[["elapsed"]] - t1), details)
+  record_stages(c(pdsep_s = t1 - t0, orient_s = proc.time()[["elapsed"]] - t1), details,
+                triples = triples$details)
   out
+}
+
+# pcalg's pc.cons.intern() as fci() calls it, for a native test: the checks of every unshielded
+# triple of the graph `G` (p x p adjacency) in Rust (rs_fci_triples(): pc-core's
+# orient/triples.rs, the tests on `numCores` threads or the skeleton's GPU), with `sepset` (R's
+# list) rewritten as pc.cons.intern() rewrites it. `version`: version.unf[1] (1 after
+# Possible-D-SEP, 2 without). `test`: prepare_test()'s; `test_handle`: the kept test, taken over
+# (NULL: read from `test`). Returns list(unfTripl, sepset, details).
+native_fci_checks <- function(G, sepset, test, test_handle, alpha, maj.rule, version, numCores,
+                              verbose, backend = "cpu", fallback = TRUE, device = NULL) {
+  p <- nrow(G)
+  edges <- unname(which(G != 0 & upper.tri(G), arr.ind = TRUE))
+  storage.mode(edges) <- "integer"
+  data <- test$data
+  data$test_handle <- test_handle
+  if (!is.null(device)) data$devices <- device[1]
+  hooks <- progress_hooks("gpupc triples", "tests")
+  on.exit(hooks$done())
+  settings <- list(p = as.integer(p), alpha = as.double(alpha),
+                   rule = if (maj.rule) "majority" else "conservative", version = as.integer(version),
+                   threads = as.integer(check_threads(numCores)), backend = backend,
+                   fallback = isTRUE(fallback), hooks = hooks)
+  res <- rs_fci_triples(edges, sepset, test$kind, data, settings)
+  hooks$done()
+  if (!is.null(res$gpu_failed)) gpu_fallback_message(res$gpu_failed, " in the triple checks")
+  # checkTriple's disCItest / binCItest calls warn as the skeleton's do
+  if (isTRUE(res$small_n[1] > 0))
+    warn_small_n_discrete(list(small_n_tests = res$small_n[1], small_n_min = res$small_n[2], n = res$small_n[3]))
+  pairs <- res$pairs
+  for (k in seq_len(nrow(pairs))) {
+    sepset[[pairs[k, 1]]][[pairs[k, 2]]] <- res$sep_ac[[k]]
+    sepset[[pairs[k, 2]]][[pairs[k, 1]]] <- res$sep_ca[[k]]
+  }
+  st <- res$stats
+  if (verbose)
+    cat(sprintf("gpupc: %s rule: %.0f unshielded triples, %.0f tests, %.0f ambiguous, %.0f unfaithful (%s%s)\n",
+                settings$rule, st$triples, st$tests, st$ambiguous, st$unfaithful, st$evaluator,
+                if (isTRUE(st$data_reused)) ", on the skeleton's device data" else ""))
+  # pc.cons.intern()'s unfTripl: a vector of NA cut to the triples found, so logical(0) for none
+  unfTripl <- if (length(res$unf)) res$unf else logical(0)
+  list(unfTripl = unfTripl, sepset = sepset,
+       details = list(stats = st, phases = unlist(res$seconds)))
 }
 
 # pcalg's pdsep() for a native test, its tests in Rust (rs_pdsep(): pc-core's fci/pdsep.rs, in
 # batches on `numCores` threads or the skeleton's GPU), the result written into the skeleton's
 # own objects as pdsep() writes them. `test`: prepare_test()'s; `test_handle`: the skeleton's
 # kept test. Returns pdsep()'s list plus `details` (tests run, where, seconds) for
-# gpupc_last_run().
+# gpupc_last_run() and, with `keep_test`, `test_handle`: the test, for the triple checks.
 native_pdsep <- function(skel, test, test_handle, alpha, m.max, pdsep.max, NAdelete, biCC,
                          fixedEdges, numCores, verbose, backend = "cpu", fallback = TRUE,
-                         device = NULL) {
+                         device = NULL, keep_test = FALSE) {
   p <- length(skel@graph@nodes)
   edges <- skeleton_edges(skel@graph)
   storage.mode(edges) <- "integer"
@@ -218,7 +295,8 @@ native_pdsep <- function(skel, test, test_handle, alpha, m.max, pdsep.max, NAdel
   settings <- list(p = as.integer(p), alpha = as.double(alpha), m_max = as.double(m.max[1]),
                    pdsep_max = as.double(pdsep.max), na_delete = isTRUE(NAdelete),
                    bicc = bicc_mode(biCC, skel@graph@nodes, warn = TRUE), threads = as.integer(check_threads(numCores)),
-                   backend = backend, fallback = isTRUE(fallback), hooks = hooks)
+                   backend = backend, fallback = isTRUE(fallback), hooks = hooks,
+                   keep_test = isTRUE(keep_test))
   res <- rs_pdsep(edges, skel@sepset, skel@pMax, fixed, test$kind, data, settings)
   hooks$done()
   if (!is.null(res$gpu_failed)) gpu_fallback_message(res$gpu_failed, " in the Possible-D-SEP tests")
@@ -242,7 +320,7 @@ native_pdsep <- function(skel, test, test_handle, alpha, m.max, pdsep.max, NAdel
   if (verbose)
     cat(sprintf("gpupc: Possible-D-SEP: %.0f tests, %d edges removed (%s)\n", res$tests, nrow(gone), res$evaluator))
   list(G = G, sepset = sepset, pMax = pMax, allPdsep = allPdsep, max.ord = res$max_ord,
-       n.edgetests = res$n_edgetests,
+       n.edgetests = res$n_edgetests, test_handle = res$test_handle,
        details = list(tests = res$tests, removed = nrow(gone), evaluator = res$evaluator,
                       phases = unlist(res$seconds)))
 }
@@ -333,12 +411,14 @@ native_rfci <- function(skel, test, test_handle, alpha, rules, conservative, maj
                       evaluator = res$evaluator, phases = unlist(res$seconds)))
 }
 
-# The seconds of the stages after the skeleton, added to gpupc_last_run()$phases.
-record_stages <- function(secs, details = NULL, rfci = NULL) {
+# The seconds of the stages after the skeleton, added to gpupc_last_run()$phases, and the
+# Possible-D-SEP stage's, the triple checks' and RFCI's later stages' details.
+record_stages <- function(secs, details = NULL, triples = NULL, rfci = NULL) {
   last <- .gpupc_state$last
   if (is.null(last)) return(invisible())
   last$phases <- c(last$phases, secs)
   if (!is.null(details)) last$pdsep <- details
+  if (!is.null(triples)) last$triples <- triples
   if (!is.null(rfci)) last$rfci <- rfci
   .gpupc_state$last <- last
   invisible()

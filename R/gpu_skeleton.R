@@ -264,7 +264,9 @@ attach_sepsets <- function(out, sepsets) {
 #'   After [gpu_fci()] / [gpu_rfci()] also `pdsep_s` (the Possible-D-SEP stage) and `orient_s`
 #'   (the checks and orientation after it), and `pdsep`: the stage's `tests`, `removed` edges,
 #'   `evaluator` (where its tests ran) and, for a native test, the seconds of its parts in Rust
-#'   (`phases`).
+#'   (`phases`); with `conservative` or `maj.rule` and a native test, `triples`: the checks'
+#'   counts (`stats`: `triples`, `tests`, `ambiguous`, `unfaithful`, `evaluator`, `data_reused`)
+#'   and the seconds of their parts in Rust (`phases`).
 #'   After a [gpu_query()] or [gpu_mpe()] batch: `backend`, `why`, `devices` and `devices_why`
 #'   (as above), `query` (`"marginal"` or `"mpe"`), `evidence_sets` and `phases` (`query_s`).
 #'   `NULL` before the first run.

@@ -6,9 +6,10 @@
 ## Every slot of the fciAlgo is compared with identical(), except pMax, whose skeleton
 ## p-values agree to rounding (relative 1e-9, as in the parity suite), and call, which names
 ## gpu_fci / gpu_rfci and holds gpupc's own arguments (the rest of it must be pcalg's).
-## With gaussCItest, disCItest, binCItest and cmiknnCItest FCI's Possible-D-SEP stage runs in gpupc's Rust core
-## (pcalg's pdsep() for the R-function tests), so these comparisons check it against pdsep(); so do
-## RFCI's stages after the skeleton, checked here against find.unsh.triple(), rfci.vStruc() and
+## With gaussCItest, disCItest, binCItest and cmiknnCItest FCI's Possible-D-SEP stage and its
+## conservative / majority-rule triple checks run in gpupc's Rust core (pcalg's pdsep() and
+## pc.cons.intern() for the R-function tests), so these comparisons check them against pcalg's; so
+## do RFCI's stages after the skeleton, checked here against find.unsh.triple(), rfci.vStruc() and
 ## udag2apag() end to end and on random skeletons and sepsets, with the same number of tests.
 ## The sweep runs its first cases by default and all of them in the extended mode.
 
@@ -256,6 +257,85 @@ for (cs in rfci_cases(n_rfci)) {
   })
 }
 
+## The triple checks alone: pcalg's pc.cons.intern() as fci() calls it (version.unf = c(1, 1)
+## after Possible-D-SEP, c(2, 1) without) against gpupc's native checks on the same input, random
+## skeletons with random sepsets on data that the graph does not describe (so many triples are
+## ambiguous, or have no independent test): `unfTripl`, the list udag2pag() is given (the fciAlgo
+## does not hold it), and every sepset.
+n_checks <- sweep_n(240, 30)
+
+test_that(sprintf("the native triple checks equal pcalg::pc.cons.intern() on %d random skeletons and sepsets", n_checks), {
+  set.seed(9191)
+  listed <- c(0, 0)
+  for (i in seq_len(n_checks)) {
+    p <- sample(6:10, 1)
+    sk <- fake_skeleton(p, deg = stats::runif(1, 1.5, 3.5))
+    kind <- if (i %% 3 == 0) "dis" else "gauss"
+    suff <- fci_data(i, p + 2, 0.3, if (kind == "dis") 1000 else sample(c(100, 500), 1), 2, kind)
+    test <- if (kind == "dis") pcalg::disCItest else pcalg::gaussCItest
+    version <- 1L + i %% 2L
+    maj <- i %% 4 >= 2
+    alpha <- sample(c(0.01, 0.05, 0.2), 1)
+    # Possible-D-SEP's sets are doubles with biCC; pcalg writes each checked pair back as integers
+    if (i %% 5 == 0)
+      sk@sepset <- lapply(sk@sepset, function(r) lapply(r, function(s) if (length(s)) as.double(s) else s))
+    want <- quietly(pcalg::pc.cons.intern(sk, suff, test, alpha, version.unf = c(version, 1), maj.rule = maj))
+    got <- quietly(gpupc:::native_fci_checks(methods::as(sk@graph, "matrix"), sk@sepset,
+                                             gpupc:::prepare_test(test, suff, p), NULL, alpha, maj,
+                                             version, 2, FALSE))
+    lab <- sprintf("case %d (p = %d, %s, version.unf = c(%d, 1), maj.rule = %s, alpha = %g)", i, p, kind, version, maj, alpha)
+    if (!identical(got$unfTripl, want$unfTripl)) fail(paste(lab, "unfTripl differs:", first_difference(got$unfTripl, want$unfTripl)))
+    if (!identical(got$sepset, want$sk@sepset)) fail(paste(lab, "sepset differs:", first_difference(got$sepset, want$sk@sepset)))
+    listed[version] <- listed[version] + (length(want$unfTripl) > 0)
+  }
+  # unfaithful triples were listed under both versions, so a wrong list would have failed
+  expect_true(all(listed >= n_checks / 8), label = paste("cases with unfaithful triples:", paste(listed, collapse = ", ")))
+})
+
+## pcalg's own graph and sepsets just before fci()'s triple checks: the skeleton, then
+## Possible-D-SEP when `doPdsep`.
+before_checks <- function(suff, test, alpha, p, doPdsep) {
+  sk <- quietly(pcalg::skeleton(suff, test, alpha, p = p))
+  if (!doPdsep) return(sk)
+  pd <- quietly(pcalg::pdsep(sk@graph, suff, test, p = p, sepset = sk@sepset, alpha = alpha,
+                             pMax = sk@pMax))
+  methods::new("pcAlgo", graph = methods::as(pd$G, "graphNEL"), call = sk@call, n = integer(0),
+               max.ord = sk@max.ord, n.edgetests = sk@n.edgetests, sepset = pd$sepset,
+               pMax = pd$pMax, zMin = matrix(NA, 1, 1))
+}
+
+## Conservative and majority-rule FCI end to end, with and without Possible-D-SEP, on Gaussian
+## and discrete data: every slot against pcalg's fci(), and the checks' unfTripl and sepsets
+## against pc.cons.intern() on pcalg's graph and sepsets before them. Small samples and dense
+## graphs, so that triples are ambiguous.
+cons_seeds <- if (extended_mode()) c(11, 23, 38, 47, 52, 64, 71, 86, 93, 105) else c(23, 52)
+
+test_that("conservative and majority-rule FCI, with and without Possible-D-SEP, Gaussian and discrete", {
+  listed <- 0
+  for (seed in cons_seeds) for (kind in c("gauss", "dis")) {
+    suff <- fci_data(seed, 13, 0.4, if (kind == "dis") 800 else 150, 2, kind)
+    test <- if (kind == "dis") pcalg::disCItest else pcalg::gaussCItest
+    p <- if (kind == "gauss") ncol(suff$C) else ncol(suff$dm)
+    alpha <- 0.05
+    for (doPdsep in c(TRUE, FALSE)) {
+      before <- before_checks(suff, test, alpha, p, doPdsep)
+      version <- if (doPdsep) 1L else 2L
+      for (maj in c(FALSE, TRUE)) {
+        lab <- sprintf("seed %d, %s, doPdsep = %s, %s", seed, kind, doPdsep, if (maj) "maj.rule" else "conservative")
+        run_both("fci", suff, test, alpha, list(p = p, doPdsep = doPdsep, conservative = !maj, maj.rule = maj), lab)
+        want <- quietly(pcalg::pc.cons.intern(before, suff, test, alpha, version.unf = c(version, 1), maj.rule = maj))
+        got <- quietly(gpupc:::native_fci_checks(methods::as(before@graph, "matrix"), before@sepset,
+                                                 gpupc:::prepare_test(test, suff, p), NULL, alpha, maj,
+                                                 version, 2, FALSE))
+        expect_identical(got$unfTripl, want$unfTripl, label = paste(lab, "unfTripl"))
+        expect_identical(got$sepset, want$sk@sepset, label = paste(lab, "sepset"))
+        listed <- listed + (length(want$unfTripl) > 0)
+      }
+    }
+  }
+  expect_gt(listed, length(cons_seeds) * 2)
+})
+
 fixed_suff <- fci_data(31, 12, 0.3, 1000, 2)
 
 test_that("JCI with context variables, fixedGaps and fixedEdges, an R-function test", {
@@ -283,6 +363,9 @@ test_that("binary data with binCItest", {
   suff$nlev <- NULL
   for (fun in c("fci", "rfci"))
     run_both(fun, suff, pcalg::binCItest, 0.01, list(p = ncol(suff$dm)), paste(fun, "binCItest"))
+  run_both("fci", suff, pcalg::binCItest, 0.01, list(p = ncol(suff$dm), conservative = TRUE), "fci binCItest conservative")
+  run_both("fci", suff, pcalg::binCItest, 0.01, list(p = ncol(suff$dm), maj.rule = TRUE, doPdsep = FALSE),
+           "fci binCItest maj.rule without Possible-D-SEP")
 })
 
 test_that("cmiknnCItest on non-linear data", {
@@ -295,6 +378,9 @@ test_that("cmiknnCItest on non-linear data", {
   for (fun in c("fci", "rfci"))
     run_both(fun, st, gpupc::cmiknnCItest, 0.1, list(labels = colnames(X)), paste(fun, "cmiknnCItest"))
   run_both("fci", st, gpupc::cmiknnCItest, 0.1, list(p = ncol(X), biCC = TRUE), "fci cmiknnCItest biCC")
+  run_both("fci", st, gpupc::cmiknnCItest, 0.1, list(p = ncol(X), conservative = TRUE), "fci cmiknnCItest conservative")
+  run_both("fci", st, gpupc::cmiknnCItest, 0.1, list(p = ncol(X), maj.rule = TRUE, doPdsep = FALSE),
+           "fci cmiknnCItest maj.rule without Possible-D-SEP")
 })
 
 test_that("pcalg's errors for type, m.max, conservative with maj.rule, jci and contextVars", {
@@ -326,6 +412,12 @@ test_that("gpupc_last_run() has the stages after the skeleton", {
   f <- gpupc::gpu_fci(fixed_suff, pcalg::gaussCItest, 0.01, p = ncol(fixed_suff$C), backend = "cpu")
   ph <- gpupc::gpupc_last_run()$phases
   expect_true(all(c("pdsep_s", "orient_s") %in% names(ph)))
+  expect_null(gpupc::gpupc_last_run()$triples)
+  f <- gpupc::gpu_fci(fixed_suff, pcalg::gaussCItest, 0.01, p = ncol(fixed_suff$C), backend = "cpu",
+                      conservative = TRUE)
+  st <- gpupc::gpupc_last_run()$triples$stats
+  expect_true(st$triples > 0 && st$tests > 0)
+  expect_match(st$evaluator, ".")
   r <- gpupc::gpu_rfci(fixed_suff, pcalg::gaussCItest, 0.01, p = ncol(fixed_suff$C), backend = "cpu",
                        conservative = TRUE)
   last <- gpupc::gpupc_last_run()

@@ -155,9 +155,9 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
         gpu_failed.push((crate::rerror::from_pc(e), left.to_vec()));
     };
     let devices = if on_gpu { crate::multi::devices_of(&data)? } else { Vec::new() };
-    // what gpu_pc()'s triple checks take over (`keep_test`): the host test, or the data on the
-    // device (the GPU's gaussCItest has no host test: C is read in place)
-    let mut kept = None;
+    // what the later stages take over (`keep_test`): the host test, or the data on the device
+    // (the GPU's gaussCItest has no host test: C is read in place)
+    let kept;
     let (res, name) = match test {
         "gauss" => {
             let (mut host, mut device_c) = (None, None);
@@ -207,10 +207,12 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
         }
         "cmiknn" => {
             let t = run.read(|| crate::cmiknn::cmiknn_test(&data, p))?;
-            pc_cuda::open::on_gpus_or_cpu(&mut run, &devices, on_gpu, fallback, |run, devices| {
+            let out = pc_cuda::open::on_gpus_or_cpu(&mut run, &devices, on_gpu, fallback, |run, devices| {
                 let threads = run.params.threads;
                 run.cuda(|| pc_cuda::open::cmiknn(&t, devices, threads))
-            }, |run| run.cpu(&t), failed)?
+            }, |run| run.cpu(&t), failed)?;
+            kept = Some(KeptTest::CmiKnn(t));
+            out
         }
         other => return Err(PcError::invalid("indepTest", format!("unknown native test \"{other}\""))),
     };

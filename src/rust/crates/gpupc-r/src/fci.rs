@@ -1,20 +1,23 @@
-//! FCI's Possible-D-SEP stage (`pc_core::fci::pdsep`): the skeleton's edges, sepsets and pMax
-//! in, what pcalg's `pdsep()` changes out (removed edges with their sets, raised pMax cells,
-//! allPdsep, max.ord, n.edgetests), for R to write into its own objects. The tests run on the
-//! skeleton's kept test (`data$test_handle`), on the CPU or on the skeleton's first GPU (CMI-kNN's
-//! on the CPU).
+//! FCI's stages after the skeleton that run tests. Possible-D-SEP (`pc_core::fci::pdsep`): the
+//! skeleton's edges, sepsets and pMax in, what pcalg's `pdsep()` changes out (removed edges with
+//! their sets, raised pMax cells, allPdsep, max.ord, n.edgetests), for R to write into its own
+//! objects. The conservative / majority-rule triple checks (`pc_core::orient::check_triples`,
+//! pcalg's `pc.cons.intern()` with fci()'s `version.unf`): the graph and sepsets in, `unfTripl`
+//! and the rewritten sepsets out. The tests run on the skeleton's kept test
+//! (`data$test_handle`), which Possible-D-SEP hands on to the checks, on the CPU or on the
+//! skeleton's first GPU (CMI-kNN's on the CPU).
 
 use std::collections::HashSet;
 use std::time::Instant;
 
 use extendr_api::prelude::*;
 use pc_core::fci::{pdsep, BiCC, PdsepParams, PdsepResult};
-use pc_core::orient::{BatchEvaluator, ParallelBatch, Pdag};
+use pc_core::orient::{BatchEvaluator, ParallelBatch, Pdag, TripleRule, UnfVersion};
 use pc_core::PcError;
 
 use crate::convert::CoreResult;
-use crate::kept::{gauss_gpu_batch, gsquare_gpu_batch, later_gauss, later_gsquare};
-use crate::orient::{int_rows, kept_test, read_sepsets};
+use crate::kept::{gauss_gpu_batch, gsquare_gpu_batch, later_cmiknn, later_gauss, later_gsquare, KeptTest};
+use crate::orient::{int_rows, int_vectors, kept_test, native_checks, read_sepsets, CheckSettings};
 use crate::watch::RWatch;
 
 fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
@@ -58,6 +61,8 @@ fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, da
         other => return Err(PcError::Internal(format!("unknown biCC mode \"{other}\""))),
     } };
     let (threads, backend, fallback) = (a.int("threads")?, a.string("backend")?, a.logical("fallback")?);
+    // the triple checks come next: the test goes on to them
+    let keep_test = a.logical("keep_test")?;
     let edge_list: Vec<(u32, u32)> = int_rows(&edges, 2, p, "edges")?.into_iter().map(|r| (r[0], r[1])).collect();
     let g = Pdag::from_edges(p, &edge_list)?;
     let adj: Vec<Vec<u32>> = (0..p).map(|i| g.neighbours(i).to_vec()).collect();
@@ -78,6 +83,7 @@ fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, da
     let mut gpu_failed = Robj::from(());
     let failed = |_: &mut _, e: &PcError| gpu_failed = crate::rerror::from_pc(e);
     let mut evaluator = String::new();
+    let kept_after;
     let res = match test {
         "gauss" => {
             // pcalg's pdsep() calls R's gaussCItest, whichever order built the skeleton
@@ -92,7 +98,10 @@ fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, da
                 **name = eval.name();
                 input.run(&pool, &mut eval, w)
             };
-            pc_cuda::open::or_cpu(&mut (&mut watch, &mut evaluator), on_gpu, fallback, gpu, cpu, failed)?
+            let res = pc_cuda::open::or_cpu(&mut (&mut watch, &mut evaluator), on_gpu, fallback, gpu, cpu, failed)?;
+            // the device's C went with the GPU evaluator; the host test (R's arithmetic) is kept
+            kept_after = Some(KeptTest::Gauss(t));
+            res
         }
         "dis" | "bin" => {
             let mut holder = later_gsquare(kept, &data, p, test)?;
@@ -108,18 +117,26 @@ fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, da
                 **name = eval.name();
                 input.run(&pool, &mut eval, w)
             };
-            pc_cuda::open::or_cpu(&mut (&mut watch, &mut evaluator), on_gpu, fallback, gpu, cpu, failed)?
+            let res = pc_cuda::open::or_cpu(&mut (&mut watch, &mut evaluator), on_gpu, fallback, gpu, cpu, failed)?;
+            kept_after = Some(KeptTest::GSquare(holder));
+            res
         }
         // CMI-kNN's tests on the CPU: its GPU backend runs a skeleton's levels, not listed tests
         "cmiknn" => {
-            let t = crate::cmiknn::cmiknn_test(&data, p)?;
+            let t = later_cmiknn(kept, &data, p)?;
             let mut eval = ParallelBatch::new(&t, &pool);
             evaluator = eval.name();
-            input.run(&pool, &mut eval, &mut watch)?
+            let res = input.run(&pool, &mut eval, &mut watch)?;
+            kept_after = Some(KeptTest::CmiKnn(t));
+            res
         }
         other => return Err(invalid("indepTest", format!("unknown native test \"{other}\""))),
     };
     let search_s = t1.elapsed().as_secs_f64();
+    let handle = match kept_after {
+        Some(t) if keep_test => ExternalPtr::new(Some(t)).into(),
+        _ => Robj::from(()),
+    };
 
     let removed = RMatrix::<i32>::new_matrix(res.removed.len(), 2, |r, c| if c == 0 { res.removed[r].x as i32 + 1 } else { res.removed[r].y as i32 + 1 });
     let ords: Vec<i32> = res.removed.iter().map(|r| r.ord as i32).collect();
@@ -131,7 +148,7 @@ fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, da
         None => Robj::from(()),
     }));
     let out = List::from_names_and_values(
-        ["removed", "ord", "sets", "pmax_cells", "pmax_values", "all_pdsep", "max_ord", "n_edgetests", "tests", "evaluator", "seconds", "gpu_failed"],
+        ["removed", "ord", "sets", "pmax_cells", "pmax_values", "all_pdsep", "max_ord", "n_edgetests", "tests", "evaluator", "seconds", "gpu_failed", "test_handle"],
         [
             removed.into_robj(),
             Robj::from(ords),
@@ -145,6 +162,7 @@ fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, da
             Robj::from(evaluator),
             list!(pdsep_input_s = input_s, pdsep_tests_s = search_s).into_robj(),
             gpu_failed,
+            handle,
         ],
     )
     .map_err(|e| PcError::Internal(e.to_string()))?;
@@ -158,7 +176,9 @@ fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, da
 /// the skeleton's kept test, taken over). `settings` (built by `native_pdsep()` in R/gpu_fci.R):
 /// `p`, `alpha`, `m_max`, `pdsep_max`, `na_delete`, `bicc` ("off", "components", or "none": no edge's component is found), `threads`, `backend` ("cuda": the
 /// tests on the GPU), `fallback` (a GPU failure reruns them on the CPU; `gpu_failed` says so),
-/// `hooks` (`tick` and Ctrl-C between rounds).
+/// `hooks` (`tick` and Ctrl-C between rounds), `keep_test` (the result's `test_handle` holds the
+/// test for the triple checks: the host test, the device's data having gone with the stage's GPU
+/// evaluator; else NULL).
 #[extendr]
 fn gpupc_pdsep(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, data: List, settings: List) -> Robj {
     match pdsep_impl(edges, sepset, pmax, fixed, test, data, settings) {
@@ -167,7 +187,93 @@ fn gpupc_pdsep(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, d
     }
 }
 
+/// pcalg's `triple2numb(p, a, b, c)` of 0-based a, b, c, with R's double arithmetic.
+fn triple_number(p: usize, (a, b, c): (u32, u32, u32)) -> f64 {
+    let p = p as f64;
+    (c + 1) as f64 + p * ((b + 1) as f64 + p * (a + 1) as f64)
+}
+
+fn triples_impl(edges: Robj, sepset: Robj, test: &str, data: List, settings: List) -> CoreResult<Robj> {
+    let t0 = Instant::now();
+    let a = crate::convert::Named(&settings);
+    let p = a.int("p")?;
+    if p < 1 {
+        return Err(invalid("p", "must be at least 1"));
+    }
+    let p = p as usize;
+    let rule = match a.string("rule")?.as_str() {
+        "conservative" => TripleRule::Conservative,
+        "majority" => TripleRule::Majority,
+        other => return Err(PcError::Internal(format!("unknown rule \"{other}\""))),
+    };
+    let version = match a.int("version")? {
+        1 => UnfVersion::Ambiguous,
+        2 => UnfVersion::AmbiguousOrDependent,
+        other => return Err(PcError::Internal(format!("version.unf[1] must be 1 or 2, not {other}"))),
+    };
+    let threads = a.int("threads")?.max(0) as usize;
+    let s = CheckSettings { alpha: a.real("alpha")?, rule, version, threads, on_gpu: a.string("backend")? == "cuda", fallback: a.logical("fallback")? };
+    let edge_list: Vec<(u32, u32)> = int_rows(&edges, 2, p, "edges")?.into_iter().map(|r| (r[0], r[1])).collect();
+    let g = Pdag::from_edges(p, &edge_list)?;
+    let mut sep = read_sepsets(&sepset, &g)?;
+    let pool = pc_core::threads::call_pool(threads, "triples")?;
+    let mut watch = crate::watch::RWatch::new(&a.get("hooks")?.as_list().unwrap_or_default());
+    let input_s = t0.elapsed().as_secs_f64();
+
+    let t1 = Instant::now();
+    let c = native_checks(test, &data, &g, &mut sep, p, &s, &pool, &mut watch)?;
+    let checks_s = t1.elapsed().as_secs_f64();
+
+    let out = &c.out;
+    let unf: Vec<f64> = out.listed.iter().map(|&t| triple_number(p, t)).collect();
+    let pairs = &out.pairs;
+    let pair_m = RMatrix::<i32>::new_matrix(pairs.len(), 2, |r, k| if k == 0 { pairs[r].0 as i32 + 1 } else { pairs[r].1 as i32 + 1 });
+    let sep_ac = int_vectors(pairs.iter().map(|&(x, z)| sep.get(x, z).to_vec()).collect::<Vec<_>>().into_iter());
+    let sep_ca = int_vectors(pairs.iter().map(|&(x, z)| sep.get(z, x).to_vec()).collect::<Vec<_>>().into_iter());
+    let stats = list!(
+        triples = out.triples as f64,
+        tests = out.tests as f64,
+        ambiguous = out.ambiguous as f64,
+        unfaithful = out.listed.len() as f64,
+        evaluator = c.evaluator.as_str(),
+        data_reused = c.reused
+    );
+    let res = List::from_names_and_values(
+        ["unf", "pairs", "sep_ac", "sep_ca", "stats", "seconds", "small_n", "gpu_failed"],
+        [
+            Robj::from(unf),
+            pair_m.into_robj(),
+            sep_ac,
+            sep_ca,
+            stats.into_robj(),
+            list!(triples_input_s = input_s, triples_tests_s = checks_s).into_robj(),
+            Robj::from(c.small_n.to_vec()),
+            c.gpu_failed,
+        ],
+    )
+    .map_err(|e| PcError::Internal(e.to_string()))?;
+    Ok(res.into_robj())
+}
+
+/// pcalg's `pc.cons.intern()` as `fci()` calls it, with a native test: `edges`, the graph's edges
+/// (m x 2 integer, 1-based: after Possible-D-SEP, or the skeleton's); `sepset`, R's sepset list;
+/// `test`, `data` as for `gpupc_orient` (`data$test_handle`: the kept test, taken over).
+/// `settings` (built by `native_fci_checks()` in R/gpu_fci.R): `p`, `alpha`, `rule`
+/// ("conservative" or "majority"), `version` (`version.unf[1]`: 1 after Possible-D-SEP, 2
+/// without), `threads`, `backend` ("cuda": the tests on the GPU), `fallback`, `hooks`. Returns
+/// `unf` (pcalg's `unfTripl`: `triple2numb()` numbers in its order), `pairs` (k x 2) with their
+/// rewritten `sep_ac` / `sep_ca` (`sepset[[a]][[c]]`, `sepset[[c]][[a]]`), `stats`, `seconds`,
+/// `small_n` (count, n.min, n of G^2 tests answered p = 1), `gpu_failed`.
+#[extendr]
+fn gpupc_fci_triples(edges: Robj, sepset: Robj, test: &str, data: List, settings: List) -> Robj {
+    match triples_impl(edges, sepset, test, data, settings) {
+        Ok(r) => r,
+        Err(e) => crate::rerror::from_pc(&e),
+    }
+}
+
 extendr_module! {
     mod fci;
     fn gpupc_pdsep;
+    fn gpupc_fci_triples;
 }

@@ -1,11 +1,13 @@
-//! What a `gpu_pc()` skeleton keeps for its triple checks (`data$test_handle`, taken over by
-//! `orient.rs`): the host test of a CPU run, or the data a GPU run left on its device, so that
-//! the checks neither read nor upload the data again. Dropping a kept test (orientation done,
-//! an error, R's garbage collector) frees its device memory.
+//! What a skeleton keeps for the stages after it (`data$test_handle`: `gpu_pc()`'s triple checks
+//! in `orient.rs`, `gpu_fci()`'s Possible-D-SEP stage and triple checks in `fci.rs`): the host
+//! test of a CPU run, or the data a GPU run left on its device, so that the later stages neither
+//! read nor upload the data again. Dropping a kept test (the stage done, an error, R's garbage
+//! collector) frees its device memory.
 
 use std::ptr::NonNull;
 
 use extendr_api::prelude::*;
+use pc_cmiknn::CmiKnn;
 use pc_core::citest::{GSquareKind, GSquareTest, GaussFlavour, GaussTest};
 use pc_core::Order;
 use pc_cuda::{CudaGSquare, CudaGSquareBatch, CudaGaussBatch, DeviceC};
@@ -18,6 +20,8 @@ pub(crate) enum KeptTest {
     /// for the CPU twin; C, read in place from R, was never copied on the host).
     GaussDevice(DeviceC),
     GSquare(KeptGSquare),
+    /// CMI-kNN's ranked data (its later stages run on the CPU).
+    CmiKnn(CmiKnn),
 }
 
 /// A G^2 test and, after a GPU skeleton on one device, its backend (the codes on the device),
@@ -95,6 +99,14 @@ pub(crate) fn later_gsquare(kept: Option<KeptTest>, data: &List, p: usize, test:
         Some(KeptTest::GSquare(h)) => h,
         _ => KeptGSquare::new(gsquare_test(data, p, if test == "dis" { GSquareKind::Dis } else { GSquareKind::Bin })?),
     })
+}
+
+/// The CMI-kNN test of the later stages: the kept one, or one read from `data`.
+pub(crate) fn later_cmiknn(kept: Option<KeptTest>, data: &List, p: usize) -> CoreResult<CmiKnn> {
+    match kept {
+        Some(KeptTest::CmiKnn(t)) => Ok(t),
+        _ => crate::cmiknn::cmiknn_test(data, p),
+    }
 }
 
 /// The GPU evaluator of G^2 tests: on the skeleton's kept backend, else on the first of

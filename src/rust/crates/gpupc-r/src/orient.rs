@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use extendr_api::prelude::*;
 use extendr_ffi::{Rf_allocVector, Rf_xlength, INTEGER, REAL, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
-use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, BatchEvaluator, PairSepsets, ParallelBatch, Pdag, TripleRule, Unfaithful, PARALLEL_COLLIDER_EDGES};
+use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, BatchEvaluator, ConsOutcome, PairSepsets, ParallelBatch, Pdag, TripleRule, Unfaithful, UnfVersion, PARALLEL_COLLIDER_EDGES};
 use pc_core::{CiTest, PcError};
 
 use crate::convert::{CoreResult, SepParts};
-use crate::kept::{gauss_gpu_batch, gsquare_gpu_batch, later_gauss, later_gsquare, KeptTest};
+use crate::kept::{gauss_gpu_batch, gsquare_gpu_batch, later_cmiknn, later_gauss, later_gsquare, KeptTest};
 use crate::watch::RWatch;
 
 fn invalid(arg: &'static str, msg: impl Into<String>) -> PcError {
@@ -165,7 +165,7 @@ fn write_back(parts: &mut SepParts, pairs: &[(u32, u32)], sep: &PairSepsets) -> 
 
 /// A list of integer vectors (1-based), made with R's C API (one per triple pair: tens of
 /// thousands in a large graph).
-fn int_vectors(sets: impl ExactSizeIterator<Item = Vec<u32>>) -> Robj {
+pub(crate) fn int_vectors(sets: impl ExactSizeIterator<Item = Vec<u32>>) -> Robj {
     let out = List::new(sets.len());
     // SAFETY: each vector is stored into `out` (protected) right after its allocation, before
     // any other R allocation; all on R's main thread.
@@ -183,22 +183,33 @@ fn int_vectors(sets: impl ExactSizeIterator<Item = Vec<u32>>) -> Robj {
     out.into_robj()
 }
 
-struct Stats {
-    triples: usize,
-    tests: u64,
-    ambiguous: usize,
-    evaluator: String,
+/// The triple checks of a native test, with what R reports of them.
+pub(crate) struct NativeChecks {
+    pub(crate) out: ConsOutcome,
+    pub(crate) evaluator: String,
     /// The GPU evaluator took over the skeleton's data on the device instead of uploading it.
-    reused: bool,
+    pub(crate) reused: bool,
+    /// G^2 tests answered p = 1 for n < n.min (count, n.min, n), which pcalg's checkTriple warns of.
+    pub(crate) small_n: [f64; 3],
+    /// The GPU's error when the checks ran on the CPU instead (`backend = "auto"`), else NULL.
+    pub(crate) gpu_failed: Robj,
 }
 
-/// The triple checks' unfaithful triples, the pairs whose sepsets they rewrote, and counts.
-type Checked = (Unfaithful, Vec<(u32, u32)>, Stats);
+/// What the triple checks are asked besides their graph, sepsets and test.
+pub(crate) struct CheckSettings {
+    pub(crate) alpha: f64,
+    pub(crate) rule: TripleRule,
+    pub(crate) version: UnfVersion,
+    pub(crate) threads: usize,
+    /// "cuda": the tests on the GPU (`data$devices[1]`, or the kept test's device).
+    pub(crate) on_gpu: bool,
+    /// A GPU failure runs them on the CPU instead.
+    pub(crate) fallback: bool,
+}
 
-fn run_checks(g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, eval: &mut dyn BatchEvaluator, watch: &mut RWatch, reused: bool) -> CoreResult<Checked> {
+fn run_checks(g: &Pdag, sep: &mut PairSepsets, s: &CheckSettings, eval: &mut dyn BatchEvaluator, watch: &mut RWatch) -> CoreResult<(ConsOutcome, String)> {
     let name = eval.name();
-    let out = check_triples(g, sep, alpha, rule, eval, watch)?;
-    Ok((out.unfaithful, out.pairs, Stats { triples: out.triples, tests: out.tests, ambiguous: out.ambiguous, evaluator: name, reused }))
+    Ok((check_triples(g, sep, s.alpha, s.rule, s.version, eval, watch)?, name))
 }
 
 /// The kept test of `data$test_handle`, taken out of its handle (freed here, not at R's next GC).
@@ -208,8 +219,63 @@ pub(crate) fn kept_test(data: &List) -> CoreResult<Option<KeptTest>> {
     Ok(h.take())
 }
 
-fn native<T: CiTest + Sync>(t: &T, pool: &rayon::ThreadPool, g: &Pdag, sep: &mut PairSepsets, alpha: f64, rule: TripleRule, watch: &mut RWatch) -> CoreResult<Checked> {
-    run_checks(g, sep, alpha, rule, &mut ParallelBatch::new(t, pool), watch, false)
+fn native<T: CiTest + Sync>(t: &T, pool: &rayon::ThreadPool, g: &Pdag, sep: &mut PairSepsets, s: &CheckSettings, watch: &mut RWatch) -> CoreResult<(ConsOutcome, String)> {
+    run_checks(g, sep, s, &mut ParallelBatch::new(t, pool), watch)
+}
+
+/// pc.cons.intern's checks with a native `test` ("gauss", "dis", "bin", "cmiknn"; `data` as for
+/// `gpupc_skeleton`), rewriting `sep`: on the kept test of `data$test_handle` (taken over) or
+/// one read from `data`. pcalg calls R's `gaussCItest` here, so a stable.fast skeleton's test
+/// runs with R's arithmetic. The GPU evaluators run on the skeleton's device data when it kept
+/// them, else on data uploaded to `data$devices[1]`; CMI-kNN's tests run on the CPU.
+pub(crate) fn native_checks(test: &str, data: &List, g: &Pdag, sep: &mut PairSepsets, p: usize, s: &CheckSettings, pool: &rayon::ThreadPool, watch: &mut RWatch) -> CoreResult<NativeChecks> {
+    let kept = kept_test(data)?;
+    let mut gpu_failed = Robj::from(());
+    let failed = |_: &mut _, e: &PcError| gpu_failed = crate::rerror::from_pc(e);
+    let mut small_n = [0.0; 3];
+    let mut reused = false;
+    let (out, evaluator) = match test {
+        "gauss" => {
+            let (t, device_c) = later_gauss(kept, data, p, s.threads)?;
+            let gpu = |(sep, watch, reused): &mut (&mut PairSepsets, &mut RWatch, &mut bool)| {
+                **reused = device_c.is_some();
+                let mut eval = gauss_gpu_batch(device_c, &t, pool, data)?;
+                run_checks(g, sep, s, &mut eval, watch)
+            };
+            let cpu = |(sep, watch, reused): &mut (&mut PairSepsets, &mut RWatch, &mut bool)| {
+                **reused = false;
+                native(&t, pool, g, sep, s, watch)
+            };
+            pc_cuda::open::or_cpu(&mut (sep, watch, &mut reused), s.on_gpu, s.fallback, gpu, cpu, failed)?
+        }
+        "dis" | "bin" => {
+            let mut holder = later_gsquare(kept, data, p, test)?;
+            let (t, kept_backend) = holder.parts();
+            // pcalg's n < n.min warning counts only these checks' tests, of the run that finished
+            let gpu = |(sep, watch, reused): &mut (&mut PairSepsets, &mut RWatch, &mut bool)| {
+                t.take_small_n_tests();
+                **reused = kept_backend.is_some();
+                let mut eval = gsquare_gpu_batch(kept_backend, t, pool, data)?;
+                run_checks(g, sep, s, &mut eval, watch)
+            };
+            let cpu = |(sep, watch, reused): &mut (&mut PairSepsets, &mut RWatch, &mut bool)| {
+                t.take_small_n_tests();
+                **reused = false;
+                native(t, pool, g, sep, s, watch)
+            };
+            let out = pc_cuda::open::or_cpu(&mut (sep, watch, &mut reused), s.on_gpu, s.fallback, gpu, cpu, failed)?;
+            let (k, n_min) = t.small_n_tests();
+            small_n = [k as f64, n_min as f64, t.data.n as f64];
+            out
+        }
+        // its GPU backend runs a skeleton's levels, not listed tests
+        "cmiknn" => {
+            let t = later_cmiknn(kept, data, p)?;
+            native(&t, pool, g, sep, s, watch)?
+        }
+        other => return Err(invalid("indepTest", format!("unknown native test \"{other}\""))),
+    };
+    Ok(NativeChecks { out, evaluator, reused, small_n, gpu_failed })
 }
 
 fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, settings: List) -> CoreResult<Robj> {
@@ -254,53 +320,19 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
     };
     let pool = || pool.as_ref().ok_or_else(|| PcError::Internal("no thread pool".into()));
     let mut pairs = Vec::new();
-    let mut stats = Stats { triples: 0, tests: 0, ambiguous: 0, evaluator: String::new(), reused: false };
+    let (mut triples, mut tests, mut ambiguous, mut evaluator, mut reused) = (0, 0, 0, String::new(), false);
     // G^2 tests of the triple checks answered p = 1 for n < n.min (pcalg's checkTriple warns)
     let mut small_n = [0.0; 3];
     if let Some(rule) = rule {
-        // pc.cons.intern calls the R indepTest: for gaussCItest that is R's arithmetic
-        // (GaussFlavour::R) whichever order built the skeleton
-        let kept = kept_test(&data)?;
-        // a GPU failure under backend = "auto" runs them on the CPU; R says so from `gpu_failed`
-        let on_gpu = backend == "cuda";
-        let failed = |_: &mut _, e: &PcError| gpu_failed = crate::rerror::from_pc(e);
-        let (u, pr, st) = match test {
-            "gauss" => {
-                // a stable.fast skeleton's test runs with R's arithmetic here
-                let (t, device_c) = later_gauss(kept, &data, p, threads.max(0) as usize)?;
-                // the skeleton ran on the GPU: so do the triple checks' tests, on its C when it kept that
-                let gpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
-                    let reused = device_c.is_some();
-                    let mut eval = gauss_gpu_batch(device_c, &t, pool()?, &data)?;
-                    run_checks(&g, sep, alpha, rule, &mut eval, watch, reused)
-                };
-                pc_cuda::open::or_cpu(&mut (&mut sep, &mut watch), on_gpu, fallback, gpu, |(sep, watch)| native(&t, pool()?, &g, sep, alpha, rule, watch), failed)?
-            }
-            "dis" | "bin" => {
-                let mut holder = later_gsquare(kept, &data, p, test)?;
-                let (t, kept_backend) = holder.parts();
-                let gpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
-                    let reused = kept_backend.is_some();
-                    let mut eval = gsquare_gpu_batch(kept_backend, t, pool()?, &data)?;
-                    run_checks(&g, sep, alpha, rule, &mut eval, watch, reused)
-                };
-                let cpu = |(sep, watch): &mut (&mut PairSepsets, &mut RWatch)| {
-                    // after a GPU failure pcalg's n < n.min warning counts only the CPU's tests
-                    t.take_small_n_tests();
-                    native(t, pool()?, &g, sep, alpha, rule, watch)
-                };
-                let out = pc_cuda::open::or_cpu(&mut (&mut sep, &mut watch), on_gpu, fallback, gpu, cpu, failed)?;
-                let (k, n_min) = t.small_n_tests();
-                small_n = [k as f64, n_min as f64, t.data.n as f64];
-                out
-            }
-            other => return Err(invalid("indepTest", format!("unknown native test \"{other}\""))),
-        };
-        for (a, b, c) in u.to_sorted_vec() {
+        let s = CheckSettings { alpha, rule, version: UnfVersion::AmbiguousOrDependent, threads: threads.max(0) as usize, on_gpu: backend == "cuda", fallback };
+        let c = native_checks(test, &data, &g, &mut sep, p, &s, pool()?, &mut watch)?;
+        for (a, b, c) in c.out.unfaithful.to_sorted_vec() {
             unfaithful.insert(a, b, c);
         }
-        pairs = pr;
-        stats = st;
+        pairs = c.out.pairs;
+        (triples, tests, ambiguous, evaluator, reused) = (c.out.triples, c.out.tests, c.out.ambiguous, c.evaluator, c.reused);
+        small_n = c.small_n;
+        gpu_failed = c.gpu_failed;
     }
     let triples_s = t1.elapsed().as_secs_f64();
 
@@ -329,11 +361,11 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
     let stats_l = list!(
         colliders = ost.colliders as f64,
         rounds = ost.rounds as f64,
-        triples = stats.triples as f64,
-        tests = stats.tests as f64,
-        ambiguous = stats.ambiguous as f64,
-        evaluator = stats.evaluator,
-        data_reused = stats.reused
+        triples = triples as f64,
+        tests = tests as f64,
+        ambiguous = ambiguous as f64,
+        evaluator = evaluator,
+        data_reused = reused
     );
     let output_s = t3.elapsed().as_secs_f64();
     let phases = list!(orient_input_s = input_s, triples_s = triples_s, orient_s = orient_s, orient_output_s = output_s);

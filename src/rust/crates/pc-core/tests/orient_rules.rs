@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Mutex;
 
-use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, PairSepsets, Pdag, ParallelBatch, SequentialBatch, TripleRule, Unfaithful};
+use pc_core::orient::{check_triples, orient_relaxed, unshielded_pairs, PairSepsets, Pdag, ParallelBatch, SequentialBatch, TripleRule, Unfaithful, UnfVersion};
 use pc_core::{CiTest, NullWatch, PcError, Watch};
 use proptest::prelude::*;
 
@@ -176,7 +176,8 @@ impl CiTest for HashTest {
 
 /// `pc.cons.intern(version.unf = c(2, 1))` with `checkTriple()` inlined, line by line. Returns
 /// the unfaithful triples (as `unfTripl` lists them) and the calls made, in order.
-fn reference_cons(g: &Dense, sep: &mut Sep, t: &HashTest, alpha: f64, maj: bool) -> Vec<(usize, usize, usize)> {
+/// `version1`: pcalg's `version.unf[1]` (1 or 2).
+fn reference_cons(g: &Dense, sep: &mut Sep, t: &HashTest, alpha: f64, maj: bool, version1: u8) -> Vec<(usize, usize, usize)> {
     let p = g.p;
     let mut unf = Vec::new();
     let mut triples = Vec::new();
@@ -209,7 +210,7 @@ fn reference_cons(g: &Dense, sep: &mut Sep, t: &HashTest, alpha: f64, maj: bool)
                 }
             }
         }
-        if nr_indep == 0 {
+        if version1 == 2 && nr_indep == 0 {
             version = 2;
         }
         if tmp.is_empty() {
@@ -252,7 +253,7 @@ fn reference_cons(g: &Dense, sep: &mut Sep, t: &HashTest, alpha: f64, maj: bool)
         } else {
             3
         };
-        if res == 3 || (version == 2 && res != 3) {
+        if res == 3 || (version1 == 2 && version == 2 && res != 3) {
             unf.push((a, b, c));
         }
         sep[a * p + c] = Some(sep_a);
@@ -369,12 +370,12 @@ fn a_watch_stops_the_triple_checks() {
     let pl = pool();
     for stop_at in 1..=2 {
         let mut ticks = Ticks { stop_at: Some(stop_at), ..Ticks::default() };
-        let r = check_triples(&g, &mut PairSepsets::new(), 0.5, TripleRule::Conservative, &mut ParallelBatch::new(&t, &pl), &mut ticks);
+        let r = check_triples(&g, &mut PairSepsets::new(), 0.5, TripleRule::Conservative, UnfVersion::AmbiguousOrDependent, &mut ParallelBatch::new(&t, &pl), &mut ticks);
         assert!(matches!(r, Err(PcError::Interrupted)), "stopped at tick {stop_at}");
     }
     // deg 1 + deg 2 ends: 2 + 4 tests per triple
     let mut ticks = Ticks::default();
-    check_triples(&g, &mut PairSepsets::new(), 0.5, TripleRule::Conservative, &mut SequentialBatch::new(&t), &mut ticks).unwrap();
+    check_triples(&g, &mut PairSepsets::new(), 0.5, TripleRule::Conservative, UnfVersion::AmbiguousOrDependent, &mut SequentialBatch::new(&t), &mut ticks).unwrap();
     ticks.check(12);
 }
 
@@ -419,12 +420,14 @@ proptest! {
     }
 
     #[test]
-    fn conservative_and_majority_match_pcalg(c in case(14, 4), maj in any::<bool>(), alpha in 0.05f64..0.95, seed in any::<u64>()) {
+    fn conservative_and_majority_match_pcalg(c in case(14, 4), maj in any::<bool>(), alpha in 0.05f64..0.95, seed in any::<u64>(), fci_pdsep in any::<bool>()) {
         let rule = if maj { TripleRule::Majority } else { TripleRule::Conservative };
+        // version.unf = c(1, 1) as fci() passes after Possible-D-SEP, else c(2, 1)
+        let (version1, version) = if fci_pdsep { (1, UnfVersion::Ambiguous) } else { (2, UnfVersion::AmbiguousOrDependent) };
         let gd = dense(&c);
         let mut ref_sep = c.sep.clone();
         let t_ref = HashTest { seed, log: Some(Mutex::new(Vec::new())) };
-        let ref_unf = reference_cons(&gd, &mut ref_sep, &t_ref, alpha, maj);
+        let ref_unf = reference_cons(&gd, &mut ref_sep, &t_ref, alpha, maj, version1);
         let want = reference_relaxed(&gd, &ref_sep, &ref_unf, c.solve);
 
         // native: deduplicated, parallel
@@ -433,7 +436,7 @@ proptest! {
         let t = HashTest { seed, log: None };
         let pl = pool();
         let mut ticks = Ticks::default();
-        let out = check_triples(&g, &mut sep, alpha, rule, &mut ParallelBatch::new(&t, &pl), &mut ticks).unwrap();
+        let out = check_triples(&g, &mut sep, alpha, rule, version, &mut ParallelBatch::new(&t, &pl), &mut ticks).unwrap();
         ticks.check(out.tests);
         for &(x, z) in &unshielded_pairs(&g) {
             for (a, b) in [(x, z), (z, x)] {
@@ -445,6 +448,9 @@ proptest! {
             prop_assert!(out.unfaithful.contains(a as u32, b as u32, cc as u32));
         }
         prop_assert_eq!(out.unfaithful.len(), ref_unf.len());
+        // unfTripl's order
+        let listed: Vec<(usize, usize, usize)> = out.listed.iter().map(|&(a, b, cc)| (a as usize, b as usize, cc as usize)).collect();
+        prop_assert_eq!(&listed, &ref_unf);
         orient_relaxed(&mut g, &sep, &out.unfaithful, c.solve, if c.p % 2 == 0 { Some(&pl) } else { None }, &mut NullWatch).unwrap();
         prop_assert_eq!(to_dense(&g), want.m);
 
@@ -453,10 +459,11 @@ proptest! {
         let mut sep2 = pair_sepsets(&c, &g2);
         let t2 = HashTest { seed, log: Some(Mutex::new(Vec::new())) };
         let mut ticks = Ticks::default();
-        let out2 = check_triples(&g2, &mut sep2, alpha, rule, &mut SequentialBatch::new(&t2), &mut ticks).unwrap();
+        let out2 = check_triples(&g2, &mut sep2, alpha, rule, version, &mut SequentialBatch::new(&t2), &mut ticks).unwrap();
         ticks.check(out2.tests);
         prop_assert_eq!(t2.log.unwrap().into_inner().unwrap(), t_ref.log.unwrap().into_inner().unwrap());
         prop_assert_eq!(out2.unfaithful.to_sorted_vec(), out.unfaithful.to_sorted_vec());
+        prop_assert_eq!(out2.listed, out.listed);
     }
 }
 

@@ -14,7 +14,7 @@ pub mod triples;
 pub use batch::{BatchEvaluator, ParallelBatch, SequentialBatch, TestBatch};
 pub use pdag::{Pdag, ABSENT, CONFLICT, PRESENT};
 pub use sepsets::{unshielded_pairs, PairSepsets, Unfaithful};
-pub use triples::{check_triples, ConsOutcome, Decision, TripleRule};
+pub use triples::{check_triples, ConsOutcome, Decision, TripleRule, UnfVersion};
 
 use crate::backend::Watch;
 use crate::error::{PcError, Result};

@@ -1,12 +1,13 @@
-//! Conservative and majority-rule PC: pcalg's `pc.cons.intern()` with `version.unf = c(2, 1)`
-//! (what `pc()` passes), whose `checkTriple()` tests every unshielded triple a - b - c (a < c)
-//! given every subset of adj(a), then every subset of adj(c).
+//! Conservative and majority-rule PC and FCI: pcalg's `pc.cons.intern()` with `version.unf =
+//! c(2, 1)` (what `pc()` passes, and `fci()` without Possible-D-SEP) or `c(1, 1)` (`fci()` after
+//! Possible-D-SEP), whose `checkTriple()` tests every unshielded triple a - b - c (a < c) given
+//! every subset of adj(a), then every subset of adj(c).
 //!
 //! With `version.unf[2] = 1` a triple's decision depends only on its tests, never on the sepsets
 //! that earlier triples rewrote, so the tests of all triples can run at once; the sepset updates
 //! are then replayed in pcalg's triple order. Let n be the number of tests with p >= alpha and k
 //! the number of those whose S holds b:
-//! * n = 0: b leaves both sepsets and the triple is unfaithful (`version` 2);
+//! * n = 0: b leaves both sepsets; the triple is unfaithful only with `version.unf[1] = 2`;
 //! * k = n: b joins both sepsets (appended where missing); k = 0: b leaves both;
 //! * otherwise ambiguous (unfaithful) for the conservative rule; for the majority rule k / n
 //!   below, above or at 1/2 decides as k = 0, k = n or ambiguous.
@@ -28,6 +29,15 @@ pub enum TripleRule {
     Majority,
 }
 
+/// pc.cons.intern's `version.unf[1]`: which triples its `unfTripl` lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnfVersion {
+    /// 1 (`fci()` after Possible-D-SEP): the ambiguous triples only.
+    Ambiguous,
+    /// 2 (`pc()`, `fci()` without Possible-D-SEP): also those that no test found independent.
+    AmbiguousOrDependent,
+}
+
 /// `checkTriple()`'s `decision`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -40,9 +50,9 @@ pub enum Decision {
 }
 
 /// The decision and whether pc.cons.intern lists the triple in `unfTripl`.
-pub fn decide(n_indep: u64, with_b: u64, rule: TripleRule) -> (Decision, bool) {
+pub fn decide(n_indep: u64, with_b: u64, rule: TripleRule, version: UnfVersion) -> (Decision, bool) {
     if n_indep == 0 {
-        return (Decision::NotInSepset, true);
+        return (Decision::NotInSepset, version == UnfVersion::AmbiguousOrDependent);
     }
     let d = if with_b == n_indep {
         Decision::InSepset
@@ -87,6 +97,8 @@ const BATCH_TESTS: usize = 1 << 16;
 
 pub struct ConsOutcome {
     pub unfaithful: Unfaithful,
+    /// The same triples in pcalg's order: its `unfTripl` (as `triple2numb()` numbers).
+    pub listed: Vec<(u32, u32, u32)>,
     /// Every triple's pair (a, c), a < c, once, in pcalg's order of first write: their two
     /// sepsets are what R must write back.
     pub pairs: Vec<(u32, u32)>,
@@ -142,6 +154,7 @@ pub fn check_triples(
     sep: &mut PairSepsets,
     alpha: f64,
     rule: TripleRule,
+    version: UnfVersion,
     eval: &mut dyn BatchEvaluator,
     watch: &mut dyn Watch,
 ) -> Result<ConsOutcome> {
@@ -253,12 +266,13 @@ pub fn check_triples(
             group_of[m] = gi;
         }
     }
-    let mut out = ConsOutcome { unfaithful: Unfaithful::new(), pairs: Vec::new(), decisions: Vec::with_capacity(triples.len()), triples: triples.len(), tests, ambiguous: 0 };
+    let mut out = ConsOutcome { unfaithful: Unfaithful::new(), listed: Vec::new(), pairs: Vec::new(), decisions: Vec::with_capacity(triples.len()), triples: triples.len(), tests, ambiguous: 0 };
     let mut seen = std::collections::HashSet::new();
     for (t, &(a, b, c)) in triples.iter().enumerate() {
-        let (d, unf) = decide(groups[group_of[t]].n_indep, with_b[t], rule);
+        let (d, unf) = decide(groups[group_of[t]].n_indep, with_b[t], rule, version);
         if unf {
             out.unfaithful.insert(a, b, c);
+            out.listed.push((a, b, c));
         }
         if d == Decision::Ambiguous {
             out.ambiguous += 1;
