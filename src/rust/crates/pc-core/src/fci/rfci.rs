@@ -27,7 +27,7 @@ use super::pag::{Pag, UnfTriples, ARROW, CIRCLE, NONE};
 use crate::backend::Watch;
 use crate::error::{PcError, Result};
 use crate::orient::sepsets::PairSepsets;
-use crate::orient::triples::{decide, Decision, TripleRule};
+use crate::orient::triples::{decide, Decision, TripleRule, UnfVersion};
 
 /// R's `which(f(k))` over k = 1..p, ascending.
 fn which(pag: &Pag, f: impl Fn(u32) -> bool) -> Vec<u32> {
@@ -333,7 +333,8 @@ impl<'a> Rfci<'a> {
             }
         }
         let rule = if maj_rule { TripleRule::Majority } else { TripleRule::Conservative };
-        let (d, _) = decide(n_indep, with_y, rule);
+        // rfci() calls rfci.vStruc() with version.unf = c(1, 1); the version changes only the flag
+        let (d, _) = decide(n_indep, with_y, rule, UnfVersion::Ambiguous);
         let mut sa = self.sep.get(x, z).to_vec();
         let mut sc = self.sep.get(z, x).to_vec();
         match d {
