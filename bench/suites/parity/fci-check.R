@@ -1,7 +1,8 @@
 # gpu_fci() / gpu_rfci() with the CUDA backend against pcalg::fci() / rfci() and gpupc's CPU
 # backend, on random DAGs with unobserved variables (gaussCItest and disCItest): the PAG (amat),
 # every sepset, n.edgetests, max.ord, the Possible-D-SEP counts and allPdsep identical, pMax to
-# 1e-9 relative (the skeleton's p-values are pcalg's to rounding); and the Possible-D-SEP tests
+# 1e-9 relative (the skeleton's p-values are pcalg's to rounding), with m.max = 3 and pdsep.max = 20
+# above 15 variables; and the Possible-D-SEP tests
 # must have run on the GPU (gpupc_last_run()$pdsep$evaluator). One line per case, then
 # "fci parity: N compared, N identical, N differ"; exits 1 when any differs.
 #
@@ -40,8 +41,11 @@ for (k in seq_len(cases)) {
   }
   q <- ncol(if (discrete) d else X)
   opts <- list(conservative = k %% 4 == 1, maj.rule = k %% 4 == 2, biCC = k %% 5 == 0)
+  # unbounded Possible-D-SEP sets grow exponentially with the graph (both tools alike): the larger
+  # cases bound the conditioning sets as pcalg's own arguments do
+  if (q > 15) opts <- c(opts, list(m.max = 3, pdsep.max = 20))
   for (fun in c("fci", "rfci")) {
-    call_with <- function(f, extra) do.call(f, c(list(st, test, alpha = 0.01, p = q), opts[if (fun == "fci") names(opts) else c("conservative", "maj.rule")], extra))
+    call_with <- function(f, extra) do.call(f, c(list(st, test, alpha = 0.01, p = q), opts[if (fun == "fci") names(opts) else intersect(names(opts), c("conservative", "maj.rule", "m.max"))], extra))
     ref <- call_with(getExportedValue("pcalg", fun), list())
     gpu <- call_with(get(paste0("gpu_", fun)), list(backend = "cuda"))
     ev <- if (fun == "fci") gpupc_last_run()$pdsep$evaluator else "-"
