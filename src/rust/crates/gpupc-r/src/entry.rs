@@ -28,11 +28,23 @@ pub(crate) struct Run<'a> {
     input_s: f64,
     pub(crate) setup_s: f64,
     search_s: f64,
+    /// One rank of several (`cluster = "mpi"`): the level loop runs through `pc_core::ranks`.
+    cluster: Option<crate::cluster::RTransport>,
+    rank_levels: Vec<pc_core::ranks::RankLevel>,
 }
 
 impl Run<'_> {
     pub(crate) fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
         let t = Instant::now();
+        if let Some(tr) = self.cluster.as_mut() {
+            let fail = tr.fail_at_level;
+            let mut r = pc_core::ranks::Ranks::new(b, tr)?;
+            r.fail_at_level = fail;
+            let res = run_skeleton_into(&self.params, &mut r, &mut self.watch, self.pmax);
+            self.rank_levels = std::mem::take(&mut r.levels);
+            self.search_s = t.elapsed().as_secs_f64();
+            return Ok((res?, r.name()));
+        }
         let res = run_skeleton_into(&self.params, b, &mut self.watch, self.pmax)?;
         self.search_s = t.elapsed().as_secs_f64();
         // after the run: devices that joined it are named
@@ -136,7 +148,8 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
     // SAFETY: pmax_r is a fresh p x p double matrix, kept alive (and protected) by this frame
     // until result_to_r takes it; nothing else touches its cells meanwhile.
     let pmax = unsafe { doubles_mut(&pmax_r, p * p) };
-    let mut run = Run { params, pmax, watch: RWatch::new(&hooks), extra: List::new(0), input_s: 0.0, setup_s: 0.0, search_s: 0.0 };
+    let cluster = crate::cluster::RTransport::from_args(&args)?;
+    let mut run = Run { params, pmax, watch: RWatch::new(&hooks), extra: List::new(0), input_s: 0.0, setup_s: 0.0, search_s: 0.0, cluster, rank_levels: Vec::new() };
     run.input_s = t_input.elapsed().as_secs_f64(); // plus the test's data, below
     let on_gpu = match backend {
         "cuda" => true,
@@ -224,6 +237,9 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
         let errs: Vec<Robj> = gpu_failed.into_iter().map(|(e, d)| list!(failure = e, devices = d.iter().map(|&o| o as i32).collect::<Vec<_>>()).into_robj()).collect();
         out = with_element(out, "gpu_failed", List::from_values(errs).into());
         out = with_element(out, "devices_left", if left.is_empty() { Robj::from(()) } else { left.into() });
+    }
+    if let Some(tr) = &run.cluster {
+        out = with_element(out, "ranks", crate::cluster::ranks_to_r(tr, &run.rank_levels));
     }
     if let (Some(t), true) = (kept, keep_test) {
         out = with_element(out, "test_handle", ExternalPtr::new(Some(t)).into());
