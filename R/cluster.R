@@ -85,6 +85,25 @@ cluster_agree <- function(cluster, parts) {
   invisible(proc.time()[["elapsed"]] - t0)
 }
 
+# `expr`'s value, once every rank got through it: a step whose outcome may differ between hosts
+# (the GPU found, the memory left) fails on every rank when it fails on one, instead of leaving
+# the others waiting at the first level. The failing rank raises its own condition; the others
+# "rank r: ..." of the lowest rank that failed.
+cluster_step <- function(cluster, expr) {
+  if (is.null(cluster) || cluster$size < 2L) return(expr)
+  res <- tryCatch(list(value = expr), error = identity)
+  mine <- if (inherits(res, "error")) enc2utf8(conditionMessage(res)) else ""
+  all <- vapply(cluster$allgather(charToRaw(mine)), rawToChar, "")
+  if (inherits(res, "error")) stop(res)
+  bad <- which(nzchar(all))
+  if (length(bad)) {
+    r <- bad[1] - 1L
+    msg <- all[bad[1]]
+    cli::cli_abort(c("gpupc: rank {r}: {msg}"), class = c("gpupc_rank_error", "gpupc_error"), call = NULL)
+  }
+  res$value
+}
+
 # What gpupc_last_run()$ranks holds: this rank, the ranks, the seconds of the input check and of
 # the exchanges, and per exchanged level its edges, this rank's edges and the bytes and seconds.
 ranks_record <- function(ranks, agree_s) {

@@ -186,8 +186,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   test <- prepare_test(indepTest, suffStat, p)
   if (test$kind == "rfun" && !is.null(cluster))
     abort_arg("cluster", "= \"mpi\" runs the native tests (gaussCItest, disCItest, binCItest, cmiknnCItest); an R-function {.arg indepTest} is called from R in one process: use cluster = NULL.")
-  choice <- resolve_backend(backend, test$kind, p,
-                            n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm), devices = devices)
+  choice <- cluster_step(cluster, resolve_backend(backend, test$kind, p,
+                            n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm), devices = devices))
   if (!is.null(cluster) && is.null(devices) && choice$backend == "cuda")
     choice <- rank_device_choice(cluster, choice)
   # NULL: no gaps / no fixed edges (Rust starts from the complete / empty graph)
@@ -197,8 +197,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   # CPU's test holds a copy
   dense <- test$kind == "gauss"
   on_gpu <- dense && choice$backend == "cuda"
-  check_memory(p, if (on_gpu) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
-               p_arg, dense = dense)
+  cluster_step(cluster, check_memory(p, if (on_gpu) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
+               p_arg, dense = dense))
   # with backend = "auto", a GPU that fails runs the skeleton on the CPU instead (in Rust)
   args <- skeleton_args(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = backend == "auto",
                         keep_test = keep_test, cluster = cluster)

@@ -1,8 +1,8 @@
 ## The cases of test-mpi.R, defined once for the MPI ranks (mpi-rank.R) and the one-process call
 ## they are compared with. Each case is a function of `cluster` that fits the case's data, the
 ## same on every rank (the data are drawn under a fixed seed). `rank` and `mode` shape the cases
-## that go wrong on purpose: "mismatch" gives rank 1 other data, and adds an R-function test
-## (which cluster = "mpi" refuses).
+## that go wrong on purpose: "mismatch" gives rank 1 other data, then runs an R-function test
+## (which cluster = "mpi" refuses), a step that fails on rank 1 alone, and a case that works.
 mpi_cases <- function(mode = "all", rank = 0L) {
   fit <- function(st, test, labels, ...) {
     force(st)
@@ -16,10 +16,17 @@ mpi_cases <- function(mode = "all", rank = 0L) {
   lab <- paste0("V", seq_len(ncol(X)))
   if (mode == "mismatch") {
     rtest <- function(x, y, S, suffStat) pcalg::gaussCItest(x, y, S, suffStat)
-    rfun <- fit(gauss, rtest, lab)
-    if (rank == 1L) gauss <- list(C = cor(X[-1, ]), n = nrow(X) - 1)
-    return(list(gauss = fit(gauss, pcalg::gaussCItest, lab), rfun = rfun))
+    same <- fit(gauss, pcalg::gaussCItest, lab)
+    # a step whose outcome may differ between hosts, failing on rank 1 only
+    step <- function(cluster) {
+      gpupc:::cluster_step(gpupc:::check_cluster(cluster),
+                           if (rank == 1L) stop("no room on this host") else "ok")
+    }
+    other <- list(C = cor(X[-1, ]), n = nrow(X) - 1)
+    return(list(gauss = fit(if (rank == 1L) other else gauss, pcalg::gaussCItest, lab),
+                rfun = fit(gauss, rtest, lab), step = step, same = same))
   }
+  if (mode == "start") return(list(gauss = fit(gauss, pcalg::gaussCItest, lab)))
   set.seed(202)
   n <- 1500
   dm <- matrix(0L, n, 9)

@@ -93,6 +93,7 @@ test_that("the ranks of an MPI job give the one-process object, Gaussian, discre
 test_that("ranks given different data all stop with an error naming the input; R-function tests are refused", {
   skip_without_mpi()
   run <- run_ranks(2, "mismatch", limit = 60)
+  same <- plain_fits("mismatch")$same
   expect_equal(run$status, 0L, info = run$log)
   for (r in 1:2) {
     e <- run$ranks[[r]]$gauss
@@ -102,26 +103,66 @@ test_that("ranks given different data all stop with an error naming the input; R
     e <- run$ranks[[r]]$rfun
     expect_match(e$error, "R-function", fixed = TRUE)
     expect_true("gpupc_invalid_argument" %in% e$class)
+    # a host's own failure before the search: rank 1 raises it, rank 0 names rank 1
+    e <- run$ranks[[r]]$step
+    expect_match(e$error, if (r == 2) "^no room on this host$" else "rank 1: no room on this host")
+    if (r == 1) expect_true("gpupc_rank_error" %in% e$class)
+    # and the ranks are still in step
+    expect_null(run$ranks[[r]]$same$error)
+    if (is.null(run$ranks[[r]]$same$error))
+      expect_same_fit(run$ranks[[r]]$same$fit, same, paste("same, rank", r - 1))
   }
 })
+
+test_that("a rank that fails before the first level stops the others there", {
+  skip_without_mpi()
+  # test-only: GPUPC_FAIL_RANK=rank:start makes that rank fail after reading its inputs
+  run <- run_ranks(3, "start", env = c(GPUPC_FAIL_RANK = "2:start"), limit = 60)
+  expect_equal(run$status, 0L, info = run$log)
+  for (r in 1:3) {
+    e <- run$ranks[[r]]$gauss
+    expect_false(is.null(e$error), info = run$log)
+    expect_match(e$error, paste0(if (r < 3) "rank 2: ", "internal error: a failure injected before the first level"),
+                 fixed = TRUE)
+    expect_true((if (r < 3) "gpupc_rank_error" else "gpupc_internal_error") %in% e$class)
+  }
+})
+
+## Every rank of `run` stopped `cases` with the error of rank `failing` at `level`.
+expect_rank_failure <- function(run, np, failing, level, cases) {
+  expect_equal(run$status, 0L, info = run$log)
+  for (r in seq_len(np)) {
+    for (case in cases) {
+      e <- run$ranks[[r]][[case]]
+      expect_false(is.null(e$error), info = paste(case, "rank", r - 1, run$log))
+      expect_match(e$error, sprintf("rank %d: internal error: a failure injected at level %d", failing, level),
+                   fixed = TRUE)
+      expect_true("gpupc_rank_error" %in% e$class)
+    }
+  }
+}
 
 test_that("a rank whose share fails stops every rank with its error, and the next call works", {
   skip_without_mpi()
   # test-only: GPUPC_FAIL_RANK=rank:level makes that rank's block of that level fail
   run <- run_ranks(3, "fail", env = c(GPUPC_FAIL_RANK = "1:1"), limit = 60)
-  expect_equal(run$status, 0L, info = run$log)
+  expect_rank_failure(run, 3, 1, 1, c("gauss", "dis"))
+  after <- plain_fits("fail")$after
   for (r in 1:3) {
-    for (case in c("gauss", "dis")) {
-      e <- run$ranks[[r]][[case]]
-      expect_false(is.null(e$error), info = paste(case, run$log))
-      expect_match(e$error, "rank 1: internal error: a failure injected at level 1", fixed = TRUE)
-      expect_true("gpupc_rank_error" %in% e$class)
-    }
     # the ranks stayed in step: a call that ends before the failing level runs as one process
     expect_null(run$ranks[[r]]$after$error)
     if (is.null(run$ranks[[r]]$after$error))
-      expect_same_fit(run$ranks[[r]]$after$fit, plain_fits("fail")$after, paste("after, rank", r - 1))
+      expect_same_fit(run$ranks[[r]]$after$fit, after, paste("after, rank", r - 1))
   }
+})
+
+test_that("four and five ranks (some with no edges at a level), and a failure at level 0", {
+  skip_without_mpi()
+  skip_if_not(extended_mode(), "extended mode only")
+  want <- plain_fits("all")
+  for (np in c(4, 5)) check_ranks(run_ranks(np, "all", limit = 300), want, np)
+  run <- run_ranks(2, "fail", env = c(GPUPC_FAIL_RANK = "0:0"), limit = 60)
+  expect_rank_failure(run, 2, 0, 0, c("gauss", "dis", "after"))
 })
 
 test_that("cluster is refused outside an MPI job and for values other than \"mpi\"", {

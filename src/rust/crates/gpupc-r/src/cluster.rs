@@ -17,9 +17,14 @@ pub(crate) struct RTransport {
     rank: usize,
     size: usize,
     allgather: Function,
-    /// Test-only: the level at which this rank's block fails (`GPUPC_FAIL_RANK=rank:level`).
+    /// Test-only: this rank fails before its first level (`GPUPC_FAIL_RANK=rank:start`), or its
+    /// block of a level fails (`GPUPC_FAIL_RANK=rank:level`).
+    pub(crate) fail_at_start: bool,
     pub(crate) fail_at_level: Option<usize>,
     pub(crate) seconds: f64,
+    /// The search's start was exchanged (`pc_core::ranks::start_search`): from then on the ranks
+    /// meet at each level.
+    pub(crate) started: bool,
 }
 
 impl RTransport {
@@ -35,11 +40,19 @@ impl RTransport {
             return Err(PcError::invalid("cluster", format!("rank {rank} of {size} ranks does not exist")));
         }
         let allgather = c.get("allgather")?.as_function().ok_or_else(|| PcError::Internal("the call's `cluster$allgather` must be a function".into()))?;
-        let fail_at_level = std::env::var("GPUPC_FAIL_RANK").ok().and_then(|v| {
-            let (r, l) = v.trim().split_once(':')?;
-            (r.parse::<i32>().ok()? == rank).then(|| l.parse::<usize>().ok()).flatten()
+        let fail = std::env::var("GPUPC_FAIL_RANK").ok().and_then(|v| {
+            let (r, at) = v.trim().split_once(':')?;
+            (r.parse::<i32>().ok()? == rank).then(|| at.to_string())
         });
-        Ok(Some(RTransport { rank: rank as usize, size: size as usize, allgather, fail_at_level, seconds: 0.0 }))
+        Ok(Some(RTransport {
+            rank: rank as usize,
+            size: size as usize,
+            allgather,
+            fail_at_start: fail.as_deref() == Some("start"),
+            fail_at_level: fail.and_then(|l| l.parse().ok()),
+            seconds: 0.0,
+            started: false,
+        }))
     }
 }
 

@@ -83,6 +83,31 @@ impl<'t, B: Backend> Ranks<'t, B> {
     }
 }
 
+const START: u8 = 0xA6;
+
+/// The ranks' first exchange of a search, before its first level: every rank says whether it got
+/// there (`failure`: why not: reading its data, opening its GPU, its memory), so that a rank that
+/// stops early does not leave the others waiting in the first level's exchange. Returns `failure`
+/// on the rank that failed, and on every other rank the error of the lowest rank that failed.
+pub fn start_search(transport: &mut dyn Transport, failure: Option<PcError>) -> Result<()> {
+    let mut msg = vec![START, failure.is_some() as u8];
+    if let Some(e) = &failure {
+        msg.extend_from_slice(e.to_string().as_bytes());
+    }
+    let all = transport.allgather(&msg)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    for (r, m) in all.iter().enumerate() {
+        match m.as_slice() {
+            [START, 0] => {}
+            [START, 1, text @ ..] => return Err(PcError::OnRank { rank: r, message: String::from_utf8_lossy(text).into_owned() }),
+            _ => return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where the search's start was due)", m.len()))),
+        }
+    }
+    Ok(())
+}
+
 /// The blocks of a level, one per rank (fewer edges than ranks leave the last ranks none).
 pub fn rank_blocks(plan: &LevelPlan, size: usize) -> Vec<Range<usize>> {
     let weights: Vec<u64> = plan.edges.iter().map(|e| e.n_tests().max(1)).collect();
@@ -202,7 +227,7 @@ struct Message<'a> {
 
 fn parse(bytes: &[u8], rank: usize) -> Result<Message<'_>> {
     if bytes.len() < HEADER || bytes[0] != MAGIC {
-        return Err(PcError::Internal(format!("rank {rank} sent a message that is not a level's outcomes ({} bytes)", bytes.len())));
+        return Err(PcError::Internal(format!("rank {rank} is at another step of the search ({} bytes where a level's outcomes were due)", bytes.len())));
     }
     let u64_at = |k: usize| u64::from_le_bytes(bytes[6 + 8 * k..14 + 8 * k].try_into().unwrap_or([0; 8]));
     let level = u32::from_le_bytes(bytes[2..6].try_into().unwrap_or([0; 4]));
@@ -507,6 +532,36 @@ mod tests {
                 assert_eq!(levels.len(), level + 1, "every rank took part in each exchange up to the failure");
             }
         }
+    }
+
+    #[test]
+    fn a_rank_that_fails_before_the_first_level_stops_the_others() {
+        let mut ts = transports(3);
+        let got: Vec<Result<()>> = std::thread::scope(|s| {
+            let hs: Vec<_> = ts
+                .iter_mut()
+                .map(|tr| {
+                    s.spawn(move || {
+                        let failure = (tr.rank == 2).then(|| PcError::invalid("suffStat", "cannot open"));
+                        start_search(tr, failure)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(matches!(&got[2], Err(PcError::InvalidArgument { arg: "suffStat", .. })), "{:?}", got[2]);
+        for r in &got[..2] {
+            match r {
+                Err(e @ PcError::OnRank { rank: 2, .. }) => assert_eq!(e.to_string(), "rank 2: invalid argument 'suffStat': cannot open"),
+                other => panic!("expected rank 2's error, got {other:?}"),
+            }
+        }
+        let mut ts = transports(2);
+        let ok: Vec<Result<()>> = std::thread::scope(|s| {
+            let hs: Vec<_> = ts.iter_mut().map(|tr| s.spawn(move || start_search(tr, None))).collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(ok.iter().all(|r| r.is_ok()));
     }
 
     #[test]
