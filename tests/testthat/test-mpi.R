@@ -25,8 +25,9 @@ run_ranks <- function(np, mode, env = character(), limit = 120) {
   log <- file.path(out, "mpirun.log")
   root <- identical(unname(Sys.info()[["effective_user"]]), "root")
   pass <- c(R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), env)
-  # an MPI singleton's variables, should this process hold any, would mislead the launcher
-  drop <- grep("^(OMPI_|PMIX_|ORTE_)", names(Sys.getenv()), value = TRUE)
+  # an MPI singleton's variables, should this process hold any, would mislead the launcher; R CMD
+  # check's R_TESTS names a startup file relative to its own folder
+  drop <- grep("^(OMPI_|PMIX_|ORTE_|R_TESTS$)", names(Sys.getenv()), value = TRUE)
   args <- c(if (length(drop)) as.vector(rbind("-u", drop)), "timeout", as.character(limit),
             mpirun_path(), if (root) "--allow-run-as-root", "--oversubscribe", "-np", as.character(np), as.vector(rbind("-x", names(pass))),
             file.path(R.home("bin"), "Rscript"), "--vanilla", test_path("mpi-rank.R"), mode, out,
