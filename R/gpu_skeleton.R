@@ -197,6 +197,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   # CPU's test holds a copy
   dense <- test$kind == "gauss"
   on_gpu <- dense && choice$backend == "cuda"
+  # several ranks plan levels 0 and 1 (pc-core's ranks.rs), holding their per-edge plans
+  if (!is.null(cluster) && cluster$size > 1L) dense <- FALSE
   cluster_step(cluster, check_memory(p, if (on_gpu) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
                p_arg, dense = dense))
   # with backend = "auto", a GPU that fails runs the skeleton on the CPU instead (in Rust)
