@@ -276,6 +276,13 @@ impl<B: Backend> Backend for Ranks<'_, B> {
                 m
             }
         };
+        // one rank: its own error as it is (a GPU failure under backend = "auto" then reruns the
+        // search on the CPU, as a plain call does; with several ranks it cannot, the others
+        // having stopped)
+        let local = match local {
+            Err(e) if size == 1 => return Err(e),
+            other => other,
+        };
         let t1 = Instant::now();
         let all = self.transport.allgather(&msg)?;
         let collective_seconds = t1.elapsed().as_secs_f64();
@@ -519,6 +526,11 @@ mod tests {
     fn a_failing_rank_stops_every_rank_with_its_error() {
         let prm = params(16, 7, Order::Stable, 0.5, None, true);
         let t = HashTest { seed: 7 };
+        let alone = on_ranks(&prm, &t, 1, Some((0, 1)));
+        match &alone[0].0 {
+            Err(PcError::Internal(m)) => assert!(m.starts_with("a failure injected at level 1"), "{m}"),
+            other => panic!("one rank keeps its own error, got {other:?}"),
+        }
         for (k, failing, level) in [(2usize, 1usize, 0usize), (3, 2, 1), (4, 0, 1), (3, 1, 2)] {
             let got = on_ranks(&prm, &t, k, Some((failing, level)));
             for (rank, (res, levels)) in got.into_iter().enumerate() {
