@@ -20,6 +20,8 @@ rs_choose_devices <- function(devices, work, size, usable) {
   rust_value(.Call(wrap__gpupc_choose_devices, devices, work, as.double(size), usable))
 }
 
+rs_input_digest <- function(x) rust_value(.Call(wrap__gpupc_input_digest, x))
+
 rs_cpu_threads <- function() rust_value(.Call(wrap__gpupc_cpu_threads))
 
 rs_rfun_start <- function(args) rust_value(.Call(wrap__gpupc_rfun_start, args))

@@ -102,7 +102,7 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
                    conservative = FALSE, maj.rule = FALSE, solve.confl = FALSE,
                    numCores = NULL, verbose = FALSE,
                    backend = getOption("gpupc.backend", "auto"),
-                   devices = getOption("gpupc.devices", NULL)) {
+                   devices = getOption("gpupc.devices", NULL), cluster = NULL) {
   cl <- match.call()
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p), chatty = TRUE)
@@ -126,7 +126,9 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
   sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, skel.method, m.max,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg,
                       defer_sepsets = native, devices = devices, keep_test = native && (conservative || maj.rule),
-                      defer_graph = native)
+                      defer_graph = native,
+                      cluster = cluster, agree = list(u2pd = u2pd, conservative = conservative,
+                                                      maj.rule = maj.rule, solve.confl = solve.confl))
   skel <- if (native) sk$pcalgo else sk
   skel@call <- cl
   t0 <- proc.time()[["elapsed"]]

@@ -95,6 +95,16 @@
 #'   the first of them). Results are identical to one GPU's in every case. With
 #'   `backend = "auto"` a GPU that fails is left out and the run repeats on the others (on the
 #'   CPU when none is left), with a message; [gpupc_last_run()] says which GPUs ran and why.
+#' @param cluster `NULL` (the default: one process), or `"mpi"`: the call is one rank of an MPI
+#'   job launched with every rank making the same call (`mpirun -np 4 Rscript script.R`, or
+#'   `srun` under Slurm), and the ranks share each level's tests, exchanging only their outcomes
+#'   through \pkg{Rmpi} (`MPI_COMM_WORLD`). Every rank returns the whole result, identical in every
+#'   slot to the one-process call's. Each rank runs its share on its own backend (its own threads,
+#'   `numCores`, or a GPU: without `devices`, the rank's place on its host modulo the usable GPUs).
+#'   The ranks first compare digests of their inputs and all stop with an error naming `cluster`
+#'   when they differ; a rank whose share fails stops every rank with its error ("rank 2: ...").
+#'   Native tests only (an R-function `indepTest` or `method = "original"` is refused); needs
+#'   \pkg{Rmpi}. [gpupc_last_run()]`$ranks` reports the bytes and seconds of the exchanges.
 #' @return An object of class [pcalg::pcAlgo-class].
 #' @seealso [gpu_pc()], which orients the skeleton; [gpupc_last_run()]; [as_sepset_list()].
 #' @export
@@ -124,13 +134,14 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
                          fixedGaps = NULL, fixedEdges = NULL, NAdelete = TRUE,
                          numCores = NULL, verbose = FALSE,
                          backend = getOption("gpupc.backend", "auto"),
-                         devices = getOption("gpupc.devices", NULL)) {
+                         devices = getOption("gpupc.devices", NULL), cluster = NULL) {
   cl <- match.call()
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p))
   method <- match.arg(method)
   skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, method, m.max, fixedGaps,
-                fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg, devices = devices)
+                fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg, devices = devices,
+                cluster = cluster)
 }
 
 # defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend, test); when the run left its
@@ -138,11 +149,23 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
 # gpu_pc() orients from the handle and makes the list once, at the end (attach_sepsets());
 # otherwise the slot is set and `sepsets` is NULL. keep_test = TRUE: `test` is the handle of the
 # native test the skeleton ran (NULL if none), which the triple checks then reuse.
+# cluster = "mpi": the search runs over the MPI job's ranks (R/cluster.R); `agree` names the
+# caller's own arguments that every rank must share too (gpu_pc()'s orientation settings).
 skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.max, fixedGaps,
                           fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels",
-                          defer_sepsets = FALSE, devices = NULL, keep_test = FALSE, defer_graph = FALSE) {
+                          defer_sepsets = FALSE, devices = NULL, keep_test = FALSE, defer_graph = FALSE,
+                          cluster = NULL, agree = list()) {
   # defer_graph (with defer_sepsets): the graph slot is a placeholder without edges and the list
   # returned holds the edges, from which the orientation builds the only graphNEL the user sees
+  # first, before any check that could stop one rank alone while the others wait for it
+  cluster <- check_cluster(cluster)
+  agree_s <- 0
+  if (!is.null(cluster)) {
+    agree_s <- cluster_agree(cluster, c(list(
+      suffStat = suffStat, indepTest = native_kind(indepTest), alpha = alpha, labels = labels,
+      p = p, method = method, m.max = m.max, fixedGaps = fixedGaps, fixedEdges = fixedEdges,
+      NAdelete = NAdelete), agree))
+  }
   alpha <- check_alpha(alpha)
   devices <- check_devices(devices, backend)
   m.max <- check_m_max(m.max, method)
@@ -151,6 +174,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   threads <- check_threads(numCores)
   gaps <- check_fixed(fixedGaps, p, "fixedGaps")
   fixed <- check_fixed(fixedEdges, p, "fixedEdges")
+  if (method == "original" && !is.null(cluster))
+    abort_arg("cluster", "= \"mpi\" splits the levels of {.code method = \"stable\"} and {.code \"stable.fast\"}; {.code \"original\"} depends on the order edges are visited and runs in one process (cluster = NULL).")
   if (method == "original") {
     message("gpu_skeleton(): method = \"original\" depends on the order edges are visited; running pcalg::skeleton() itself")
     sk <- pcalg::skeleton(suffStat, indepTest, alpha, labels = labels, method = "original",
@@ -161,8 +186,12 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   }
   t0 <- proc.time()[["elapsed"]]
   test <- prepare_test(indepTest, suffStat, p)
-  choice <- resolve_backend(backend, test$kind, p,
-                            n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm), devices = devices)
+  if (test$kind == "rfun" && !is.null(cluster))
+    abort_arg("cluster", "= \"mpi\" runs the native tests (gaussCItest, disCItest, binCItest, cmiknnCItest); an R-function {.arg indepTest} is called from R in one process: use cluster = NULL.")
+  choice <- cluster_step(cluster, resolve_backend(backend, test$kind, p,
+                            n = if (is.null(test$data$dm)) NA_real_ else nrow(test$data$dm), devices = devices))
+  if (!is.null(cluster) && is.null(devices) && choice$backend == "cuda")
+    choice <- rank_device_choice(cluster, choice)
   # NULL: no gaps / no fixed edges (Rust starts from the complete / empty graph)
   start <- if (is.null(gaps)) NULL else `diag<-`(!gaps, FALSE)
   # gaussCItest's levels 0 and 1 run whole on either backend (no per-edge host structure); on
@@ -170,11 +199,13 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   # CPU's test holds a copy
   dense <- test$kind == "gauss"
   on_gpu <- dense && choice$backend == "cuda"
-  check_memory(p, if (on_gpu) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
-               p_arg, dense = dense)
+  # several ranks plan levels 0 and 1 (pc-core's ranks.rs), holding their per-edge plans
+  if (!is.null(cluster) && cluster$size > 1L) dense <- FALSE
+  cluster_step(cluster, check_memory(p, if (on_gpu) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
+               p_arg, dense = dense))
   # with backend = "auto", a GPU that fails runs the skeleton on the CPU instead (in Rust)
   args <- skeleton_args(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = backend == "auto",
-                        keep_test = keep_test)
+                        keep_test = keep_test, cluster = cluster)
   hooks <- level_hooks(verbose, method, choice$backend)
   t1 <- proc.time()[["elapsed"]]
   res <- if (method == "stable" && m.max < 0) {
@@ -208,7 +239,7 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   ph <- unlist(res$phases)
   .gpupc_state$last <- list(backend = res$backend, why = choice$why, devices = dev$devices,
                             devices_why = dev$devices_why, levels = as.data.frame(res$levels),
-                            details = res$extra,
+                            details = res$extra, ranks = ranks_record(res$ranks, agree_s),
                             phases = c(r_checks_s = t1 - t0, ph,
                                        r_output_s = max(0, t2 - t1 - sum(ph)),
                                        graph_object_s = t3 - t2))
@@ -253,6 +284,11 @@ attach_sepsets <- function(out, sepsets) {
 #'   and pMax on the device), `kernel_s`, `transfer_s`, `host_s` (host work between launches,
 #'   CMI-kNN's permutations), `launches`, `gpu_tests`, `pinv_fallbacks`, and with several GPUs
 #'   `devices`, `merge_s` and how the levels were split); and
+#'   `ranks` (with `cluster = "mpi"`, else `NULL`): this process's `rank` among `size` ranks,
+#'   `check_s` (comparing the ranks' inputs), `allgather_s` (in the exchanges, waiting for the
+#'   slowest rank included) and `levels`, per exchanged level its `edges`, this rank's
+#'   `local_edges`, `bytes_sent` and `bytes_received` (the other ranks' outcomes), `local_s` and
+#'   `allgather_s`; and
 #'   `phases`, the call's wall seconds by part: `r_checks_s` (checking the arguments in R),
 #'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
 #'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building
@@ -382,10 +418,12 @@ take_from <- function(env, name) {
 # one place (skeleton_params() in src/rust/crates/gpupc-r/src/params.rs). `start` is !fixedGaps
 # and `fixed` fixedEdges (NULL: none); `m.max` may be Inf; `threads` 0 means every core;
 # `fallback`: a GPU failure reruns on the CPU; `keep_test`: the result holds the native test's
-# handle (`test_handle`) for the triple checks.
+# handle (`test_handle`) for the triple checks; `cluster`: NULL, or the ranks of check_cluster()
+# (rank, size, and the allgather Rust calls once per level).
 skeleton_args <- function(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = FALSE,
-                          keep_test = FALSE) {
+                          keep_test = FALSE, cluster = NULL) {
   list(p = as.integer(p), alpha = as.double(alpha), start = start, fixed_edges = fixed,
        na_delete = isTRUE(NAdelete), m_max = as.double(m.max), order = as.character(method),
-       threads = as.integer(threads), fallback = isTRUE(fallback), keep_test = isTRUE(keep_test))
+       threads = as.integer(threads), fallback = isTRUE(fallback), keep_test = isTRUE(keep_test),
+       cluster = if (is.null(cluster)) NULL else cluster[c("rank", "size", "allgather")])
 }

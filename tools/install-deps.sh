@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building, testing and benchmarking gpupc needs on Debian 12 (R 4.2), idempotently:
-# Debian's r-cran-*/r-bioc-* packages for pcalg's dependencies and our Suggests, pandoc (the
-# vignettes), qpdf and checkbashisms (R CMD check --as-cran), pcalg from CRAN, and bnlearn 4.9 /
-# ParallelPC 1.2 (Suggests, benchmarks only) from CRAN's archive, because the current releases
-# need a newer R. Rust (cargo, rustc) is not installed here: the package's configure says what to
-# do when it is missing. Safe to run twice: each step checks before it installs.
+# Debian's r-cran-*/r-bioc-* packages for pcalg's dependencies and our Suggests (Rmpi with Open
+# MPI among them), pandoc (the vignettes), qpdf and checkbashisms (R CMD check --as-cran), pcalg
+# from CRAN, and bnlearn 4.9 / ParallelPC 1.2 (Suggests, benchmarks only) from CRAN's archive,
+# because the current releases need a newer R. Rust (cargo, rustc) is not installed here: the
+# package's configure says what to do when it is missing. Safe to run twice: each step checks
+# before it installs.
 set -euo pipefail
 
 need_apt=()
@@ -16,7 +17,9 @@ want_apt=(r-base-dev xz-utils
   pandoc   # rmarkdown needs it to build the vignettes (R CMD build in tools/test.sh)
   # R CMD check --as-cran (tools/test.sh) warns without them: qpdf checks the size of PDFs in
   # inst/doc, checkbashisms (in devscripts) that configure and cleanup are portable sh scripts
-  qpdf devscripts)
+  qpdf devscripts
+  # cluster = "mpi" (Suggests: Rmpi) and its tests, which start ranks with Open MPI's mpirun
+  openmpi-bin libopenmpi-dev r-cran-rmpi)
 for p in "${want_apt[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done

@@ -28,11 +28,28 @@ pub(crate) struct Run<'a> {
     input_s: f64,
     pub(crate) setup_s: f64,
     search_s: f64,
+    /// One rank of several (`cluster = "mpi"`): the level loop runs through `pc_core::ranks`.
+    cluster: Option<&'a mut crate::cluster::RTransport>,
+    rank_levels: Vec<pc_core::ranks::RankLevel>,
 }
 
 impl Run<'_> {
     pub(crate) fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
         let t = Instant::now();
+        if let Some(tr) = self.cluster.as_deref_mut() {
+            // once per call (a GPU that fails under "auto" reruns the loop on the CPU)
+            if !tr.started {
+                tr.started = true;
+                pc_core::ranks::start_search(tr, None)?;
+            }
+            let fail = tr.fail_at_level;
+            let mut r = pc_core::ranks::Ranks::new(b, tr)?;
+            r.fail_at_level = fail;
+            let res = run_skeleton_into(&self.params, &mut r, &mut self.watch, self.pmax);
+            self.rank_levels = std::mem::take(&mut r.levels);
+            self.search_s = t.elapsed().as_secs_f64();
+            return Ok((res?, r.name()));
+        }
         let res = run_skeleton_into(&self.params, b, &mut self.watch, self.pmax)?;
         self.search_s = t.elapsed().as_secs_f64();
         // after the run: devices that joined it are named
@@ -128,6 +145,18 @@ fn gauss_cuda(run: &mut Run, data: &List, devices: &[usize], grow: bool, keep: b
 }
 
 fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List) -> CoreResult<Robj> {
+    let mut cluster = crate::cluster::RTransport::from_args(&args)?;
+    match skeleton_run(test, data, args, backend, hooks, cluster.as_mut()) {
+        // a rank that stops before its first level tells the others, which wait for it there
+        Err(e) => match cluster {
+            Some(mut tr) if !tr.started => Err(pc_core::ranks::start_search(&mut tr, Some(e)).err().unwrap_or_else(|| PcError::Internal("a failed start was not reported".into()))),
+            _ => Err(e),
+        },
+        ok => ok,
+    }
+}
+
+fn skeleton_run(test: &str, data: List, args: List, backend: &str, hooks: List, cluster: Option<&mut crate::cluster::RTransport>) -> CoreResult<Robj> {
     let t_input = Instant::now();
     let params = skeleton_params(&args)?;
     let (fallback, keep_test) = (crate::convert::Named(&args).logical("fallback")?, crate::convert::Named(&args).logical("keep_test")?);
@@ -136,8 +165,11 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
     // SAFETY: pmax_r is a fresh p x p double matrix, kept alive (and protected) by this frame
     // until result_to_r takes it; nothing else touches its cells meanwhile.
     let pmax = unsafe { doubles_mut(&pmax_r, p * p) };
-    let mut run = Run { params, pmax, watch: RWatch::new(&hooks), extra: List::new(0), input_s: 0.0, setup_s: 0.0, search_s: 0.0 };
+    let mut run = Run { params, pmax, watch: RWatch::new(&hooks), extra: List::new(0), input_s: 0.0, setup_s: 0.0, search_s: 0.0, cluster, rank_levels: Vec::new() };
     run.input_s = t_input.elapsed().as_secs_f64(); // plus the test's data, below
+    if run.cluster.as_deref().is_some_and(|t| t.fail_at_start) {
+        return Err(PcError::Internal("a failure injected before the first level for the tests".into()));
+    }
     let on_gpu = match backend {
         "cuda" => true,
         "cpu" => false,
@@ -226,6 +258,9 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
         let errs: Vec<Robj> = gpu_failed.into_iter().map(|(e, d)| list!(failure = e, devices = d.iter().map(|&o| o as i32).collect::<Vec<_>>()).into_robj()).collect();
         out = with_element(out, "gpu_failed", List::from_values(errs).into());
         out = with_element(out, "devices_left", if left.is_empty() { Robj::from(()) } else { left.into() });
+    }
+    if let Some(tr) = run.cluster.as_deref() {
+        out = with_element(out, "ranks", crate::cluster::ranks_to_r(tr, &run.rank_levels));
     }
     if let (Some(t), true) = (kept, keep_test) {
         out = with_element(out, "test_handle", ExternalPtr::new(Some(t)).into());

@@ -1,6 +1,7 @@
 //! gpupc-r: the extendr glue. It converts R objects to core types and back, turns R callbacks
 //! into a CI test and a progress watch, and maps every error to one R error list (`rerror.rs`). No algorithm here.
 
+mod cluster;
 mod cmiknn;
 mod convert;
 mod entry;
@@ -24,6 +25,7 @@ extendr_module! {
     mod gpupc;
     use entry;
     use fci;
+    use cluster;
     use cmiknn;
     use jtree;
     use kernel_cache;

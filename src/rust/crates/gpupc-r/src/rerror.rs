@@ -26,6 +26,7 @@ pub(crate) fn from_pc(e: &PcError) -> Robj {
         PcError::TooManySets { .. } => ("too_many_sets", None),
         PcError::Cuda(_) | PcError::OnDevice { .. } => ("cuda", None),
         PcError::Internal(_) => ("internal", None),
+        PcError::OnRank { .. } => ("rank", None),
         PcError::OutOfMemory { arg, .. } => ("memory", Some(*arg)),
         PcError::DeviceOutOfMemory { arg, .. } => ("device_memory", Some(*arg)),
     };

@@ -19,6 +19,20 @@ pub trait Backend {
     }
 }
 
+/// A borrowed backend is one too, so a wrapper ([`crate::ranks::Ranks`]) can hold whatever backend
+/// the caller made, `&mut dyn Backend` included.
+impl<B: Backend + ?Sized> Backend for &mut B {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+    fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        (**self).run_level(plan, watch)
+    }
+    fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
+        (**self).dense()
+    }
+}
+
 /// Called on the thread that called the level loop (for R: the main thread, the only one that may
 /// touch R), so it can print, update a progress bar and check for a user interrupt.
 pub trait Watch {

@@ -26,6 +26,10 @@ pub enum PcError {
     /// Kept apart so that `backend = "auto"` can go on without that device.
     #[error("{}", on_device_text(label, error))]
     OnDevice { index: usize, label: String, error: Box<PcError> },
+    /// The failure of one rank of a search run over several processes (`ranks.rs`), as every rank
+    /// reports it: the lowest rank that failed, and its error's text (it crossed as bytes).
+    #[error("rank {rank}: {message}")]
+    OnRank { rank: usize, message: String },
 }
 
 /// "CUDA backend: GPU 1: ..." (the device named after the kind, as before it was kept apart).

@@ -20,6 +20,7 @@ pub mod multi;
 pub mod orient;
 pub mod par;
 pub mod plan;
+pub mod ranks;
 pub mod rounds;
 pub mod skeleton;
 pub mod threads;

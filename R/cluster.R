@@ -1,0 +1,113 @@
+# cluster = "mpi": one skeleton search over the ranks of an MPI job launched SPMD (`mpirun -np K
+# Rscript script.R`, every rank making the same call). Each rank runs its share of every level's
+# tests on its own backend and the ranks exchange the outcomes (src/rust/crates/pc-core/src/
+# ranks.rs), through Rmpi's allgather on MPI_COMM_WORLD; every rank returns the whole result.
+
+# NULL, or list(rank, size, allgather, local_rank) for the call's ranks.
+check_cluster <- function(cluster) {
+  if (is.null(cluster)) return(NULL)
+  if (!identical(cluster, "mpi"))
+    abort_arg("cluster", "must be NULL (one process) or \"mpi\" (the ranks of an MPI job), not {.val {format(cluster)}}.")
+  # installed, but not loaded yet: loading Rmpi outside a launcher starts MPI as a singleton
+  if (!nzchar(system.file(package = "Rmpi")))
+    abort_arg("cluster", "= \"mpi\" needs the {.pkg Rmpi} package (CRAN; Debian: r-cran-rmpi).")
+  if (!under_mpi_launcher())
+    abort_arg("cluster", "= \"mpi\" needs the script started by an MPI launcher ({.code mpirun -np 4 Rscript script.R}, or {.code srun} under Slurm); here no MPI job is running.")
+  if (!requireNamespace("Rmpi", quietly = TRUE))
+    abort_arg("cluster", "= \"mpi\": the {.pkg Rmpi} package does not load.")
+  size <- Rmpi::mpi.comm.size(0L)
+  if (size < 1L)
+    abort_arg("cluster", "= \"mpi\": MPI_COMM_WORLD has no ranks (Rmpi could not start MPI).")
+  list(rank = as.integer(Rmpi::mpi.comm.rank(0L)), size = as.integer(size),
+       allgather = mpi_allgather_raw,
+       local_rank = mpi_local_rank())
+}
+
+# Every rank's raw vector `x`, in rank order, as a list: the lengths, then the bytes, gathered on
+# MPI_COMM_WORLD. (Rmpi's mpi.allgather.Robj() serialises, runs gc() at every call and simplifies
+# equal lengths into a matrix.) MPI counts and displacements are C ints, so a level's outcomes
+# over all ranks must stay below 2^31 bytes (about 2e8 edges).
+mpi_allgather_raw <- function(x) {
+  size <- Rmpi::mpi.comm.size(0L)
+  counts <- Rmpi::mpi.allgather(length(x), type = 1, rdata = integer(size), comm = 0L)
+  if (sum(as.double(counts)) > .Machine$integer.max)
+    abort_arg("cluster", "= \"mpi\": one exchange of {sum(as.double(counts))} bytes is over MPI's limit of 2^31 - 1; set {.arg m.max} or use fewer edges per level (fixedGaps).")
+  all <- Rmpi::mpi.allgatherv(x, type = 4, rdata = raw(sum(counts)), rcounts = counts, comm = 0L)
+  ends <- cumsum(counts)
+  lapply(seq_len(size), function(i) all[seq_len(counts[i]) + (ends[i] - counts[i])])
+}
+
+# An MPI launcher sets one of these in every rank it starts (Open MPI, MPICH's Hydra and Intel
+# MPI, PMIx and PMI-2 under Slurm's srun, MVAPICH); a plain Rscript has none, unless Rmpi was
+# loaded and started Open MPI as a singleton, which says so.
+under_mpi_launcher <- function() {
+  if (identical(Sys.getenv("OMPI_MCA_ess"), "singleton")) return(FALSE)
+  vars <- c("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_SIZE")
+  any(nzchar(Sys.getenv(vars)))
+}
+
+# The rank's place among the ranks of its host (NA when the launcher does not say).
+mpi_local_rank <- function() {
+  for (v in c("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID")) {
+    x <- suppressWarnings(as.integer(Sys.getenv(v)))
+    if (!is.na(x)) return(x)
+  }
+  NA_integer_
+}
+
+# A GPU rank's device when the call names none (`choice`: resolve_backend()'s answer, on the
+# GPU): the rank's place on its host modulo the usable GPUs, so the ranks of one host share its
+# GPUs instead of each taking every one.
+rank_device_choice <- function(cluster, choice) {
+  if (is.na(cluster$local_rank)) return(choice)
+  usable <- usable_devices()
+  if (length(usable) < 2) return(choice)
+  d <- usable[cluster$local_rank %% length(usable) + 1L]
+  choice$devices <- d
+  choice$devices_why <- sprintf("GPU %d: this rank's place on its host (%d) modulo the %d usable GPUs",
+                                d, cluster$local_rank, length(usable))
+  choice
+}
+
+# Stops every rank, with the same error, when the ranks' calls differ: each rank's digest of each
+# input (`parts`, a named list) is gathered, and the first rank that differs from rank 0 is
+# named with the inputs that differ. One rank has nothing to compare.
+cluster_agree <- function(cluster, parts) {
+  if (cluster$size < 2L) return(invisible(0))
+  t0 <- proc.time()[["elapsed"]]
+  mine <- vapply(parts, rs_input_digest, "")
+  all <- lapply(cluster$allgather(serialize(mine, NULL)), unserialize)
+  for (r in seq_along(all)[-1]) {
+    differ <- names(mine)[all[[r]] != all[[1]]]
+    if (length(differ))
+      abort_arg("cluster", "= \"mpi\": rank {r - 1}'s call differs from rank 0's in {.arg {differ}}; every rank must make the same call on the same data.")
+  }
+  invisible(proc.time()[["elapsed"]] - t0)
+}
+
+# `expr`'s value, once every rank got through it: a step whose outcome may differ between hosts
+# (the GPU found, the memory left) fails on every rank when it fails on one, instead of leaving
+# the others waiting at the first level. The failing rank raises its own condition; the others
+# "rank r: ..." of the lowest rank that failed.
+cluster_step <- function(cluster, expr) {
+  if (is.null(cluster) || cluster$size < 2L) return(expr)
+  res <- tryCatch(list(value = expr), error = identity)
+  mine <- if (inherits(res, "error")) enc2utf8(conditionMessage(res)) else ""
+  all <- vapply(cluster$allgather(charToRaw(mine)), rawToChar, "")
+  if (inherits(res, "error")) stop(res)
+  bad <- which(nzchar(all))
+  if (length(bad)) {
+    r <- bad[1] - 1L
+    msg <- all[bad[1]]
+    cli::cli_abort(c("gpupc: rank {r}: {msg}"), class = c("gpupc_rank_error", "gpupc_error"), call = NULL)
+  }
+  res$value
+}
+
+# What gpupc_last_run()$ranks holds: this rank, the ranks, the seconds of the input check and of
+# the exchanges, and per exchanged level its edges, this rank's edges and the bytes and seconds.
+ranks_record <- function(ranks, agree_s) {
+  if (is.null(ranks)) return(NULL)
+  list(rank = ranks$rank, size = ranks$size, check_s = agree_s, allgather_s = ranks$allgather_s,
+       levels = as.data.frame(ranks$levels))
+}

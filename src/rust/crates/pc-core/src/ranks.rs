@@ -1,0 +1,626 @@
+//! One skeleton search over several processes (MPI ranks, launched SPMD: every rank makes the same
+//! call), with the result of one process in every slot.
+//!
+//! The level loop is deterministic, so every rank holds the same graph at a level's start and
+//! plans the same level. [`Ranks`] cuts the plan's edges into one contiguous block per rank of
+//! about equal test counts ([`weighted_blocks`]), runs only its own block on its local backend,
+//! and exchanges the blocks' outcomes with every other rank ([`Transport::allgather`]); each rank
+//! then holds the whole level's outcomes in plan order, and the level loop applies them as it
+//! would one backend's. Only outcomes travel (about 9 to 20 bytes an edge, [`encode_outcomes`]),
+//! never the graph, pMax or sepsets: every rank derives them itself, identically.
+//!
+//! A rank whose block fails still takes part in the exchange, with its error in place of the
+//! outcomes, so no rank waits for good: every rank then returns the error of the lowest rank that
+//! failed ([`PcError::OnRank`]). Each message also carries the level's fingerprint (level, edges,
+//! tests, a hash of the edges); ranks whose plans differ (their inputs did) stop with an error
+//! instead of mixing different searches.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use crate::backend::{Backend, Watch};
+use crate::dense::DenseLevels;
+use crate::error::{PcError, Result};
+use crate::multi::weighted_blocks;
+use crate::plan::{EdgeOutcome, LevelPlan};
+
+/// How the ranks of one search reach each other (MPI's `MPI_COMM_WORLD` in R, through Rmpi;
+/// threads in the tests). Every rank calls [`Transport::allgather`] the same number of times.
+pub trait Transport {
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// Every rank's `bytes`, in rank order (this rank's own among them).
+    fn allgather(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>>;
+}
+
+/// One level's exchange as this rank saw it (for `gpupc_last_run()`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RankLevel {
+    pub level: usize,
+    /// The level's edges, and those of this rank's block.
+    pub edges: usize,
+    pub local_edges: usize,
+    /// This rank's message, and the other ranks' messages together.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Seconds running this rank's block, and in the collective (waiting for the slowest rank
+    /// included).
+    pub local_seconds: f64,
+    pub collective_seconds: f64,
+}
+
+/// A local backend run as one rank of several: see the module's text.
+pub struct Ranks<'t, B> {
+    pub local: B,
+    transport: &'t mut dyn Transport,
+    pub levels: Vec<RankLevel>,
+    /// Test-only: this rank's block fails at this level (how the fault path is exercised end to
+    /// end; the R glue sets it from `GPUPC_FAIL_RANK`).
+    pub fail_at_level: Option<usize>,
+}
+
+const MAGIC: u8 = 0xA7;
+const STATUS_OK: u8 = 0;
+const STATUS_FAILED: u8 = 1;
+const STATUS_INTERRUPTED: u8 = 2;
+/// magic, status, level (u32), edges, tests, plan hash, block start, block length (u64 each)
+const HEADER: usize = 2 + 4 + 8 * 5;
+
+impl<'t, B: Backend> Ranks<'t, B> {
+    pub fn new(local: B, transport: &'t mut dyn Transport) -> Result<Self> {
+        if transport.size() == 0 || transport.rank() >= transport.size() {
+            return Err(PcError::invalid("cluster", format!("rank {} of {} ranks does not exist", transport.rank(), transport.size())));
+        }
+        Ok(Ranks { local, transport, levels: Vec::new(), fail_at_level: None })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.transport.rank()
+    }
+
+    pub fn size(&self) -> usize {
+        self.transport.size()
+    }
+}
+
+const START: u8 = 0xA6;
+
+/// The ranks' first exchange of a search, before its first level: every rank says whether it got
+/// there (`failure`: why not: reading its data, opening its GPU, its memory), so that a rank that
+/// stops early does not leave the others waiting in the first level's exchange. Returns `failure`
+/// on the rank that failed, and on every other rank the error of the lowest rank that failed.
+pub fn start_search(transport: &mut dyn Transport, failure: Option<PcError>) -> Result<()> {
+    let mut msg = vec![START, failure.is_some() as u8];
+    if let Some(e) = &failure {
+        msg.extend_from_slice(e.to_string().as_bytes());
+    }
+    let all = transport.allgather(&msg)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    for (r, m) in all.iter().enumerate() {
+        match m.as_slice() {
+            [START, 0] => {}
+            [START, 1, text @ ..] => return Err(PcError::OnRank { rank: r, message: String::from_utf8_lossy(text).into_owned() }),
+            _ => return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where the search's start was due)", m.len()))),
+        }
+    }
+    Ok(())
+}
+
+/// The blocks of a level, one per rank (fewer edges than ranks leave the last ranks none).
+pub fn rank_blocks(plan: &LevelPlan, size: usize) -> Vec<Range<usize>> {
+    let weights: Vec<u64> = plan.edges.iter().map(|e| e.n_tests().max(1)).collect();
+    let mut blocks = weighted_blocks(&weights, size);
+    let n = plan.edges.len();
+    blocks.resize(size, n..n);
+    blocks
+}
+
+/// A level's fingerprint: (level, edges, tests, hash of every edge's pair and sides).
+fn fingerprint(plan: &LevelPlan) -> (u32, u64, u64, u64) {
+    let mut h: u64 = 0x243F_6A88_85A3_08D3;
+    let mut mix = |v: u64| h = (h ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(31);
+    for e in &plan.edges {
+        mix(((e.i as u64) << 32) | e.j as u64);
+        for s in &e.sides {
+            mix(s.map_or(u64::MAX, |s| s.n_ranks ^ ((s.len as u64) << 48)));
+        }
+    }
+    (plan.level as u32, plan.edges.len() as u64, plan.total_tests(), h)
+}
+
+fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn header(plan: &LevelPlan, status: u8, block: &Range<usize>) -> Vec<u8> {
+    let (level, edges, tests, hash) = fingerprint(plan);
+    let mut out = Vec::with_capacity(HEADER + block.len() * 10);
+    out.push(MAGIC);
+    out.push(status);
+    out.extend_from_slice(&level.to_le_bytes());
+    for v in [edges, tests, hash, block.start as u64, block.len() as u64] {
+        put_u64(&mut out, v);
+    }
+    out
+}
+
+/// Outcomes as bytes: per edge a tag (bit 0: a success, bit 1: on side 1, bit 2: no failure
+/// before it, so max_fail is -Inf and left out), then for a success its rank (LEB128) and raw
+/// p-value, then max_fail. A p-value travels as its bits (NaN stays the same NaN). Without a
+/// success `p_best` is not sent: the level loop never reads it then.
+pub fn encode_outcomes(outcomes: &[EdgeOutcome], out: &mut Vec<u8>) {
+    for o in outcomes {
+        let no_fail = o.max_fail == f64::NEG_INFINITY;
+        let tag = o.best.map_or(0, |(side, _)| 1 | ((side & 1) << 1)) | ((no_fail as u8) << 2);
+        out.push(tag);
+        if let Some((_, mut rank)) = o.best {
+            loop {
+                let byte = (rank & 0x7f) as u8;
+                rank >>= 7;
+                if rank == 0 {
+                    out.push(byte);
+                    break;
+                }
+                out.push(byte | 0x80);
+            }
+            out.extend_from_slice(&o.p_best.to_bits().to_le_bytes());
+        }
+        if !no_fail {
+            out.extend_from_slice(&o.max_fail.to_bits().to_le_bytes());
+        }
+    }
+}
+
+/// The inverse of [`encode_outcomes`], appending `n` outcomes to `out`.
+pub fn decode_outcomes(bytes: &[u8], n: usize, out: &mut Vec<EdgeOutcome>) -> Result<()> {
+    let bad = || PcError::Internal("a rank's outcomes are cut short or malformed".into());
+    let mut at = 0usize;
+    let f64_at = |at: &mut usize| -> Result<f64> {
+        let b = bytes.get(*at..*at + 8).ok_or_else(bad)?;
+        *at += 8;
+        Ok(f64::from_bits(u64::from_le_bytes(b.try_into().map_err(|_| bad())?)))
+    };
+    for _ in 0..n {
+        let tag = *bytes.get(at).ok_or_else(bad)?;
+        at += 1;
+        if tag & !0b111 != 0 {
+            return Err(bad());
+        }
+        let mut o = EdgeOutcome::NONE;
+        if tag & 1 != 0 {
+            let mut rank = 0u64;
+            let mut shift = 0u32;
+            loop {
+                let byte = *bytes.get(at).ok_or_else(bad)?;
+                at += 1;
+                if shift > 63 {
+                    return Err(bad());
+                }
+                rank |= ((byte & 0x7f) as u64) << shift;
+                shift += 7;
+                if byte & 0x80 == 0 {
+                    break;
+                }
+            }
+            o.best = Some(((tag >> 1) & 1, rank));
+            o.p_best = f64_at(&mut at)?;
+        }
+        if tag & 0b100 == 0 {
+            o.max_fail = f64_at(&mut at)?;
+        }
+        out.push(o);
+    }
+    if at != bytes.len() {
+        return Err(bad());
+    }
+    Ok(())
+}
+
+struct Message<'a> {
+    status: u8,
+    fingerprint: (u32, u64, u64, u64),
+    block: Range<usize>,
+    body: &'a [u8],
+}
+
+fn parse(bytes: &[u8], rank: usize) -> Result<Message<'_>> {
+    if bytes.len() < HEADER || bytes[0] != MAGIC {
+        return Err(PcError::Internal(format!("rank {rank} is at another step of the search ({} bytes where a level's outcomes were due)", bytes.len())));
+    }
+    let u64_at = |k: usize| u64::from_le_bytes(bytes[6 + 8 * k..14 + 8 * k].try_into().unwrap_or([0; 8]));
+    let level = u32::from_le_bytes(bytes[2..6].try_into().unwrap_or([0; 4]));
+    let (start, len) = (u64_at(3) as usize, u64_at(4) as usize);
+    Ok(Message { status: bytes[1], fingerprint: (level, u64_at(0), u64_at(1), u64_at(2)), block: start..start.saturating_add(len), body: &bytes[HEADER..] })
+}
+
+impl<B: Backend> Backend for Ranks<'_, B> {
+    fn name(&self) -> String {
+        format!("{} (rank {} of {})", self.local.name(), self.rank(), self.size())
+    }
+
+    fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        let (rank, size) = (self.rank(), self.size());
+        let blocks = rank_blocks(plan, size);
+        let mine = blocks[rank].clone();
+        let t0 = Instant::now();
+        let local = if self.fail_at_level == Some(plan.level) {
+            Err(PcError::Internal(format!("a failure injected at level {} for the tests", plan.level)))
+        } else if mine.is_empty() {
+            Ok(Vec::new())
+        } else if mine.len() == plan.edges.len() {
+            self.local.run_level(plan, watch)
+        } else {
+            let sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges: plan.edges[mine.clone()].to_vec(), qualifying: plan.qualifying };
+            self.local.run_level(&sub, watch)
+        };
+        let local = local.and_then(|o| {
+            if o.len() == mine.len() {
+                Ok(o)
+            } else {
+                Err(PcError::Internal(format!("the local backend returned {} outcomes for {} edges", o.len(), mine.len())))
+            }
+        });
+        let local_seconds = t0.elapsed().as_secs_f64();
+        let msg = match &local {
+            Ok(o) => {
+                let mut m = header(plan, STATUS_OK, &mine);
+                encode_outcomes(o, &mut m);
+                m
+            }
+            Err(e) => {
+                let status = if matches!(e, PcError::Interrupted) { STATUS_INTERRUPTED } else { STATUS_FAILED };
+                let mut m = header(plan, status, &mine);
+                m.extend_from_slice(e.to_string().as_bytes());
+                m
+            }
+        };
+        // one rank: its own error as it is (a GPU failure under backend = "auto" then reruns the
+        // search on the CPU, as a plain call does; with several ranks it cannot, the others
+        // having stopped)
+        let local = match local {
+            Err(e) if size == 1 => return Err(e),
+            other => other,
+        };
+        let t1 = Instant::now();
+        let all = self.transport.allgather(&msg)?;
+        let collective_seconds = t1.elapsed().as_secs_f64();
+        self.levels.push(RankLevel {
+            level: plan.level,
+            edges: plan.edges.len(),
+            local_edges: mine.len(),
+            bytes_sent: msg.len() as u64,
+            bytes_received: all.iter().enumerate().filter(|(r, _)| *r != rank).map(|(_, m)| m.len() as u64).sum(),
+            local_seconds,
+            collective_seconds,
+        });
+        if all.len() != size {
+            return Err(PcError::Internal(format!("the exchange returned {} messages for {size} ranks", all.len())));
+        }
+        let msgs = all.iter().enumerate().map(|(r, m)| parse(m, r)).collect::<Result<Vec<_>>>()?;
+        // the same decision on every rank: the lowest rank that failed, else the lowest whose plan
+        // differs from rank 0's
+        if let Some((r, m)) = msgs.iter().enumerate().find(|(_, m)| m.status != STATUS_OK) {
+            if matches!(local, Err(PcError::Interrupted)) {
+                return Err(PcError::Interrupted);
+            }
+            let text = String::from_utf8_lossy(m.body).into_owned();
+            return Err(PcError::OnRank { rank: r, message: if m.status == STATUS_INTERRUPTED { format!("{text} there") } else { text } });
+        }
+        if let Some((r, m)) = msgs.iter().enumerate().find(|(_, m)| m.fingerprint != msgs[0].fingerprint) {
+            let (l0, e0, t0, _) = msgs[0].fingerprint;
+            let (l, e, t, _) = m.fingerprint;
+            return Err(PcError::invalid(
+                "cluster",
+                format!("rank {r} planned level {l} with {e} edges and {t} tests, rank 0 level {l0} with {e0} edges and {t0} tests: the ranks' calls differ (every rank must make the same call on the same data)"),
+            ));
+        }
+        let mut out = crate::mem::try_vec::<EdgeOutcome>(plan.edges.len(), "p", "the level's outcomes")?;
+        for (r, (m, block)) in msgs.iter().zip(&blocks).enumerate() {
+            if m.block != *block {
+                return Err(PcError::Internal(format!("rank {r} ran edges {:?} of the level, not {block:?}", m.block)));
+            }
+            if r == rank {
+                // ours, as computed (the same bits as its bytes)
+                out.extend_from_slice(local.as_ref().map_err(|_| PcError::Internal("a failed block was not reported".into()))?);
+            } else {
+                decode_outcomes(m.body, block.len(), &mut out)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Levels 0 and 1 whole on one rank's own graph only when there is one rank: the dense seam
+    /// returns no per-edge outcomes to exchange (several ranks plan those levels, with the same
+    /// results).
+    fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
+        if self.size() == 1 {
+            self.local.dense()
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::NullWatch;
+    use crate::citest::CiTest;
+    use crate::cpu::ParallelCpu;
+    use crate::dense::{DenseCpu, WithDense};
+    use crate::graph::Adjacency;
+    use crate::plan::Order;
+    use crate::skeleton::{run_skeleton, SkeletonParams, SkeletonResult};
+    use std::sync::{Arc, Barrier, Mutex};
+
+    /// p-values from a hash of (x, y, S): NaN now and then, many near the usual alphas.
+    struct HashTest {
+        seed: u64,
+    }
+
+    impl CiTest for HashTest {
+        type Scratch = ();
+        fn p_value(&self, _: &mut (), x: u32, y: u32, s: &[u32]) -> Result<f64> {
+            let mut h = self.seed ^ 0x9E37_79B9_7F4A_7C15;
+            for v in [x, y].iter().chain(s) {
+                h = (h ^ *v as u64).wrapping_mul(0x1000_0000_01B3).rotate_left(29);
+            }
+            h ^= h >> 33;
+            h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 33;
+            if h % 23 == 0 {
+                return Ok(f64::NAN);
+            }
+            Ok((h >> 11) as f64 / (1u64 << 53) as f64)
+        }
+    }
+
+    /// k ranks on threads: a shared slot per rank and a barrier on each side of the reads.
+    struct Threads {
+        rank: usize,
+        slots: Arc<Mutex<Vec<Vec<u8>>>>,
+        barrier: Arc<Barrier>,
+    }
+
+    impl Transport for Threads {
+        fn rank(&self) -> usize {
+            self.rank
+        }
+        fn size(&self) -> usize {
+            self.slots.lock().unwrap().len()
+        }
+        fn allgather(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
+            self.slots.lock().unwrap()[self.rank] = bytes.to_vec();
+            self.barrier.wait();
+            let all = self.slots.lock().unwrap().clone();
+            self.barrier.wait();
+            Ok(all)
+        }
+    }
+
+    fn transports(k: usize) -> Vec<Threads> {
+        let slots = Arc::new(Mutex::new(vec![Vec::new(); k]));
+        let barrier = Arc::new(Barrier::new(k));
+        (0..k).map(|rank| Threads { rank, slots: slots.clone(), barrier: barrier.clone() }).collect()
+    }
+
+    fn xorshift(h: &mut u64) -> f64 {
+        *h ^= *h << 13;
+        *h ^= *h >> 7;
+        *h ^= *h << 17;
+        (*h >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn params(p: usize, seed: u64, order: Order, alpha: f64, m_max: Option<usize>, na_delete: bool) -> SkeletonParams {
+        let mut h = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
+        let (mut gaps, mut fixed) = (vec![false; p * p], vec![false; p * p]);
+        for i in 0..p {
+            for j in i + 1..p {
+                let g = xorshift(&mut h) < 0.15;
+                let f = xorshift(&mut h) < 0.03;
+                for (a, b) in [(i, j), (j, i)] {
+                    gaps[a * p + b] = g;
+                    fixed[a * p + b] = f;
+                }
+            }
+        }
+        let start: Vec<bool> = (0..p * p).map(|k| k / p != k % p && !gaps[k]).collect();
+        SkeletonParams { alpha, order, m_max, na_delete, start: Adjacency::from_dense(p, &start), fixed_edges: Adjacency::from_dense(p, &fixed), threads: 1 }
+    }
+
+    fn same(a: &SkeletonResult, b: &SkeletonResult, what: &str) {
+        assert_eq!(a.graph.to_dense(), b.graph.to_dense(), "{what}: graph");
+        assert_eq!(a.all_sepsets(), b.all_sepsets(), "{what}: sepsets");
+        assert_eq!(a.pmax.len(), b.pmax.len());
+        for (k, (x, y)) in a.pmax.iter().zip(&b.pmax).enumerate() {
+            assert!(x.to_bits() == y.to_bits(), "{what}: pMax cell {k}: {x} vs {y}");
+        }
+        assert_eq!(a.n_edgetests, b.n_edgetests, "{what}: n.edgetests");
+        assert_eq!(a.max_ord, b.max_ord, "{what}: max.ord");
+    }
+
+    /// Runs the search on `k` ranks, each on its own thread with its own backend; `fail` makes
+    /// rank r's block fail at a level.
+    fn on_ranks(params: &SkeletonParams, t: &HashTest, k: usize, fail: Option<(usize, usize)>) -> Vec<(Result<SkeletonResult>, Vec<RankLevel>)> {
+        let mut ts = transports(k);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = ts
+                .iter_mut()
+                .map(|tr| {
+                    s.spawn(move || {
+                        let rank = tr.rank;
+                        let mut r = Ranks::new(ParallelCpu::new(t, 1).unwrap(), tr).unwrap();
+                        r.fail_at_level = fail.filter(|f| f.0 == rank).map(|f| f.1);
+                        let res = run_skeleton(params, &mut r, &mut NullWatch);
+                        (res, r.levels)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    #[test]
+    fn ranks_give_one_process_result_in_every_slot() {
+        for seed in 0..12u64 {
+            let p = 6 + (seed as usize * 7) % 19;
+            let order = if seed % 2 == 0 { Order::Stable } else { Order::StableFast };
+            let alpha = [0.05, 0.2, 0.5, 0.8][seed as usize % 4];
+            let m_max = if seed % 5 == 4 { Some(1) } else { None };
+            let prm = params(p, seed, order, alpha, m_max, seed % 3 != 0);
+            let t = HashTest { seed };
+            let want = run_skeleton(&prm, &mut ParallelCpu::new(&t, 1).unwrap(), &mut NullWatch).unwrap();
+            for k in 1..=4 {
+                let got = on_ranks(&prm, &t, k, None);
+                assert_eq!(got.len(), k);
+                for (rank, (res, levels)) in got.into_iter().enumerate() {
+                    let res = res.unwrap();
+                    same(&res, &want, &format!("seed {seed}, p {p}, {order:?}, {k} ranks, rank {rank}"));
+                    assert_eq!(levels.len(), res.levels.len());
+                    if k == 1 {
+                        assert!(levels.iter().all(|l| l.bytes_received == 0 && l.local_edges == l.edges));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_rank_keeps_the_dense_levels_and_several_plan_them() {
+        for (seed, order) in [(3u64, Order::Stable), (4, Order::StableFast)] {
+            let prm = params(17, seed, order, 0.3, None, true);
+            let t = HashTest { seed };
+            let want = run_skeleton(&prm, &mut ParallelCpu::new(&t, 1).unwrap(), &mut NullWatch).unwrap();
+            for k in [1usize, 3] {
+                let mut ts = transports(k);
+                let got: Vec<(SkeletonResult, usize)> = std::thread::scope(|s| {
+                    let hs: Vec<_> = ts
+                        .iter_mut()
+                        .map(|tr| {
+                            let (t, prm) = (&t, &prm);
+                            s.spawn(move || {
+                                let b = WithDense { planned: ParallelCpu::new(t, 1).unwrap(), dense: DenseCpu::new(t, 1).unwrap() };
+                                let mut r = Ranks::new(b, tr).unwrap();
+                                let res = run_skeleton(prm, &mut r, &mut NullWatch).unwrap();
+                                (res, r.levels.len())
+                            })
+                        })
+                        .collect();
+                    hs.into_iter().map(|h| h.join().unwrap()).collect()
+                });
+                for (res, exchanged) in got {
+                    same(&res, &want, &format!("{order:?}, {k} ranks over a dense backend"));
+                    if k > 1 {
+                        assert_eq!(exchanged, res.levels.len(), "every level exchanged");
+                    } else if order == Order::Stable {
+                        assert!(exchanged + 2 <= res.levels.len() || res.levels.len() <= 2, "levels 0-1 dense on one rank");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_failing_rank_stops_every_rank_with_its_error() {
+        let prm = params(16, 7, Order::Stable, 0.5, None, true);
+        let t = HashTest { seed: 7 };
+        let alone = on_ranks(&prm, &t, 1, Some((0, 1)));
+        match &alone[0].0 {
+            Err(PcError::Internal(m)) => assert!(m.starts_with("a failure injected at level 1"), "{m}"),
+            other => panic!("one rank keeps its own error, got {other:?}"),
+        }
+        for (k, failing, level) in [(2usize, 1usize, 0usize), (3, 2, 1), (4, 0, 1), (3, 1, 2)] {
+            let got = on_ranks(&prm, &t, k, Some((failing, level)));
+            for (rank, (res, levels)) in got.into_iter().enumerate() {
+                match res {
+                    Err(e @ PcError::OnRank { .. }) => {
+                        let m = e.to_string();
+                        assert!(m.starts_with(&format!("rank {failing}: internal error: a failure injected at level {level}")), "rank {rank}: {m}");
+                    }
+                    other => panic!("rank {rank} of {k}: expected rank {failing}'s error, got {other:?}"),
+                }
+                assert_eq!(levels.len(), level + 1, "every rank took part in each exchange up to the failure");
+            }
+        }
+    }
+
+    #[test]
+    fn a_rank_that_fails_before_the_first_level_stops_the_others() {
+        let mut ts = transports(3);
+        let got: Vec<Result<()>> = std::thread::scope(|s| {
+            let hs: Vec<_> = ts
+                .iter_mut()
+                .map(|tr| {
+                    s.spawn(move || {
+                        let failure = (tr.rank == 2).then(|| PcError::invalid("suffStat", "cannot open"));
+                        start_search(tr, failure)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(matches!(&got[2], Err(PcError::InvalidArgument { arg: "suffStat", .. })), "{:?}", got[2]);
+        for r in &got[..2] {
+            match r {
+                Err(e @ PcError::OnRank { rank: 2, .. }) => assert_eq!(e.to_string(), "rank 2: invalid argument 'suffStat': cannot open"),
+                other => panic!("expected rank 2's error, got {other:?}"),
+            }
+        }
+        let mut ts = transports(2);
+        let ok: Vec<Result<()>> = std::thread::scope(|s| {
+            let hs: Vec<_> = ts.iter_mut().map(|tr| s.spawn(move || start_search(tr, None))).collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(ok.iter().all(|r| r.is_ok()));
+    }
+
+    #[test]
+    fn ranks_whose_plans_differ_stop_instead_of_mixing() {
+        let t = HashTest { seed: 9 };
+        let prm = [params(12, 9, Order::Stable, 0.4, None, true), params(12, 10, Order::Stable, 0.4, None, true)];
+        let mut ts = transports(2);
+        let got: Vec<Result<SkeletonResult>> = std::thread::scope(|s| {
+            let hs: Vec<_> = ts
+                .iter_mut()
+                .zip(&prm)
+                .map(|(tr, prm)| {
+                    let t = &t;
+                    s.spawn(move || run_skeleton(prm, &mut Ranks::new(ParallelCpu::new(t, 1).unwrap(), tr).unwrap(), &mut NullWatch))
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for r in got {
+            match r {
+                Err(PcError::InvalidArgument { arg: "cluster", msg }) => assert!(msg.starts_with("rank 1 planned level 0"), "{msg}"),
+                other => panic!("expected a refusal naming the cluster, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn outcomes_round_trip_bit_for_bit() {
+        let os = [
+            EdgeOutcome::NONE,
+            EdgeOutcome { best: Some((0, 0)), p_best: 0.5, max_fail: f64::NEG_INFINITY },
+            EdgeOutcome { best: Some((1, u64::MAX >> 1)), p_best: f64::NAN, max_fail: 0.01 },
+            EdgeOutcome { best: Some((0, 300)), p_best: 1.0, max_fail: -0.0 },
+            EdgeOutcome { best: None, p_best: f64::NAN, max_fail: 0.049 },
+        ];
+        let mut bytes = Vec::new();
+        encode_outcomes(&os, &mut bytes);
+        let mut back = Vec::new();
+        decode_outcomes(&bytes, os.len(), &mut back).unwrap();
+        for (a, b) in os.iter().zip(&back) {
+            assert_eq!(a.best, b.best);
+            assert_eq!(a.max_fail.to_bits(), b.max_fail.to_bits());
+            if a.best.is_some() {
+                assert_eq!(a.p_best.to_bits(), b.p_best.to_bits());
+            }
+        }
+        assert!(decode_outcomes(&bytes[..bytes.len() - 1], os.len(), &mut Vec::new()).is_err());
+        assert!(decode_outcomes(&bytes, os.len() - 1, &mut Vec::new()).is_err());
+    }
+}

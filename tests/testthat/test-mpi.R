@@ -1,0 +1,178 @@
+## cluster = "mpi": the same gpu_pc() call on every rank of an MPI job gives, on every rank, the
+## one-process call's object in every slot; ranks given different data, and a rank whose share
+## fails, stop every rank with an error instead of leaving the others waiting. The ranks run
+## under `mpirun` (Open MPI) in a child process with a time limit; the test skips without Rmpi or
+## mpirun.
+
+mpirun_path <- function() Sys.which("mpirun")[[1]]
+
+## Rmpi installed, and not loaded here: loaded, it starts MPI in this process as a singleton,
+## whose variables the launcher below must not inherit.
+rmpi_installed <- function() nzchar(system.file(package = "Rmpi"))
+
+skip_without_mpi <- function() {
+  skip_on_cran()
+  skip_if(!rmpi_installed(), "Rmpi is not installed")
+  skip_if(!nzchar(mpirun_path()), "mpirun is not installed")
+  skip_if(!nzchar(Sys.which("timeout")[[1]]), "timeout (coreutils) is not installed")
+}
+
+## Starts `np` ranks of mpi-rank.R on `mode`'s cases; returns each rank's saved list (NULL for a
+## rank that saved nothing) and the launcher's exit status and output.
+run_ranks <- function(np, mode, env = character(), limit = 120) {
+  out <- tempfile("gpupc-mpi-")
+  dir.create(out)
+  log <- file.path(out, "mpirun.log")
+  root <- identical(unname(Sys.info()[["effective_user"]]), "root")
+  pass <- c(R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), env)
+  # an MPI singleton's variables, should this process hold any, would mislead the launcher; R CMD
+  # check's R_TESTS names a startup file relative to its own folder
+  drop <- grep("^(OMPI_|PMIX_|ORTE_|R_TESTS$)", names(Sys.getenv()), value = TRUE)
+  args <- c(if (length(drop)) as.vector(rbind("-u", drop)), "timeout", as.character(limit),
+            mpirun_path(), if (root) "--allow-run-as-root", "--oversubscribe", "-np", as.character(np), as.vector(rbind("-x", names(pass))),
+            file.path(R.home("bin"), "Rscript"), "--vanilla", test_path("mpi-rank.R"), mode, out,
+            normalizePath(test_path("mpi-cases.R")))
+  status <- withr::with_envvar(pass, system2("env", args, stdout = log, stderr = log))
+  ranks <- lapply(seq_len(np) - 1L, function(r) {
+    f <- file.path(out, sprintf("rank%d.rds", r))
+    if (file.exists(f)) readRDS(f) else NULL
+  })
+  list(status = status, ranks = ranks, log = paste(readLines(log, warn = FALSE), collapse = "\n"))
+}
+
+## Every slot but the call, exactly (pMax bit for bit; the graph as its nodes, edge mode and
+## adjacency; sepsets element by element).
+expect_same_fit <- function(got, want, what) {
+  expect_s4_class(got, class(want))
+  for (s in setdiff(methods::slotNames(want), "call")) {
+    a <- methods::slot(got, s)
+    b <- methods::slot(want, s)
+    if (methods::is(b, "graph")) {
+      expect_identical(graph::nodes(a), graph::nodes(b), label = paste(what, s, "nodes"))
+      expect_identical(graph::edgemode(a), graph::edgemode(b), label = paste(what, s, "edgemode"))
+      expect_identical(as(a, "matrix"), as(b, "matrix"), label = paste(what, s, "adjacency"))
+    } else {
+      expect_identical(a, b, label = paste(what, "slot", s))
+    }
+  }
+}
+
+plain_fits <- function(mode) {
+  source(test_path("mpi-cases.R"), local = TRUE)
+  lapply(mpi_cases(mode), function(f) f(NULL))
+}
+
+check_ranks <- function(run, want, np) {
+  expect_equal(run$status, 0L, info = run$log)
+  for (r in seq_len(np)) {
+    got <- run$ranks[[r]]
+    expect_false(is.null(got), info = paste("rank", r - 1, "saved nothing:", run$log))
+    if (is.null(got)) next
+    expect_identical(names(got), names(want))
+    for (case in names(want)) {
+      g <- got[[case]]
+      expect_null(g$error, info = paste(case, "rank", r - 1))
+      if (!is.null(g$error)) next
+      expect_same_fit(g$fit, want[[case]], paste(case, "rank", r - 1, "of", np))
+      expect_identical(c(g$ranks$rank, g$ranks$size), c(r - 1L, as.integer(np)))
+      lv <- g$ranks$levels
+      expect_true(nrow(lv) >= 1)
+      # each level's edges split over the ranks; only outcomes travel, a few bytes an edge
+      expect_true(all(lv$bytes_sent >= 46 & lv$bytes_sent <= 46 + 30 * lv$local_edges))
+      if (np == 1) expect_true(all(lv$bytes_received == 0 & lv$local_edges == lv$edges))
+    }
+  }
+}
+
+test_that("the ranks of an MPI job give the one-process object, Gaussian, discrete and CMI-kNN, both orders", {
+  skip_without_mpi()
+  want <- plain_fits("all")
+  for (np in c(2, 3)) check_ranks(run_ranks(np, "all"), want, np)
+  check_ranks(run_ranks(1, "gauss_stable,dis_fast"), want[c("gauss_stable", "dis_fast")], 1)
+})
+
+test_that("ranks given different data all stop with an error naming the input; R-function tests are refused", {
+  skip_without_mpi()
+  run <- run_ranks(2, "mismatch", limit = 60)
+  same <- plain_fits("mismatch")$same
+  expect_equal(run$status, 0L, info = run$log)
+  for (r in 1:2) {
+    e <- run$ranks[[r]]$gauss
+    expect_false(is.null(e$error), info = run$log)
+    expect_match(e$error, "rank 1's call differs from rank 0's in `suffStat`", fixed = TRUE)
+    expect_true("gpupc_invalid_argument" %in% e$class)
+    e <- run$ranks[[r]]$rfun
+    expect_match(e$error, "R-function", fixed = TRUE)
+    expect_true("gpupc_invalid_argument" %in% e$class)
+    # a host's own failure before the search: rank 1 raises it, rank 0 names rank 1
+    e <- run$ranks[[r]]$step
+    expect_match(e$error, if (r == 2) "^no room on this host$" else "rank 1: no room on this host")
+    if (r == 1) expect_true("gpupc_rank_error" %in% e$class)
+    # and the ranks are still in step
+    expect_null(run$ranks[[r]]$same$error)
+    if (is.null(run$ranks[[r]]$same$error))
+      expect_same_fit(run$ranks[[r]]$same$fit, same, paste("same, rank", r - 1))
+  }
+})
+
+test_that("a rank that fails before the first level stops the others there", {
+  skip_without_mpi()
+  # test-only: GPUPC_FAIL_RANK=rank:start makes that rank fail after reading its inputs
+  run <- run_ranks(3, "start", env = c(GPUPC_FAIL_RANK = "2:start"), limit = 60)
+  expect_equal(run$status, 0L, info = run$log)
+  for (r in 1:3) {
+    e <- run$ranks[[r]]$gauss
+    expect_false(is.null(e$error), info = run$log)
+    expect_match(e$error, paste0(if (r < 3) "rank 2: ", "internal error: a failure injected before the first level"),
+                 fixed = TRUE)
+    expect_true((if (r < 3) "gpupc_rank_error" else "gpupc_internal_error") %in% e$class)
+  }
+})
+
+## Every rank of `run` stopped `cases` with the error of rank `failing` at `level`.
+expect_rank_failure <- function(run, np, failing, level, cases) {
+  expect_equal(run$status, 0L, info = run$log)
+  for (r in seq_len(np)) {
+    for (case in cases) {
+      e <- run$ranks[[r]][[case]]
+      expect_false(is.null(e$error), info = paste(case, "rank", r - 1, run$log))
+      expect_match(e$error, sprintf("rank %d: internal error: a failure injected at level %d", failing, level),
+                   fixed = TRUE)
+      expect_true("gpupc_rank_error" %in% e$class)
+    }
+  }
+}
+
+test_that("a rank whose share fails stops every rank with its error, and the next call works", {
+  skip_without_mpi()
+  # test-only: GPUPC_FAIL_RANK=rank:level makes that rank's block of that level fail
+  run <- run_ranks(3, "fail", env = c(GPUPC_FAIL_RANK = "1:1"), limit = 60)
+  expect_rank_failure(run, 3, 1, 1, c("gauss", "dis"))
+  after <- plain_fits("fail")$after
+  for (r in 1:3) {
+    # the ranks stayed in step: a call that ends before the failing level runs as one process
+    expect_null(run$ranks[[r]]$after$error)
+    if (is.null(run$ranks[[r]]$after$error))
+      expect_same_fit(run$ranks[[r]]$after$fit, after, paste("after, rank", r - 1))
+  }
+})
+
+test_that("four and five ranks (some with no edges at a level), and a failure at level 0", {
+  skip_without_mpi()
+  skip_if_not(extended_mode(), "extended mode only")
+  want <- plain_fits("all")
+  for (np in c(4, 5)) check_ranks(run_ranks(np, "all", limit = 300), want, np)
+  run <- run_ranks(2, "fail", env = c(GPUPC_FAIL_RANK = "0:0"), limit = 60)
+  expect_rank_failure(run, 2, 0, 0, c("gauss", "dis", "after"))
+})
+
+test_that("cluster is refused outside an MPI job and for values other than \"mpi\"", {
+  data(gmG, package = "pcalg", envir = environment())
+  st <- list(C = cor(gmG8$x), n = nrow(gmG8$x))
+  expect_error(gpu_skeleton(st, pcalg::gaussCItest, alpha = 0.01, p = 8, backend = "cpu", cluster = "pvm"),
+               class = "gpupc_invalid_argument", regexp = "cluster")
+  skip_if(!rmpi_installed(), "Rmpi is not installed")
+  skip_if(gpupc:::under_mpi_launcher(), "this process runs under an MPI launcher")
+  expect_error(gpu_skeleton(st, pcalg::gaussCItest, alpha = 0.01, p = 8, backend = "cpu", cluster = "mpi"),
+               class = "gpupc_invalid_argument", regexp = "MPI launcher")
+})
