@@ -59,6 +59,15 @@ impl Named<'_> {
         f(&self.get(name)?).ok_or_else(|| PcError::Internal(format!("the call's setting `{name}` must be {what}")))
     }
 
+    /// The number of variables, `p`, of at least `min` (the user's argument when it is less).
+    pub(crate) fn p_at_least(&self, min: i32) -> CoreResult<usize> {
+        let p = self.int("p")?;
+        if p < min {
+            return Err(PcError::invalid("p", format!("must be at least {min}")));
+        }
+        Ok(p as usize)
+    }
+
     /// An integer, or a whole number stored as a double (as extendr's `i32` arguments take it).
     pub(crate) fn int(&self, name: &str) -> CoreResult<i32> {
         let whole = |v: f64| (v.fract() == 0.0 && v.abs() <= i32::MAX as f64).then_some(v as i32);

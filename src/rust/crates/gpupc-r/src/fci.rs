@@ -49,11 +49,7 @@ impl Input {
 fn pdsep_impl(edges: Robj, sepset: Robj, pmax: Robj, fixed: Robj, test: &str, data: List, settings: List) -> CoreResult<Robj> {
     let t0 = Instant::now();
     let a = crate::convert::Named(&settings);
-    let p = a.int("p")?;
-    if p < 1 {
-        return Err(invalid("p", "must be at least 1"));
-    }
-    let p = p as usize;
+    let p = a.p_at_least(1)?;
     let params = PdsepParams { alpha: a.real("alpha")?, m_max: a.real("m_max")?, pdsep_max: a.real("pdsep_max")?, na_delete: a.logical("na_delete")?, bicc: match a.string("bicc")?.as_str() {
         "off" => BiCC::Off,
         "components" => BiCC::Components,
@@ -196,11 +192,7 @@ fn triple_number(p: usize, (a, b, c): (u32, u32, u32)) -> f64 {
 fn triples_impl(edges: Robj, sepset: Robj, test: &str, data: List, settings: List) -> CoreResult<Robj> {
     let t0 = Instant::now();
     let a = crate::convert::Named(&settings);
-    let p = a.int("p")?;
-    if p < 1 {
-        return Err(invalid("p", "must be at least 1"));
-    }
-    let p = p as usize;
+    let p = a.p_at_least(1)?;
     let rule = match a.string("rule")?.as_str() {
         "conservative" => TripleRule::Conservative,
         "majority" => TripleRule::Majority,

@@ -23,11 +23,7 @@ pub fn parse_order(order: &str) -> CoreResult<Order> {
 /// internal error, not the user's.
 pub fn skeleton_params(args: &List) -> CoreResult<SkeletonParams> {
     let a = Named(args);
-    let p = a.int("p")?;
-    if p < 2 {
-        return Err(PcError::invalid("p", "must be at least 2"));
-    }
-    let p = p as usize;
+    let p = a.p_at_least(2)?;
     let threads = a.int("threads")?;
     let threads = pc_core::threads::effective_threads(threads.max(0) as usize);
     let m_max = a.real("m_max")?;

@@ -29,11 +29,7 @@ fn caller<T: CiTest>(t: &T) -> impl FnMut(u32, u32, &[u32]) -> pc_core::error::R
 fn rfci_impl(edges: Robj, sepset: Robj, test: &str, data: List, settings: List) -> CoreResult<Robj> {
     let t0 = Instant::now();
     let a = crate::convert::Named(&settings);
-    let p = a.int("p")?;
-    if p < 1 {
-        return Err(invalid("p", "must be at least 1"));
-    }
-    let p = p as usize;
+    let p = a.p_at_least(1)?;
     let rules_r = a.get("rules")?;
     let rules_v = rules_r.as_logical_vector().ok_or_else(|| invalid("rules", "must be 10 TRUE or FALSE values"))?;
     if rules_v.len() != 10 || rules_v.iter().any(|r| r.is_na()) {
