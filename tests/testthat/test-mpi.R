@@ -24,7 +24,11 @@ run_ranks <- function(np, mode, env = character(), limit = 120) {
   dir.create(out)
   log <- file.path(out, "mpirun.log")
   root <- identical(unname(Sys.info()[["effective_user"]]), "root")
-  pass <- c(R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), env)
+  # Open MPI's session directory (ompi.HOST.UID) goes under TMPDIR: here, in this run's own
+  # folder, removed with it, so that R CMD check finds nothing left in its temporary directory
+  tmp <- file.path(out, "tmp")
+  dir.create(tmp)
+  pass <- c(R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), TMPDIR = tmp, env)
   # an MPI singleton's variables, should this process hold any, would mislead the launcher; R CMD
   # check's R_TESTS names a startup file relative to its own folder
   drop <- grep("^(OMPI_|PMIX_|ORTE_|R_TESTS$)", names(Sys.getenv()), value = TRUE)
@@ -37,7 +41,9 @@ run_ranks <- function(np, mode, env = character(), limit = 120) {
     f <- file.path(out, sprintf("rank%d.rds", r))
     if (file.exists(f)) readRDS(f) else NULL
   })
-  list(status = status, ranks = ranks, log = paste(readLines(log, warn = FALSE), collapse = "\n"))
+  res <- list(status = status, ranks = ranks, log = paste(readLines(log, warn = FALSE), collapse = "\n"))
+  unlink(out, recursive = TRUE)
+  res
 }
 
 ## Every slot but the call, exactly (pMax bit for bit; the graph as its nodes, edge mode and
