@@ -3,6 +3,10 @@
 # tests on its own backend and the ranks exchange the outcomes (src/rust/crates/pc-core/src/
 # ranks.rs), through Rmpi's allgather on MPI_COMM_WORLD; every rank returns the whole result.
 
+# An Rmpi function, looked up when called: written as Rmpi::f, R CMD check would load Rmpi to
+# check the name, and Rmpi's .onLoad starts MPI (leaving Open MPI's session directory behind).
+rmpi <- function(name) getExportedValue("Rmpi", name)
+
 # NULL, or list(rank, size, allgather, local_rank) for the call's ranks.
 check_cluster <- function(cluster) {
   if (is.null(cluster)) return(NULL)
@@ -15,10 +19,10 @@ check_cluster <- function(cluster) {
     abort_arg("cluster", "= \"mpi\" needs the script started by an MPI launcher ({.code mpirun -np 4 Rscript script.R}, or {.code srun} under Slurm); here no MPI job is running.")
   if (!requireNamespace("Rmpi", quietly = TRUE))
     abort_arg("cluster", "= \"mpi\": the {.pkg Rmpi} package does not load.")
-  size <- Rmpi::mpi.comm.size(0L)
+  size <- rmpi("mpi.comm.size")(0L)
   if (size < 1L)
     abort_arg("cluster", "= \"mpi\": MPI_COMM_WORLD has no ranks (Rmpi could not start MPI).")
-  list(rank = as.integer(Rmpi::mpi.comm.rank(0L)), size = as.integer(size),
+  list(rank = as.integer(rmpi("mpi.comm.rank")(0L)), size = as.integer(size),
        allgather = mpi_allgather_raw,
        local_rank = mpi_local_rank())
 }
@@ -28,11 +32,11 @@ check_cluster <- function(cluster) {
 # equal lengths into a matrix.) MPI counts and displacements are C ints, so a level's outcomes
 # over all ranks must stay below 2^31 bytes (about 2e8 edges).
 mpi_allgather_raw <- function(x) {
-  size <- Rmpi::mpi.comm.size(0L)
-  counts <- Rmpi::mpi.allgather(length(x), type = 1, rdata = integer(size), comm = 0L)
+  size <- rmpi("mpi.comm.size")(0L)
+  counts <- rmpi("mpi.allgather")(length(x), type = 1, rdata = integer(size), comm = 0L)
   if (sum(as.double(counts)) > .Machine$integer.max)
     abort_arg("cluster", "= \"mpi\": one exchange of {sum(as.double(counts))} bytes is over MPI's limit of 2^31 - 1; set {.arg m.max} or use fewer edges per level (fixedGaps).")
-  all <- Rmpi::mpi.allgatherv(x, type = 4, rdata = raw(sum(counts)), rcounts = counts, comm = 0L)
+  all <- rmpi("mpi.allgatherv")(x, type = 4, rdata = raw(sum(counts)), rcounts = counts, comm = 0L)
   ends <- cumsum(counts)
   lapply(seq_len(size), function(i) all[seq_len(counts[i]) + (ends[i] - counts[i])])
 }
