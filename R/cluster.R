@@ -4,7 +4,7 @@
 # ranks.rs), through Rmpi's allgather on MPI_COMM_WORLD; every rank returns the whole result.
 
 # An Rmpi function, looked up when called: written as Rmpi::f, R CMD check would load Rmpi to
-# check the name, and Rmpi's .onLoad starts MPI (leaving Open MPI's session directory behind).
+# check the name, and Rmpi's .onLoad starts MPI (leaving Open MPI's job directory behind).
 rmpi <- function(name) getExportedValue("Rmpi", name)
 
 # NULL, or list(rank, size, allgather, local_rank) for the call's ranks.

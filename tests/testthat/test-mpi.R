@@ -24,7 +24,7 @@ run_ranks <- function(np, mode, env = character(), limit = 120) {
   dir.create(out)
   log <- file.path(out, "mpirun.log")
   root <- identical(unname(Sys.info()[["effective_user"]]), "root")
-  # Open MPI's session directory (ompi.HOST.UID) goes under TMPDIR: here, in this run's own
+  # Open MPI's job directory (ompi.HOST.UID) goes under TMPDIR: here, in this run's own
   # folder, removed with it, so that R CMD check finds nothing left in its temporary directory
   tmp <- file.path(out, "tmp")
   dir.create(tmp)
