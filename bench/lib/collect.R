@@ -182,6 +182,21 @@ cmiknn_dist <- function(f) {
   x
 }
 
+# MPI ranks against one process (bench/suites/mpi): mpi-bench.R's table lines and their levels.
+mpi_timing <- function(f) {
+  l <- readLines(f, warn = FALSE)
+  r <- grep("^[^|]+ \\| [^|]+ \\| [0-9.]+ s \\| [0-9.]+x \\| ", l, value = TRUE)
+  rows <- lapply(r, function(x) {
+    v <- trimws(strsplit(x, " | ", fixed = TRUE)[[1]])
+    data.frame(what = v[1], how = v[2], seconds = as.numeric(sub(" s$", "", v[3])),
+               ratio = as.numeric(sub("x$", "", v[4])), check = v[5], result = v[6],
+               phases = if (length(v) > 6) v[7] else NA, stringsAsFactors = FALSE)
+  })
+  x <- rbind_fill(rows)
+  if (!is.null(x)) x$source <- basename(f)
+  x
+}
+
 # The tables of each suite from a run's raw folder.
 suite_tables <- function(suite, raw) {
   switch(suite,
@@ -235,6 +250,9 @@ suite_tables <- function(suite, raw) {
         logs(raw, "^cmiknn-(check|extra|bench)\\.log$", keep = "parity|identical|^pc,|^single,|^tigramite,|^#"),
         logs(raw, "^cmiknn-pc-p200\\.log$", keep = "^level [0-9]+:|^pc,"),
         logs(raw, "^cmiknn-tigramite-empty-set\\.txt$")))),
+    mpi = list(
+      timing = rbind_fill(lapply(files(raw, "^mpi-.*\\.log$"), mpi_timing)),
+      log = logs(raw, "^mpi-.*\\.log$", keep = "^    level |^mpi-device |rc [0-9]+")),
     multigpu = list(
       timing = rbind_fill(lapply(files(raw, "\\.txt$"), multigpu_timing)),
       parity = rbind_fill(lapply(files(raw, "^(parity|fault).*\\.txt$"), multigpu_parity))),

@@ -27,6 +27,9 @@ if [ "${BENCH_DEVICE:-1}" = 1 ]; then
   fi
   R=${RSCRIPT:-$RDIR/R/bin/Rscript}
   PCBENCH=${PCBENCH:-$DEV/pcbench}
+  # a newer gpupc (and packages the tarball lacks, such as Rmpi) installed into $DEV/lib comes
+  # before the copies packed in r.tar.xz
+  [ -d "$DEV/lib" ] && export R_LIBS="$DEV/lib${R_LIBS:+:$R_LIBS}"
 else
   R=${RSCRIPT:-$(command -v Rscript || true)}
   PCBENCH=${PCBENCH:-$ROOT/src/rust/target/release/pcbench}

@@ -1,0 +1,119 @@
+## One search over the ranks of an MPI job against the same call in one process, through R.
+##
+##   Rscript mpi-bench.R single KIND OUT.rds [--devices first|default] [options]
+##   mpirun -np K Rscript mpi-bench.R rank KIND OUT.rds [options]
+##   Rscript mpi-bench.R table DIR
+##
+## KIND: cmiknn (cmiknnCItest on non-linear data: --p 100 --n 2000 --knn 0.1 --perm 50) or gauss
+## (gaussCItest on C read from --cor FILE, p x p doubles as multigpu-cor.py writes them, with --p
+## and --n; or, without --cor, a random linear SEM of --p variables, --n rows, expected degree 4).
+## --m-max limits the levels; --backend cpu runs it without a GPU. Every rank builds the same data
+## from the same seed.
+## single: one process, on the first GPU (--devices first, the reference) or the default devices.
+## rank: the same call with cluster = "mpi"; every rank is warmed on a small call first (its
+## context and kernels), the ranks meet at a barrier, and rank 0 saves the result and its time.
+## table: every OUT.rds of DIR, one row each, timed against the first GPU's run and compared with
+## it slot by slot (pMax bit for bit: every rank's tests run on the same kind of GPU).
+suppressPackageStartupMessages({ library(pcalg); library(gpupc) })
+options(cli.progress_show_after = Inf)
+args <- commandArgs(TRUE)
+mode <- args[1]
+opt <- function(name, default) { i <- match(paste0("--", name), args); if (is.na(i)) default else args[i + 1] }
+
+if (mode == "table") {
+  dir <- args[2]
+  files <- list.files(dir, pattern = "[.]rds$", full.names = TRUE)
+  runs <- lapply(files, readRDS)
+  names(runs) <- sub("[.]rds$", "", basename(files))
+  ref_name <- grep("^single-first", names(runs), value = TRUE)[1]
+  if (is.na(ref_name)) stop("no single-first run in ", dir)
+  ref <- runs[[ref_name]]
+  same <- function(a, b) {
+    if (!identical(as(a@graph, "matrix"), as(b@graph, "matrix"))) return("graph differs")
+    if (!identical(a@sepset, b@sepset)) return("sepset differs")
+    if (!identical(a@pMax, b@pMax)) return("pMax differs")
+    if (!identical(a@n.edgetests, b@n.edgetests)) return("n.edgetests differs")
+    if (!identical(a@max.ord, b@max.ord)) return("max.ord differs")
+    "identical"
+  }
+  ord <- order(vapply(runs, function(r) r$order, 0))
+  for (nm in names(runs)[ord]) {
+    r <- runs[[nm]]
+    verdict <- if (nm == ref_name) "reference" else same(r$fit, ref$fit)
+    ex <- if (is.null(r$ranks)) "" else sprintf(", exchanged %.1f MB in %.3f s over %d levels, input check %.3f s",
+                                                sum(r$ranks$levels$bytes_received) / 1e6, r$ranks$allgather_s,
+                                                nrow(r$ranks$levels), r$ranks$check_s)
+    cat(sprintf("%s | %s | %.3f s | %.2fx | %s | edges %d, max.ord %d, tests %.0f | %s%s\n", r$label, r$how,
+                r$seconds, ref$seconds / r$seconds, verdict, sum(as(r$fit@graph, "matrix")) / 2,
+                r$fit@max.ord, sum(r$fit@n.edgetests),
+                paste(sprintf("%s %.3f", names(r$phases), r$phases), collapse = ", "), ex))
+    if (!is.null(r$ranks))
+      with(r$ranks$levels, cat(sprintf("    level %d: %.0f edges, rank 0's %.0f in %.3f s; sent %.2f MB, received %.2f MB in %.3f s\n",
+                                     level, edges, local_edges, local_s, bytes_sent / 1e6, bytes_received / 1e6,
+                                     allgather_s), sep = ""))
+  }
+  quit(status = 0)
+}
+
+kind <- args[2]
+out <- args[3]
+mm <- as.numeric(opt("m-max", Inf))
+if (kind == "cmiknn") {
+  p <- as.integer(opt("p", 100)); n <- as.integer(opt("n", 2000))
+  set.seed(3)
+  z <- matrix(rnorm(n * p), n)
+  for (j in 2:p) {
+    par <- sample.int(j - 1, min(2, j - 1))
+    z[, j] <- z[, j] * 0.5 + rowSums(sin(2 * z[, par, drop = FALSE]))
+  }
+  st <- list(data = z, knn = as.numeric(opt("knn", 0.1)), sig_samples = as.integer(opt("perm", 50)))
+  test <- cmiknnCItest; alpha <- 0.05
+  small <- list(data = z[1:300, 1:6], knn = 0.1, sig_samples = 20)
+  label <- sprintf("cmiknn p=%d n=%d knn=%g perms=%d m.max=%g", p, n, st$knn, st$sig_samples, mm)
+} else if (kind == "gauss") {
+  p <- as.integer(opt("p", 5000)); n <- as.numeric(opt("n", 1000))
+  cor_file <- opt("cor", "")
+  if (nzchar(cor_file)) {
+    con <- file(cor_file, "rb")
+    C <- matrix(0, p, p)
+    for (j in split(seq_len(p), ceiling(seq_len(p) / 4096))) C[, j] <- readBin(con, "double", p * length(j))
+    close(con)
+  } else {
+    set.seed(3)
+    C <- cor(rmvDAG(n, randomDAG(p, prob = 4 / (p - 1))))
+  }
+  st <- list(C = C, n = n)
+  test <- gaussCItest; alpha <- 0.01
+  small <- list(C = C[1:500, 1:500], n = n)
+  label <- sprintf("gauss p=%d n=%g m.max=%g", p, n, mm)
+} else stop("unknown kind ", kind)
+backend <- opt("backend", "cuda")
+call <- function(s, pp, m, ...) gpu_skeleton(s, test, alpha, p = pp, m.max = m, backend = backend, ...)
+
+if (mode == "single") {
+  dev <- if (identical(opt("devices", "first"), "first") && backend == "cuda") gpu_info()$devices$device[1] else NULL
+  invisible(call(small, ncol(if (is.null(small$C)) small$data else small$C), 1, devices = dev))
+  gc()
+  secs <- system.time(fit <- call(st, p, mm, devices = dev))[["elapsed"]]
+  lr <- gpupc_last_run()
+  how <- sprintf("one process, %s (GPU %s)", if (is.null(dev)) "default devices" else "first GPU",
+                 paste(lr$devices, collapse = ","))
+  saveRDS(list(label = label, how = how, seconds = secs, fit = fit, phases = unlist(lr$phases),
+               order = if (is.null(dev)) 2 else 1), out, compress = FALSE)
+  cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
+} else if (mode == "rank") {
+  mpi <- function(f) getExportedValue("Rmpi", f)
+  rank <- mpi("mpi.comm.rank")(0L); size <- mpi("mpi.comm.size")(0L)
+  invisible(call(small, ncol(if (is.null(small$C)) small$data else small$C), 1, cluster = "mpi"))
+  gc()
+  mpi("mpi.barrier")(0L)
+  secs <- system.time(fit <- call(st, p, mm, cluster = "mpi"))[["elapsed"]]
+  lr <- gpupc_last_run()
+  if (rank == 0) {
+    how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)", size, paste(lr$devices, collapse = ","))
+    saveRDS(list(label = label, how = how, seconds = secs, fit = fit, phases = unlist(lr$phases),
+                 ranks = lr$ranks, order = 2 + size), out, compress = FALSE)
+    cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
+  }
+  invisible(mpi("mpi.finalize")())
+} else stop("unknown mode ", mode)

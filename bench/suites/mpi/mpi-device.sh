@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# MPI ranks on the GPUs of one host, standing in for one host per GPU: the same gpu_skeleton()
+# call in one process on the first GPU (the reference), in one process on the default devices,
+# and with cluster = "mpi" over 1, 2, ... ranks (one GPU each, by local rank); then the table
+# (seconds, ratio to the first GPU, identical or not, bytes exchanged per level). From the
+# repository root:
+#
+#   DEV=.rbundle bash bench/suites/mpi/mpi-device.sh KIND [mpi-bench.R options]
+#
+# KIND: cmiknn or gauss (mpi-bench.R's). RANKS (default: 1, 2 and 4, at most the GPUs) the rank
+# counts; SINGLE_S / RANK_S the cap of each run. Open MPI is the host's, else the one carried in
+# $DEV/openmpi.tar.xz (Debian's openmpi-bin, libopenmpi3, openmpi-common and libpmix2 files, the
+# build Rmpi in $DEV/lib links to), unpacked into /tmp/ompi and found through OPAL_PREFIX.
+set -u
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../../lib/env.sh"
+KIND=${1:?KIND}; shift
+NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+RANKS=${RANKS:-$(for k in 1 2 4; do [ "$k" -le "$NG" ] && printf '%s ' "$k"; done)}
+if ! command -v mpirun > /dev/null && [ -f "$DEV/openmpi.tar.xz" ]; then
+  mkdir -p /tmp/ompi && tar -xJf "$DEV/openmpi.tar.xz" -C /tmp/ompi
+  export OPAL_PREFIX=/tmp/ompi/usr PATH=/tmp/ompi/usr/bin:$PATH
+  export LD_LIBRARY_PATH=/tmp/ompi/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+fi
+# the machine runs commands as root; a container's ptrace rules may refuse CMA's single copy
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+echo "mpi-device $(date -u +%FT%TZ): $NG GPU(s); $(mpirun --version 2>&1 | head -1); kind $KIND; ranks $RANKS"
+W=${TMPDIR:-/tmp}/mpi-$KIND
+rm -rf "$W" && mkdir -p "$W"
+run() {  # run SECONDS CMD...: the exit status and seconds after the command's own lines
+  local secs=$1 t0=$SECONDS; shift
+  timeout "$secs" "$@" 2>&1
+  echo "   (rc $?, $((SECONDS - t0)) s)"
+}
+run "${SINGLE_S:-300}" "$R" "$HERE/mpi-bench.R" single "$KIND" "$W/single-first.rds" --devices first "$@"
+[ "$NG" -gt 1 ] && run "${SINGLE_S:-300}" "$R" "$HERE/mpi-bench.R" single "$KIND" "$W/single-default.rds" --devices default "$@"
+for k in $RANKS; do
+  # --bind-to none: each rank's host threads may use every core (Open MPI binds a rank to one
+  # core by default)
+  run "${RANK_S:-300}" mpirun --bind-to none --oversubscribe -np "$k" -x PATH -x LD_LIBRARY_PATH -x R_LIBS \
+    "$R" "$HERE/mpi-bench.R" rank "$KIND" "$W/ranks-$k.rds" "$@"
+done
+"$R" "$HERE/mpi-bench.R" table "$W"

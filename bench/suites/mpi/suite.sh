@@ -1,0 +1,19 @@
+# Suite mpi: one search over the ranks of an MPI job (cluster = "mpi") against the same call in
+# one process, on the GPUs of one host (one rank per GPU), through R. Sourced by bench/run;
+# mpi-device.sh does the work (and runs on its own as well). Needs Rmpi in $DEV/lib (copied from
+# this machine's r-cran-rmpi) and an mpirun (the host's, or $DEV/openmpi.tar.xz).
+suite_title="MPI ranks: one process against 1, 2, 4 ranks of one GPU each, identical results"
+suite_parts='
+cmiknn      8  gpu  cmiknnCItest, p = 100, n = 2000, knn = 0.1, 50 permutations, every level (CMI_P, CMI_PERM, CMI_MMAX)
+gauss       6  gpu  gaussCItest, a random linear SEM, p = 20000, n = 1000, every level (GAUSS_P, GAUSS_N)
+'
+S=$BENCH/suites/mpi
+part_cmiknn() {
+  needs r gpu || return 1
+  step mpi-cmiknn 590 env OUT="$RAW" TMPDIR="$TMPD" bash "$S/mpi-device.sh" cmiknn --p "${CMI_P:-100}" --n 2000 \
+    --knn 0.1 --perm "${CMI_PERM:-50}" --m-max "${CMI_MMAX:-Inf}"
+}
+part_gauss() {
+  needs r gpu || return 1
+  step mpi-gauss 590 env OUT="$RAW" TMPDIR="$TMPD" bash "$S/mpi-device.sh" gauss --p "${GAUSS_P:-20000}" --n "${GAUSS_N:-1000}"
+}
