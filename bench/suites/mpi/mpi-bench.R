@@ -47,6 +47,8 @@ if (mode == "table") {
                 r$seconds, ref$seconds / r$seconds, verdict, sum(as(r$fit@graph, "matrix")) / 2,
                 r$fit@max.ord, sum(r$fit@n.edgetests),
                 paste(sprintf("%s %.3f", names(r$phases), r$phases), collapse = ", "), ex))
+    if (is.null(r$ranks) && length(r$levels) && nrow(r$levels))
+      cat(sprintf("    level %d: %.3f s, %.0f tests\n", r$levels$level, r$levels$seconds, r$levels$tests), sep = "")
     if (!is.null(r$ranks))
       with(r$ranks$levels, cat(sprintf("    level %d: %.0f edges, rank 0's %.0f in %.3f s; sent %.2f MB, received %.2f MB in %.3f s\n",
                                      level, edges, local_edges, local_s, bytes_sent / 1e6, bytes_received / 1e6,
@@ -99,7 +101,7 @@ if (mode == "single") {
   how <- sprintf("one process, %s (GPU %s)", if (is.null(dev)) "default devices" else "first GPU",
                  paste(lr$devices, collapse = ","))
   saveRDS(list(label = label, how = how, seconds = secs, fit = fit, phases = unlist(lr$phases),
-               order = if (is.null(dev)) 2 else 1), out, compress = FALSE)
+               levels = lr$levels, order = if (is.null(dev)) 2 else 1), out, compress = FALSE)
   cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
 } else if (mode == "rank") {
   mpi <- function(f) getExportedValue("Rmpi", f)
@@ -112,7 +114,7 @@ if (mode == "single") {
   if (rank == 0) {
     how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)", size, paste(lr$devices, collapse = ","))
     saveRDS(list(label = label, how = how, seconds = secs, fit = fit, phases = unlist(lr$phases),
-                 ranks = lr$ranks, order = 2 + size), out, compress = FALSE)
+                 levels = lr$levels, ranks = lr$ranks, order = 2 + size), out, compress = FALSE)
     cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
   }
   invisible(mpi("mpi.finalize")())
