@@ -163,7 +163,7 @@ cluster_step <- function(cluster, expr) {
   bad <- which(nzchar(all))
   if (length(bad)) {
     r <- bad[1] - 1L
-    msg <- all[bad[1]]
+    msg <- sub("^gpupc: ", "", all[bad[1]])
     cli::cli_abort(c("gpupc: rank {r}: {msg}"), class = c("gpupc_rank_error", "gpupc_error"), call = NULL)
   }
   res$value
