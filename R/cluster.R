@@ -7,9 +7,11 @@
 # check the name, and Rmpi's .onLoad starts MPI (leaving Open MPI's job directory behind).
 rmpi <- function(name) getExportedValue("Rmpi", name)
 
-# NULL, or list(rank, size, allgather, local_rank) for the call's ranks.
+# NULL, or list(rank, size, allgather, local_rank) for the call's ranks (class gpupc_ranks: a
+# caller that checked it and compared the ranks' inputs itself hands it on as it is, with
+# `agreed`, the seconds that took).
 check_cluster <- function(cluster) {
-  if (is.null(cluster)) return(NULL)
+  if (is.null(cluster) || inherits(cluster, "gpupc_ranks")) return(cluster)
   if (!identical(cluster, "mpi"))
     abort_arg("cluster", "must be NULL (one process) or \"mpi\" (the ranks of an MPI job), not {.val {format(cluster)}}.")
   # installed, but not loaded yet: loading Rmpi outside a launcher starts MPI as a singleton
@@ -22,9 +24,18 @@ check_cluster <- function(cluster) {
   size <- rmpi("mpi.comm.size")(0L)
   if (size < 1L)
     abort_arg("cluster", "= \"mpi\": MPI_COMM_WORLD has no ranks (Rmpi could not start MPI).")
-  list(rank = as.integer(rmpi("mpi.comm.rank")(0L)), size = as.integer(size),
-       allgather = mpi_allgather_raw,
-       local_rank = mpi_local_rank())
+  structure(list(rank = as.integer(rmpi("mpi.comm.rank")(0L)), size = as.integer(size),
+                 allgather = mpi_allgather_raw, local_rank = mpi_local_rank()),
+            class = "gpupc_ranks")
+}
+
+# check_cluster() and cluster_agree() on `parts` before anything else (gpu_fci(), gpu_rfci(): the
+# checks of their own arguments come first, and a rank stopped by one alone would leave the
+# others waiting); the cluster, marked as compared, for skeleton_impl().
+cluster_first <- function(cluster, parts) {
+  cluster <- check_cluster(cluster)
+  if (!is.null(cluster)) cluster$agreed <- cluster_agree(cluster, parts)
+  cluster
 }
 
 # Every rank's raw vector `x`, in rank order, as a list: the lengths, then the bytes, gathered on

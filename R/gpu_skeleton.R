@@ -159,8 +159,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   # returned holds the edges, from which the orientation builds the only graphNEL the user sees
   # first, before any check that could stop one rank alone while the others wait for it
   cluster <- check_cluster(cluster)
-  agree_s <- 0
-  if (!is.null(cluster)) {
+  agree_s <- cluster$agreed %||% 0
+  if (!is.null(cluster) && is.null(cluster$agreed)) {
     agree_s <- cluster_agree(cluster, c(list(
       suffStat = suffStat, indepTest = native_kind(indepTest), alpha = alpha, labels = labels,
       p = p, method = method, m.max = m.max, fixedGaps = fixedGaps, fixedEdges = fixedEdges,

@@ -2,7 +2,8 @@
 ## they are compared with. Each case is a function of `cluster` that fits the case's data, the
 ## same on every rank (the data are drawn under a fixed seed). `rank` and `mode` shape the cases
 ## that go wrong on purpose: "mismatch" gives rank 1 other data, then runs an R-function test
-## (which cluster = "mpi" refuses), a step that fails on rank 1 alone, and a case that works.
+## (which cluster = "mpi" refuses), a step that fails on rank 1 alone, FCI with another pdsep.max
+## on rank 1, and a case that works.
 mpi_cases <- function(mode = "all", rank = 0L) {
   if (startsWith(mode, "jtree")) return(jtree_cases(mode, rank))
   fit <- function(st, test, labels, ...) {
@@ -24,8 +25,13 @@ mpi_cases <- function(mode = "all", rank = 0L) {
                            if (rank == 1L) stop("no room on this host") else "ok")
     }
     other <- list(C = cor(X[-1, ]), n = nrow(X) - 1)
+    # an argument of FCI's own stages that differs on rank 1
+    fci <- function(cluster) {
+      gpupc::gpu_fci(gauss, pcalg::gaussCItest, alpha = 0.05, labels = lab, numCores = 1,
+                     pdsep.max = if (rank == 1L) 2 else Inf, backend = "cpu", cluster = cluster)
+    }
     return(list(gauss = fit(if (rank == 1L) other else gauss, pcalg::gaussCItest, lab),
-                rfun = fit(gauss, rtest, lab), step = step, same = same))
+                rfun = fit(gauss, rtest, lab), step = step, fci = fci, same = same))
   }
   if (mode == "start") return(list(gauss = fit(gauss, pcalg::gaussCItest, lab)))
   set.seed(202)
@@ -60,7 +66,16 @@ mpi_cases <- function(mode = "all", rank = 0L) {
     dis_fast = fit(dis, pcalg::disCItest, labd, skel.method = "stable.fast"),
     bin_stable = fit(bin, pcalg::binCItest, paste0("B", 1:8)),
     cmiknn_stable = fit(ck, gpupc::cmiknnCItest, colnames(ck$data)),
-    cmiknn_fast = fit(ck, gpupc::cmiknnCItest, colnames(ck$data), skel.method = "stable.fast")
+    cmiknn_fast = fit(ck, gpupc::cmiknnCItest, colnames(ck$data), skel.method = "stable.fast"),
+    # FCI and RFCI: the skeleton split over the ranks, the later stages on every rank
+    fci_gauss_cons = function(cluster) {
+      gpupc::gpu_fci(gauss, pcalg::gaussCItest, alpha = 0.05, labels = lab, conservative = TRUE,
+                     numCores = 1, backend = "cpu", cluster = cluster)
+    },
+    rfci_dis = function(cluster) {
+      gpupc::gpu_rfci(dis, pcalg::disCItest, alpha = 0.05, labels = labd, numCores = 1,
+                      backend = "cpu", cluster = cluster)
+    }
   )
   if (mode == "all") return(cases)
   # a list of names, the junction tree's among them

@@ -107,7 +107,7 @@ check_ranks <- function(run, want, np, rounds = 0) {
   }
 }
 
-test_that("the ranks of an MPI job give the one-process object, Gaussian, discrete and CMI-kNN, both orders", {
+test_that("the ranks of an MPI job give the one-process object, Gaussian, discrete and CMI-kNN, both orders, FCI and RFCI", {
   skip_without_mpi()
   want <- plain_fits("all")
   for (np in c(2, 3)) check_ranks(run_ranks(np, "all"), want, np)
@@ -181,6 +181,9 @@ test_that("ranks given different data all stop with an error naming the input; R
     e <- run$ranks[[r]]$step
     expect_match(e$error, if (r == 2) "^no room on this host$" else "rank 1: no room on this host")
     if (r == 1) expect_true("gpupc_rank_error" %in% e$class)
+    e <- run$ranks[[r]]$fci
+    expect_match(e$error, "rank 1's call differs from rank 0's in `pdsep.max`", fixed = TRUE)
+    expect_true("gpupc_invalid_argument" %in% e$class)
     # and the ranks are still in step
     expect_null(run$ranks[[r]]$same$error)
     if (is.null(run$ranks[[r]]$same$error))
@@ -243,6 +246,10 @@ test_that("cluster is refused outside an MPI job and for values other than \"mpi
   data(gmG, package = "pcalg", envir = environment())
   st <- list(C = cor(gmG8$x), n = nrow(gmG8$x))
   expect_error(gpu_skeleton(st, pcalg::gaussCItest, alpha = 0.01, p = 8, backend = "cpu", cluster = "pvm"),
+               class = "gpupc_invalid_argument", regexp = "cluster")
+  expect_error(gpu_fci(st, pcalg::gaussCItest, alpha = 0.01, p = 8, backend = "cpu", cluster = 1),
+               class = "gpupc_invalid_argument", regexp = "cluster")
+  expect_error(gpu_rfci(st, pcalg::gaussCItest, alpha = 0.01, p = 8, backend = "cpu", cluster = "pvm"),
                class = "gpupc_invalid_argument", regexp = "cluster")
   skip_if(!rmpi_installed(), "Rmpi is not installed")
   skip_if(gpupc:::under_mpi_launcher(), "this process runs under an MPI launcher")
