@@ -322,12 +322,32 @@ jt_run_ranks <- function(cluster, agree_s, jt, ev, what, backend, nodes = NULL) 
     if (length(rows)) jt_run(jt, jt_ev_rows(ev, rows), what, backend, nodes, cluster = cluster)
   })
   t1 <- proc.time()[["elapsed"]]
-  mine <- if (is.null(local)) raw(0) else serialize(local[setdiff(names(local), "seconds")], NULL, xdr = FALSE)
+  if (!is.null(local)) local$seconds <- NULL
+  mine <- if (is.null(local)) raw(0) else serialize(local, NULL, xdr = FALSE)
   sent <- length(mine)
   got <- if (cluster$size > 1L) cluster$allgather(mine) else list(mine)
   rm(mine)
   received <- sum(as.double(lengths(got))) - sent
-  res <- jt_assemble(got, ev$rows, cluster$size, what, local)
+  # the blocks written into matrices of all the rows, in rank order (rank 0 always holds one),
+  # each rank's bytes dropped once read (here, where `got` is the only reference to them)
+  res <- NULL
+  for (r in seq_len(cluster$size)) {
+    if (!length(got[[r]])) next
+    blk <- if (r == cluster$rank + 1L) local else unserialize(got[[r]])
+    got[r] <- list(NULL)
+    at <- jt_rank_rows(ev$rows, r - 1L, cluster$size)
+    if (is.null(res)) res <- jt_whole(blk, ev$rows)
+    for (k in names(blk)) {
+      if (k == "values") {
+        for (j in seq_along(blk$values)) res$values[[j]][at, ] <- blk$values[[j]]
+      } else if (is.matrix(blk[[k]])) {
+        res[[k]][at, ] <- blk[[k]]
+      } else {
+        res[[k]][at] <- blk[[k]]
+      }
+    }
+  }
+  rm(got, blk)
   t2 <- proc.time()[["elapsed"]]
   if (is.null(local)) {
     # this rank propagated nothing
@@ -343,32 +363,11 @@ jt_run_ranks <- function(cluster, agree_s, jt, ev, what, backend, nodes = NULL) 
   res
 }
 
-# The whole batch from the ranks' serialised answers (`got`, in rank order; rank 0 always holds
-# at least one evidence set): each block written into matrices of all `rows`, each rank's bytes
-# dropped once read.
-jt_assemble <- function(got, rows, size, what, local) {
-  res <- NULL
-  for (r in seq_len(size)) {
-    if (!length(got[[r]])) next
-    blk <- unserialize(got[[r]])
-    got[r] <- list(NULL)
-    at <- jt_rank_rows(rows, r - 1L, size)
-    if (is.null(res)) {
-      whole <- function(v) if (is.matrix(v)) matrix(vector(typeof(v), rows * ncol(v)), rows, ncol(v)) else vector(typeof(v), rows)
-      res <- lapply(blk, function(v) if (is.list(v)) lapply(v, whole) else whole(v))
-    }
-    for (k in names(blk)) {
-      if (k == "values") {
-        for (j in seq_along(blk$values)) res$values[[j]][at, ] <- blk$values[[j]]
-      } else if (is.matrix(blk[[k]])) {
-        res[[k]][at, ] <- blk[[k]]
-      } else {
-        res[[k]][at] <- blk[[k]]
-      }
-    }
-  }
-  res$seconds <- if (is.null(local)) 0 else local$seconds
-  res
+# jt_run()'s answer for all `rows` evidence sets, shaped as block `blk` (its matrices, and the
+# matrices of its lists, with `rows` rows; its vectors of length `rows`), to be filled in.
+jt_whole <- function(blk, rows) {
+  whole <- function(v) if (is.matrix(v)) matrix(vector(typeof(v), rows * ncol(v)), rows, ncol(v)) else vector(typeof(v), rows)
+  lapply(blk, function(v) if (is.list(v)) lapply(v, whole) else whole(v))
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
