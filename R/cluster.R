@@ -29,9 +29,9 @@ check_cluster <- function(cluster) {
             class = "gpupc_ranks")
 }
 
-# check_cluster() and cluster_agree() on `parts` before anything else (gpu_fci(), gpu_rfci(): the
-# checks of their own arguments come first, and a rank stopped by one alone would leave the
-# others waiting); the cluster, marked as compared, for skeleton_impl().
+# check_cluster() and cluster_agree() on `parts` (the call's inputs as given) before anything
+# else: an entry point's own checks come before skeleton_impl(), and a rank stopped by one alone
+# would leave the others waiting. The cluster, marked as compared, for skeleton_impl().
 cluster_first <- function(cluster, parts) {
   cluster <- check_cluster(cluster)
   if (!is.null(cluster)) cluster$agreed <- cluster_agree(cluster, parts)

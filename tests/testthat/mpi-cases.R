@@ -3,7 +3,7 @@
 ## same on every rank (the data are drawn under a fixed seed). `rank` and `mode` shape the cases
 ## that go wrong on purpose: "mismatch" gives rank 1 other data, then runs an R-function test
 ## (which cluster = "mpi" refuses), a step that fails on rank 1 alone, FCI with another pdsep.max
-## on rank 1, and a case that works.
+## and gpu_pc() with a solve.confl its check refuses, both on rank 1, and a case that works.
 mpi_cases <- function(mode = "all", rank = 0L) {
   if (startsWith(mode, "jtree")) return(jtree_cases(mode, rank))
   fit <- function(st, test, labels, ...) {
@@ -30,8 +30,14 @@ mpi_cases <- function(mode = "all", rank = 0L) {
       gpupc::gpu_fci(gauss, pcalg::gaussCItest, alpha = 0.05, labels = lab, numCores = 1,
                      pdsep.max = if (rank == 1L) 2 else Inf, backend = "cpu", cluster = cluster)
     }
+    # an argument that fails gpu_pc()'s own check on rank 1 alone
+    badflag <- function(cluster) {
+      gpupc::gpu_pc(gauss, pcalg::gaussCItest, alpha = 0.05, labels = lab, numCores = 1,
+                    solve.confl = if (rank == 1L) NA else FALSE, backend = "cpu", cluster = cluster)
+    }
     return(list(gauss = fit(if (rank == 1L) other else gauss, pcalg::gaussCItest, lab),
-                rfun = fit(gauss, rtest, lab), step = step, fci = fci, same = same))
+                rfun = fit(gauss, rtest, lab), step = step, fci = fci, badflag = badflag,
+                same = same))
   }
   if (mode == "start") return(list(gauss = fit(gauss, pcalg::gaussCItest, lab)))
   set.seed(202)

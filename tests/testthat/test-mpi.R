@@ -184,6 +184,10 @@ test_that("ranks given different data all stop with an error naming the input; R
     e <- run$ranks[[r]]$fci
     expect_match(e$error, "rank 1's call differs from rank 0's in `pdsep.max`", fixed = TRUE)
     expect_true("gpupc_invalid_argument" %in% e$class)
+    # compared before gpu_pc()'s own checks, which would stop rank 1 alone
+    e <- run$ranks[[r]]$badflag
+    expect_match(e$error, "rank 1's call differs from rank 0's in `solve.confl`", fixed = TRUE)
+    expect_true("gpupc_invalid_argument" %in% e$class)
     # and the ranks are still in step
     expect_null(run$ranks[[r]]$same$error)
     if (is.null(run$ranks[[r]]$same$error))
