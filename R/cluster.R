@@ -7,9 +7,11 @@
 # check the name, and Rmpi's .onLoad starts MPI (leaving Open MPI's job directory behind).
 rmpi <- function(name) getExportedValue("Rmpi", name)
 
-# NULL, or list(rank, size, allgather, local_rank) for the call's ranks.
+# NULL, or list(rank, size, allgather, local_rank) for the call's ranks (class gpupc_ranks: a
+# caller that checked it and compared the ranks' inputs itself hands it on as it is, with
+# `agreed`, the seconds that took).
 check_cluster <- function(cluster) {
-  if (is.null(cluster)) return(NULL)
+  if (is.null(cluster) || inherits(cluster, "gpupc_ranks")) return(cluster)
   if (!identical(cluster, "mpi"))
     abort_arg("cluster", "must be NULL (one process) or \"mpi\" (the ranks of an MPI job), not {.val {format(cluster)}}.")
   # installed, but not loaded yet: loading Rmpi outside a launcher starts MPI as a singleton
@@ -22,23 +24,90 @@ check_cluster <- function(cluster) {
   size <- rmpi("mpi.comm.size")(0L)
   if (size < 1L)
     abort_arg("cluster", "= \"mpi\": MPI_COMM_WORLD has no ranks (Rmpi could not start MPI).")
-  list(rank = as.integer(rmpi("mpi.comm.rank")(0L)), size = as.integer(size),
-       allgather = mpi_allgather_raw,
-       local_rank = mpi_local_rank())
+  structure(list(rank = as.integer(rmpi("mpi.comm.rank")(0L)), size = as.integer(size),
+                 allgather = mpi_allgather_raw, local_rank = mpi_local_rank()),
+            class = "gpupc_ranks")
+}
+
+# check_cluster() and cluster_agree() on `parts` (the call's inputs as given) before anything
+# else: an entry point's own checks come before skeleton_impl(), and a rank stopped by one alone
+# would leave the others waiting. The cluster, marked as compared, for skeleton_impl().
+cluster_first <- function(cluster, parts) {
+  cluster <- check_cluster(cluster)
+  if (!is.null(cluster)) cluster$agreed <- cluster_agree(cluster, parts)
+  cluster
 }
 
 # Every rank's raw vector `x`, in rank order, as a list: the lengths, then the bytes, gathered on
 # MPI_COMM_WORLD. (Rmpi's mpi.allgather.Robj() serialises, runs gc() at every call and simplifies
-# equal lengths into a matrix.) MPI counts and displacements are C ints, so a level's outcomes
-# over all ranks must stay below 2^31 bytes (about 2e8 edges).
+# equal lengths into a matrix.) MPI counts and displacements are C ints, so the bytes go in
+# rounds whose total over the ranks stays below 2^31: each rank sends at most
+# mpi_round_bytes() of its bytes per round, and every rank runs as many rounds as the longest
+# rank needs (the lengths, exchanged first, say how many). A rank's own bytes are returned as
+# given; the others' are written into vectors allocated once (rs_raw_copy(), in place), so the
+# exchange holds the gathered bytes once plus one round's buffers.
 mpi_allgather_raw <- function(x) {
   size <- rmpi("mpi.comm.size")(0L)
-  counts <- rmpi("mpi.allgather")(length(x), type = 1, rdata = integer(size), comm = 0L)
-  if (sum(as.double(counts)) > .Machine$integer.max)
-    abort_arg("cluster", "= \"mpi\": one exchange of {sum(as.double(counts))} bytes is over MPI's limit of 2^31 - 1; set {.arg m.max} or use fewer edges per level (fixedGaps).")
-  all <- rmpi("mpi.allgatherv")(x, type = 4, rdata = raw(sum(counts)), rcounts = counts, comm = 0L)
-  ends <- cumsum(counts)
-  lapply(seq_len(size), function(i) all[seq_len(counts[i]) + (ends[i] - counts[i])])
+  me <- rmpi("mpi.comm.rank")(0L) + 1L
+  # length and round cap as doubles (a rank's bytes may pass 2^31); the smallest cap holds
+  head <- rmpi("mpi.allgather")(c(as.double(length(x)), mpi_round_bytes(size)), type = 2,
+                                rdata = double(2 * size), comm = 0L)
+  counts <- head[c(TRUE, FALSE)]
+  cap <- min(head[c(FALSE, TRUE)])
+  rounds <- max(0, ceiling(counts / cap))
+  .gpupc_state$allgather_rounds <- max(.gpupc_state$allgather_rounds, rounds)
+  out <- mpi_receive_buffers(counts, me, x)
+  for (k in seq_len(rounds)) {
+    off <- (k - 1) * cap
+    sent <- pmin(cap, pmax(0, counts - off))
+    piece <- if (rounds == 1) x else raw_range(x, off, sent[me])
+    got <- rmpi("mpi.allgatherv")(piece, type = 4, rdata = raw(sum(sent)), rcounts = sent, comm = 0L)
+    rm(piece)
+    starts <- cumsum(sent) - sent
+    for (i in seq_len(size)[-me]) {
+      if (sent[i] > 0) rs_raw_copy(out[[i]], off, got, starts[i], sent[i])
+    }
+    rm(got)
+  }
+  out
+}
+
+# The most bytes one rank sends in one round: MPI's int limit shared by the ranks, or less where
+# GPUPC_MPI_ROUND_BYTES says so (the tests, for several rounds on small cases).
+mpi_round_bytes <- function(size) {
+  cap <- floor(.Machine$integer.max / size)
+  v <- suppressWarnings(as.numeric(Sys.getenv("GPUPC_MPI_ROUND_BYTES")))
+  if (length(v) == 1 && !is.na(v) && v >= 1) cap <- min(cap, floor(v))
+  cap
+}
+
+# The vectors the other ranks' bytes are written into (this rank's own: `x`). A large exchange
+# first agrees that every rank could allocate them: a rank that cannot would otherwise stop alone
+# and leave the others waiting in the next round.
+mpi_receive_buffers <- function(counts, me, x) {
+  out <- tryCatch(lapply(seq_along(counts), function(i) if (i == me) x else raw(counts[i])),
+                  error = identity)
+  if (sum(counts) - counts[me] >= 2^27) {
+    ok <- rmpi("mpi.allgather")(as.integer(!inherits(out, "error")), type = 1,
+                                rdata = integer(length(counts)), comm = 0L)
+    if (inherits(out, "error"))
+      cli::cli_abort(c("gpupc: this rank cannot hold the {sum(counts)} bytes of the ranks' exchange: {conditionMessage(out)}"),
+                     class = c("gpupc_memory_error", "gpupc_error"), call = NULL)
+    if (any(ok == 0L)) {
+      r <- which(ok == 0L)[1] - 1L
+      cli::cli_abort(c("gpupc: rank {r}: cannot hold the {sum(counts)} bytes of the ranks' exchange"),
+                     class = c("gpupc_rank_error", "gpupc_error"), call = NULL)
+    }
+  }
+  if (inherits(out, "error")) stop(out)
+  out
+}
+
+# `n` bytes of `x` from `from` (0-based), without R's index vector for the range.
+raw_range <- function(x, from, n) {
+  piece <- raw(n)
+  rs_raw_copy(piece, 0, x, from, n)
+  piece
 }
 
 # An MPI launcher sets one of these in every rank it starts (Open MPI, MPICH's Hydra and Intel
@@ -92,17 +161,20 @@ cluster_agree <- function(cluster, parts) {
 # `expr`'s value, once every rank got through it: a step whose outcome may differ between hosts
 # (the GPU found, the memory left) fails on every rank when it fails on one, instead of leaving
 # the others waiting at the first level. The failing rank raises its own condition; the others
-# "rank r: ..." of the lowest rank that failed.
+# "rank r: ..." of the lowest rank that failed. (Also a junction-tree batch's block, R/jtree.R.)
 cluster_step <- function(cluster, expr) {
   if (is.null(cluster) || cluster$size < 2L) return(expr)
-  res <- tryCatch(list(value = expr), error = identity)
-  mine <- if (inherits(res, "error")) enc2utf8(conditionMessage(res)) else ""
+  # an interrupt (Ctrl-C, or a progress bar's stop) is a failure the others hear of too
+  res <- tryCatch(list(value = expr), error = identity, interrupt = identity)
+  mine <- if (inherits(res, "interrupt")) "interrupted"
+          else if (inherits(res, "error")) enc2utf8(conditionMessage(res)) else ""
   all <- vapply(cluster$allgather(charToRaw(mine)), rawToChar, "")
+  if (inherits(res, "interrupt")) signal_interrupt()
   if (inherits(res, "error")) stop(res)
   bad <- which(nzchar(all))
   if (length(bad)) {
     r <- bad[1] - 1L
-    msg <- all[bad[1]]
+    msg <- sub("^gpupc: ", "", all[bad[1]])
     cli::cli_abort(c("gpupc: rank {r}: {msg}"), class = c("gpupc_rank_error", "gpupc_error"), call = NULL)
   }
   res$value

@@ -22,6 +22,11 @@ rs_choose_devices <- function(devices, work, size, usable) {
 
 rs_input_digest <- function(x) rust_value(.Call(wrap__gpupc_input_digest, x))
 
+# writes into `dst` in place (R/cluster.R's exchanges, on vectors they allocated themselves)
+rs_raw_copy <- function(dst, at, src, from, n) {
+  invisible(rust_value(.Call(wrap__gpupc_raw_copy, dst, as.double(at), src, as.double(from), as.double(n))))
+}
+
 rs_cpu_threads <- function() rust_value(.Call(wrap__gpupc_cpu_threads))
 
 rs_rfun_start <- function(args) rust_value(.Call(wrap__gpupc_rfun_start, args))

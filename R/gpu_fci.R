@@ -1,7 +1,7 @@
 #' FCI and RFCI, computed by gpupc: drop-ins for pcalg::fci() and pcalg::rfci()
 #'
-#' Take exactly the arguments of [pcalg::fci()] and [pcalg::rfci()] (plus `backend` and
-#' `devices`) and return the same `fciAlgo` object. Replace `fci(` by `gpu_fci(` (or `rfci(` by
+#' Take exactly the arguments of [pcalg::fci()] and [pcalg::rfci()] (plus `backend`, `devices`
+#' and `cluster`) and return the same `fciAlgo` object. Replace `fci(` by `gpu_fci(` (or `rfci(` by
 #' `gpu_rfci(`) and nothing changes but the time.
 #'
 #' The skeleton is computed by gpupc, as [gpu_skeleton()] computes it (native tests in parallel
@@ -38,6 +38,11 @@
 #' tests in pcalg's order, one at a time on the CPU (each depends on the edges and sepsets the
 #' previous ones changed), with gaussCItest in R's arithmetic. Any other `indepTest`, and
 #' `verbose = TRUE` (whose printed trace is pcalg's), go through pcalg's functions.
+#'
+#' With `cluster = "mpi"` the skeleton's levels are split over the ranks of an MPI job as in
+#' [gpu_skeleton()] (the ranks first compare digests of all the inputs that shape the result);
+#' the stages after it run whole on every rank, from the same skeleton and inputs, so every rank
+#' returns the one-process object.
 #'
 #' `gpupc_last_run()` has the seconds of the Possible-D-SEP stage (`phases["pdsep_s"]`) and of
 #' the rest (`phases["orient_s"]`), the Possible-D-SEP stage's tests (`pdsep`), and for a native
@@ -87,8 +92,15 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
                     maj.rule = FALSE, numCores = NULL, selectionBias = TRUE,
                     jci = c("0", "1", "12", "123"), contextVars = NULL, verbose = FALSE,
                     backend = getOption("gpupc.backend", "auto"),
-                    devices = getOption("gpupc.devices", NULL)) {
+                    devices = getOption("gpupc.devices", NULL), cluster = NULL) {
   cl <- match.call()
+  cluster <- cluster_first(cluster, list(
+    suffStat = suffStat, indepTest = native_kind(indepTest), alpha = alpha,
+    labels = if (missing(labels)) NULL else labels, p = if (missing(p)) NULL else p,
+    skel.method = skel.method, type = type, fixedGaps = fixedGaps, fixedEdges = fixedEdges,
+    NAdelete = NAdelete, m.max = m.max, pdsep.max = pdsep.max, rules = rules, doPdsep = doPdsep,
+    biCC = biCC, conservative = conservative, maj.rule = maj.rule, selectionBias = selectionBias,
+    jci = jci, contextVars = contextVars))
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p), chatty = TRUE)
   p <- lp$p
@@ -130,7 +142,8 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
   keep <- native || native_checks
   sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, p, skel.method, m.max,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend,
-                      p_arg = lp$arg, devices = devices, defer_sepsets = keep, keep_test = keep)
+                      p_arg = lp$arg, devices = devices, defer_sepsets = keep, keep_test = keep,
+                      cluster = cluster)
   skel <- if (!keep) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets)
   skel@call <- cl
   test_handle <- if (keep) sk$test
@@ -333,8 +346,14 @@ gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
                      fixedEdges = NULL, NAdelete = TRUE, m.max = Inf, rules = rep(TRUE, 10),
                      conservative = FALSE, maj.rule = FALSE, numCores = NULL, verbose = FALSE,
                      backend = getOption("gpupc.backend", "auto"),
-                     devices = getOption("gpupc.devices", NULL)) {
+                     devices = getOption("gpupc.devices", NULL), cluster = NULL) {
   cl <- match.call()
+  cluster <- cluster_first(cluster, list(
+    suffStat = suffStat, indepTest = native_kind(indepTest), alpha = alpha,
+    labels = if (missing(labels)) NULL else labels, p = if (missing(p)) NULL else p,
+    skel.method = skel.method, fixedGaps = fixedGaps, fixedEdges = fixedEdges,
+    NAdelete = NAdelete, m.max = m.max, rules = rules, conservative = conservative,
+    maj.rule = maj.rule))
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p), chatty = TRUE)
   p <- lp$p
@@ -351,7 +370,8 @@ gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
   native <- !isTRUE(as.logical(verbose)) && native_kind(indepTest) %in% c("gauss", "dis", "bin", "cmiknn")
   sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, p, skel.method, m.max,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend,
-                      p_arg = lp$arg, devices = devices, defer_sepsets = native, keep_test = native)
+                      p_arg = lp$arg, devices = devices, defer_sepsets = native, keep_test = native,
+                      cluster = cluster)
   ts <- proc.time()[["elapsed"]]
   skel <- if (!native) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets)
   t0 <- proc.time()[["elapsed"]]

@@ -104,6 +104,12 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
                    backend = getOption("gpupc.backend", "auto"),
                    devices = getOption("gpupc.devices", NULL), cluster = NULL) {
   cl <- match.call()
+  cluster <- cluster_first(cluster, list(
+    suffStat = suffStat, indepTest = native_kind(indepTest), alpha = alpha,
+    labels = if (missing(labels)) NULL else labels, p = if (missing(p)) NULL else p,
+    fixedGaps = fixedGaps, fixedEdges = fixedEdges, NAdelete = NAdelete, m.max = m.max,
+    u2pd = u2pd, skel.method = skel.method, conservative = conservative, maj.rule = maj.rule,
+    solve.confl = solve.confl))
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p), chatty = TRUE)
   u2pd <- match.arg(u2pd)
@@ -127,8 +133,7 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg,
                       defer_sepsets = native, devices = devices, keep_test = native && (conservative || maj.rule),
                       defer_graph = native,
-                      cluster = cluster, agree = list(u2pd = u2pd, conservative = conservative,
-                                                      maj.rule = maj.rule, solve.confl = solve.confl))
+                      cluster = cluster)
   skel <- if (native) sk$pcalgo else sk
   skel@call <- cl
   t0 <- proc.time()[["elapsed"]]

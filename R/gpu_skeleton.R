@@ -136,6 +136,11 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
                          backend = getOption("gpupc.backend", "auto"),
                          devices = getOption("gpupc.devices", NULL), cluster = NULL) {
   cl <- match.call()
+  cluster <- cluster_first(cluster, list(
+    suffStat = suffStat, indepTest = native_kind(indepTest), alpha = alpha,
+    labels = if (missing(labels)) NULL else labels, p = if (missing(p)) NULL else p,
+    method = method, m.max = m.max, fixedGaps = fixedGaps, fixedEdges = fixedEdges,
+    NAdelete = NAdelete))
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p))
   method <- match.arg(method)
@@ -149,22 +154,22 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
 # gpu_pc() orients from the handle and makes the list once, at the end (attach_sepsets());
 # otherwise the slot is set and `sepsets` is NULL. keep_test = TRUE: `test` is the handle of the
 # native test the skeleton ran (NULL if none), which the triple checks then reuse.
-# cluster = "mpi": the search runs over the MPI job's ranks (R/cluster.R); `agree` names the
-# caller's own arguments that every rank must share too (gpu_pc()'s orientation settings).
+# cluster = "mpi": the search runs over the MPI job's ranks (R/cluster.R); the callers compare
+# the ranks' inputs first (cluster_first(), before their own checks), else it is done here.
 skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.max, fixedGaps,
                           fixedEdges, NAdelete, numCores, verbose, backend, p_arg = "labels",
                           defer_sepsets = FALSE, devices = NULL, keep_test = FALSE, defer_graph = FALSE,
-                          cluster = NULL, agree = list()) {
+                          cluster = NULL) {
   # defer_graph (with defer_sepsets): the graph slot is a placeholder without edges and the list
   # returned holds the edges, from which the orientation builds the only graphNEL the user sees
   # first, before any check that could stop one rank alone while the others wait for it
   cluster <- check_cluster(cluster)
-  agree_s <- 0
-  if (!is.null(cluster)) {
-    agree_s <- cluster_agree(cluster, c(list(
+  agree_s <- cluster$agreed %||% 0
+  if (!is.null(cluster) && is.null(cluster$agreed)) {
+    agree_s <- cluster_agree(cluster, list(
       suffStat = suffStat, indepTest = native_kind(indepTest), alpha = alpha, labels = labels,
       p = p, method = method, m.max = m.max, fixedGaps = fixedGaps, fixedEdges = fixedEdges,
-      NAdelete = NAdelete), agree))
+      NAdelete = NAdelete))
   }
   alpha <- check_alpha(alpha)
   devices <- check_devices(devices, backend)
@@ -304,7 +309,10 @@ attach_sepsets <- function(out, sepsets) {
 #'   counts (`stats`: `triples`, `tests`, `ambiguous`, `unfaithful`, `evaluator`, `data_reused`)
 #'   and the seconds of their parts in Rust (`phases`).
 #'   After a [gpu_query()] or [gpu_mpe()] batch: `backend`, `why`, `devices` and `devices_why`
-#'   (as above), `query` (`"marginal"` or `"mpe"`), `evidence_sets` and `phases` (`query_s`).
+#'   (as above), `query` (`"marginal"` or `"mpe"`), `evidence_sets` and `phases` (`query_s`);
+#'   with `cluster = "mpi"` also `ranks`: this process's `rank` among `size` ranks, `check_s`,
+#'   `rows` (its evidence sets, from `first_row` on; a rank of none reports `backend` `"none"`),
+#'   `bytes_sent`, `bytes_received`, `local_s` (its block) and `allgather_s` (the exchanges).
 #'   `NULL` before the first run.
 #' @export
 #' @examples

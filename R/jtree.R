@@ -63,12 +63,14 @@ gpu_jtree <- function(x, data = NULL, triangulation = c("minfill", "minweight"),
   fit <- as_discrete_fit(x, data, method, iss)
   net <- fit_to_lists(fit)
   res <- rs_jt_compile(net$names, net$states, net$parents, net$cpts, triangulation, as.numeric(max.cells), threads)
+  # what the ranks of cluster = "mpi" compare: the tree itself is behind an external pointer
+  digest <- rs_input_digest(list(net, triangulation, as.numeric(max.cells)))
   forced <- backend == "cuda"
   # the engine as every skeleton's is chosen (pc-cuda's open.rs); the GPUs per batch, by its size
   choice <- resolve_backend(backend, "jtree", length(net$names), NA_real_, devices)
   structure(list(ptr = res$ptr, forced = forced, nodes = net$names, states = stats::setNames(net$states, net$names),
                  offsets = res$offsets, stats = res$stats, backend = choice$backend, why = choice$why,
-                 threads = threads, devices = devices, triangulation = triangulation),
+                 threads = threads, devices = devices, triangulation = triangulation, digest = digest),
             class = "gpu_jtree")
 }
 
@@ -106,6 +108,16 @@ print.gpu_jtree <- function(x, ...) {
 #'   evidence set.
 #' @param backend Overrides the tree's backend: `"cpu"`, `"cuda"`, or `"auto"` (the GPU when
 #'   [gpu_info()] finds one; a GPU failure then reruns on the CPU with a message).
+#' @param cluster `NULL` (the default: one process), or `"mpi"`: the call is one rank of an MPI
+#'   job in which every rank makes the same call (as for [gpu_skeleton()]'s `cluster`): every rank
+#'   holds the same tree (compiled by [gpu_jtree()] from the same network) and the same evidence.
+#'   Each rank propagates one contiguous block of the evidence sets on its own backend (a GPU
+#'   rank without the tree's `devices`: its place on its host modulo the usable GPUs), and the
+#'   ranks exchange their answers through \pkg{Rmpi}, so that every rank returns the whole
+#'   result, identical to the one-process call's. The ranks first compare digests of the tree and
+#'   of the call's inputs (all but `backend`) and all stop with an error naming `cluster` when they
+#'   differ; a rank that fails stops every rank with its error ("rank 2: ..."). Needs \pkg{Rmpi};
+#'   [gpupc_last_run()]`$ranks` reports this rank's evidence sets, bytes and seconds.
 #' @return One evidence set: gRain's shape, a named list of 1-d arrays (attribute `pEvidence`).
 #'   A batch: a named list with a matrix per node (one row per evidence set, one column per
 #'   state) and the attribute `pEvidence` (one value per row). An impossible evidence set
@@ -126,7 +138,11 @@ print.gpu_jtree <- function(x, ...) {
 #' gpu_query(jt, nodes = "lung", evidence = ev, result = "data.frame")
 #' @export
 gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", exclude = TRUE,
-                      result = c("array", "data.frame"), backend = NULL) {
+                      result = c("array", "data.frame"), backend = NULL, cluster = NULL) {
+  # first, before any check that could stop one rank alone while the others wait for it
+  cluster <- check_cluster(cluster)
+  agree_s <- jt_agree(cluster, jt, list(nodes = nodes, evidence = evidence, type = type,
+                                        exclude = exclude, result = result))
   check_jt(jt)
   if (!identical(type, "marginal"))
     abort_arg("type", "must be \"marginal\" (gRain's \"joint\" and \"conditional\" are not supported).")
@@ -146,7 +162,7 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", excl
   }
   idx <- match(keep, jt$nodes)
   # one matrix per wanted node (evidence sets x states, NA where the evidence is impossible)
-  res <- jt_run(jt, ev, "marginal", backend, nodes = idx - 1L)
+  res <- jt_run_ranks(cluster, agree_s, jt, ev, "marginal", backend, nodes = idx - 1L)
   imp <- which(!(res$pe > 0))
   if (length(imp))
     warning(sprintf("the evidence is impossible (probability 0) in %s: marginals are NA",
@@ -190,10 +206,12 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", excl
 #' m
 #' attr(m, "prob")
 #' @export
-gpu_mpe <- function(jt, evidence = NULL, backend = NULL) {
+gpu_mpe <- function(jt, evidence = NULL, backend = NULL, cluster = NULL) {
+  cluster <- check_cluster(cluster)
+  agree_s <- jt_agree(cluster, jt, list(evidence = evidence))
   check_jt(jt)
   ev <- jt_evidence(jt, evidence)
-  res <- jt_run(jt, ev, "mpe", backend)
+  res <- jt_run_ranks(cluster, agree_s, jt, ev, "mpe", backend)
   if (any(!(res$prob > 0)))
     warning("the evidence is impossible (probability 0) in ", sum(!(res$prob > 0)), " evidence set(s): NA", call. = FALSE)
   df <- as.data.frame(lapply(seq_along(jt$nodes), function(i) factor(jt$states[[i]][res$states[, i]], levels = jt$states[[i]])))
@@ -216,9 +234,8 @@ check_jt <- function(jt) {
 # `nodes`: the 0-based nodes whose marginals come back (NULL: all); unused for the MPE. `hooks`:
 # the batch's progress (R/progress.R); `memory_gb`: the CPU's tables per chunk at most.
 jt_run <- function(jt, ev, what, backend, nodes = NULL,
-                   hooks = progress_hooks("gpupc jtree", "evidence sets"), memory_gb = 4) {
-  if (!is.null(backend) && !(is.character(backend) && length(backend) == 1 && backend %in% c("auto", "cpu", "cuda")))
-    abort_arg("backend", "must be \"auto\", \"cpu\" or \"cuda\".")
+                   hooks = progress_hooks("gpupc jtree", "evidence sets"), memory_gb = 4, cluster = NULL) {
+  check_jt_backend(backend)
   fallback <- (is.null(backend) && !isTRUE(jt$forced)) || identical(backend, "auto")
   why <- if (is.null(backend)) paste("the tree's backend:", jt$why %||% jt$backend) else "asked for"
   if (identical(backend, "auto")) {
@@ -229,6 +246,11 @@ jt_run <- function(jt, ev, what, backend, nodes = NULL,
   backend <- backend %||% jt$backend
   dev <- list(devices = NULL, why = NULL)
   if (backend == "cuda") dev <- choose_devices(jt$devices, "jtree", ev$rows)
+  # a rank of several, its tree without devices: one GPU by its place on its host
+  if (backend == "cuda" && !is.null(cluster) && is.null(jt$devices)) {
+    d <- rank_device_choice(cluster, list(devices = dev$devices, devices_why = dev$why))
+    dev <- list(devices = d$devices, why = d$devices_why)
+  }
   # `devices`: the GPUs left (fewer than chosen after one failed)
   run <- function(b, devices) {
     backend <<- b
@@ -246,6 +268,106 @@ jt_run <- function(jt, ev, what, backend, nodes = NULL,
                             devices = dev$devices, devices_why = dev$why, query = what,
                             evidence_sets = ev$rows, phases = c(query_s = res$seconds))
   res
+}
+
+check_jt_backend <- function(backend) {
+  if (!is.null(backend) && !(is.character(backend) && length(backend) == 1 && backend %in% c("auto", "cpu", "cuda")))
+    abort_arg("backend", "must be \"auto\", \"cpu\" or \"cuda\".")
+}
+
+# cluster = "mpi": every rank's digests of the tree and of the call's other inputs (`parts`),
+# compared before anything else (cluster_agree()). The tree is compared by what it was compiled
+# from (`digest`), its nodes, states and shape (not its compile time).
+jt_agree <- function(cluster, jt, parts) {
+  if (is.null(cluster)) return(0)
+  tree <- if (inherits(jt, "gpu_jtree")) {
+    c(unclass(jt)[c("digest", "nodes", "states", "offsets")], list(stats = jt$stats[setdiff(names(jt$stats), "compile_s")]))
+  } else jt
+  cluster_agree(cluster, c(list(jt = tree), parts))
+}
+
+# The evidence sets (1-based rows) of rank `rank` of `size`: contiguous blocks in rank order, the
+# first `rows %% size` ranks one set more.
+jt_rank_rows <- function(rows, rank, size) {
+  base <- rows %/% size
+  extra <- rows %% size
+  first <- rank * base + min(rank, extra)
+  seq_len(base + (rank < extra)) + first
+}
+
+# The evidence sets `rows` of `ev` (jt_evidence()'s form).
+jt_ev_rows <- function(ev, rows) {
+  ev$hard <- ev$hard[rows, , drop = FALSE]
+  ev$soft <- ev$soft[rows, , drop = FALSE]
+  ev$rows <- length(rows)
+  ev
+}
+
+# jt_run() over the ranks of `cluster` (NULL: jt_run() itself): each rank propagates its block of
+# evidence sets on its own backend, the ranks say whether they got through (cluster_step(): a rank
+# that failed raises its error, the others "rank r: ..."), then exchange their answers, which
+# every rank writes into the whole batch's matrices in rank order. Each evidence set propagates
+# alone in either engine, so the result is the one-process call's.
+jt_run_ranks <- function(cluster, agree_s, jt, ev, what, backend, nodes = NULL) {
+  if (is.null(cluster)) return(jt_run(jt, ev, what, backend, nodes))
+  t0 <- proc.time()[["elapsed"]]
+  rows <- jt_rank_rows(ev$rows, cluster$rank, cluster$size)
+  local <- cluster_step(cluster, {
+    check_jt_backend(backend)
+    fail <- Sys.getenv("GPUPC_FAIL_RANK")
+    # test-only: that rank fails in its block (rank:query)
+    if (length(rows) && identical(fail, paste0(cluster$rank, ":query")))
+      cli::cli_abort("gpupc: internal error: a failure injected in this rank's evidence sets",
+                     class = c("gpupc_internal_error", "gpupc_error"), call = NULL)
+    if (length(rows)) jt_run(jt, jt_ev_rows(ev, rows), what, backend, nodes, cluster = cluster)
+  })
+  t1 <- proc.time()[["elapsed"]]
+  if (!is.null(local)) local$seconds <- NULL
+  mine <- if (is.null(local)) raw(0) else serialize(local, NULL, xdr = FALSE)
+  sent <- length(mine)
+  got <- if (cluster$size > 1L) cluster$allgather(mine) else list(mine)
+  rm(mine)
+  received <- sum(as.double(lengths(got))) - sent
+  # the blocks written into matrices of all the rows, in rank order (rank 0 always holds one),
+  # each rank's bytes dropped once read (here, where `got` is the only reference to them)
+  res <- NULL
+  for (r in seq_len(cluster$size)) {
+    if (!length(got[[r]])) next
+    blk <- if (r == cluster$rank + 1L) local else unserialize(got[[r]])
+    got[r] <- list(NULL)
+    at <- jt_rank_rows(ev$rows, r - 1L, cluster$size)
+    if (is.null(res)) res <- jt_whole(blk, ev$rows)
+    for (k in names(blk)) {
+      if (k == "values") {
+        for (j in seq_along(blk$values)) res$values[[j]][at, ] <- blk$values[[j]]
+      } else if (is.matrix(blk[[k]])) {
+        res[[k]][at, ] <- blk[[k]]
+      } else {
+        res[[k]][at] <- blk[[k]]
+      }
+    }
+  }
+  rm(got, blk)
+  t2 <- proc.time()[["elapsed"]]
+  if (is.null(local)) {
+    # this rank propagated nothing
+    .gpupc_state$last <- list(backend = "none", why = "no evidence sets on this rank", devices = NULL,
+                              devices_why = NULL, query = what, evidence_sets = ev$rows,
+                              phases = c(query_s = 0))
+  }
+  .gpupc_state$last$evidence_sets <- ev$rows
+  .gpupc_state$last$ranks <- list(rank = cluster$rank, size = cluster$size, check_s = agree_s,
+                                  allgather_s = t2 - t1, rows = length(rows),
+                                  first_row = if (length(rows)) rows[1] else NA_integer_,
+                                  bytes_sent = sent, bytes_received = received, local_s = t1 - t0)
+  res
+}
+
+# jt_run()'s answer for all `rows` evidence sets, shaped as block `blk` (its matrices, and the
+# matrices of its lists, with `rows` rows; its vectors of length `rows`), to be filled in.
+jt_whole <- function(blk, rows) {
+  whole <- function(v) if (is.matrix(v)) matrix(vector(typeof(v), rows * ncol(v)), rows, ncol(v)) else vector(typeof(v), rows)
+  lapply(blk, function(v) if (is.list(v)) lapply(v, whole) else whole(v))
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

@@ -2,8 +2,10 @@
 ## they are compared with. Each case is a function of `cluster` that fits the case's data, the
 ## same on every rank (the data are drawn under a fixed seed). `rank` and `mode` shape the cases
 ## that go wrong on purpose: "mismatch" gives rank 1 other data, then runs an R-function test
-## (which cluster = "mpi" refuses), a step that fails on rank 1 alone, and a case that works.
+## (which cluster = "mpi" refuses), a step that fails on rank 1 alone, FCI with another pdsep.max
+## and gpu_pc() with a solve.confl its check refuses, both on rank 1, and a case that works.
 mpi_cases <- function(mode = "all", rank = 0L) {
+  if (startsWith(mode, "jtree")) return(jtree_cases(mode, rank))
   fit <- function(st, test, labels, ...) {
     force(st)
     function(cluster) gpupc::gpu_pc(st, test, alpha = 0.05, labels = labels, numCores = 1,
@@ -23,8 +25,19 @@ mpi_cases <- function(mode = "all", rank = 0L) {
                            if (rank == 1L) stop("no room on this host") else "ok")
     }
     other <- list(C = cor(X[-1, ]), n = nrow(X) - 1)
+    # an argument of FCI's own stages that differs on rank 1
+    fci <- function(cluster) {
+      gpupc::gpu_fci(gauss, pcalg::gaussCItest, alpha = 0.05, labels = lab, numCores = 1,
+                     pdsep.max = if (rank == 1L) 2 else Inf, backend = "cpu", cluster = cluster)
+    }
+    # an argument that fails gpu_pc()'s own check on rank 1 alone
+    badflag <- function(cluster) {
+      gpupc::gpu_pc(gauss, pcalg::gaussCItest, alpha = 0.05, labels = lab, numCores = 1,
+                    solve.confl = if (rank == 1L) NA else FALSE, backend = "cpu", cluster = cluster)
+    }
     return(list(gauss = fit(if (rank == 1L) other else gauss, pcalg::gaussCItest, lab),
-                rfun = fit(gauss, rtest, lab), step = step, same = same))
+                rfun = fit(gauss, rtest, lab), step = step, fci = fci, badflag = badflag,
+                same = same))
   }
   if (mode == "start") return(list(gauss = fit(gauss, pcalg::gaussCItest, lab)))
   set.seed(202)
@@ -59,7 +72,58 @@ mpi_cases <- function(mode = "all", rank = 0L) {
     dis_fast = fit(dis, pcalg::disCItest, labd, skel.method = "stable.fast"),
     bin_stable = fit(bin, pcalg::binCItest, paste0("B", 1:8)),
     cmiknn_stable = fit(ck, gpupc::cmiknnCItest, colnames(ck$data)),
-    cmiknn_fast = fit(ck, gpupc::cmiknnCItest, colnames(ck$data), skel.method = "stable.fast")
+    cmiknn_fast = fit(ck, gpupc::cmiknnCItest, colnames(ck$data), skel.method = "stable.fast"),
+    # FCI and RFCI: the skeleton split over the ranks, the later stages on every rank
+    fci_gauss_cons = function(cluster) {
+      gpupc::gpu_fci(gauss, pcalg::gaussCItest, alpha = 0.05, labels = lab, conservative = TRUE,
+                     numCores = 1, backend = "cpu", cluster = cluster)
+    },
+    rfci_dis = function(cluster) {
+      gpupc::gpu_rfci(dis, pcalg::disCItest, alpha = 0.05, labels = labd, numCores = 1,
+                      backend = "cpu", cluster = cluster)
+    }
   )
-  if (mode == "all") cases else cases[intersect(strsplit(mode, ",")[[1]], names(cases))]
+  if (mode == "all") return(cases)
+  # a list of names, the junction tree's among them
+  wanted <- strsplit(mode, ",")[[1]]
+  jt <- if (any(startsWith(wanted, "jt_"))) jtree_cases("jtree", rank)
+  c(cases, jt)[intersect(wanted, c(names(cases), names(jt)))]
+}
+
+## The junction-tree batches: alarm's tree, 11 evidence sets (not a multiple of 2 or 3 ranks)
+## observing seven nodes or leaving them NA. "jtree_bad": rank 1 gives other evidence, rank 2
+## another `backend` that fails its argument check; "jtree_fail": the batch that
+## GPUPC_FAIL_RANK=1:query makes rank 1 fail; each then one evidence set (rank 0's alone: ranks
+## with no sets stay in step).
+jtree_cases <- function(mode, rank) {
+  jt <- gpupc::gpu_jtree(system.file("extdata", "networks", "alarm.bif.gz", package = "gpupc"),
+                         backend = "cpu", numCores = 1)
+  set.seed(505)
+  obs <- c("HISTORY", "CVP", "PCWP", "HREKG", "BP", "SAO2", "EXPCO2")
+  ev <- as.data.frame(lapply(stats::setNames(obs, obs), function(v) {
+    sample(c(jt$states[[v]], NA, NA), 11, replace = TRUE)
+  }))
+  one <- list(HISTORY = "TRUE", BP = c(0.2, 0.5, 0.3))
+  after <- function(cluster) gpupc::gpu_query(jt, evidence = one, cluster = cluster)
+  if (mode == "jtree_bad") {
+    other <- ev
+    if (rank == 1L) other$CVP[3] <- if (is.na(other$CVP[3])) jt$states$CVP[1] else NA
+    return(list(
+      jt_mismatch = function(cluster) gpupc::gpu_query(jt, evidence = other, cluster = cluster),
+      jt_badarg = function(cluster) gpupc::gpu_mpe(jt, evidence = ev, cluster = cluster,
+                                                   backend = if (rank == 2L) "gpu" else "cpu"),
+      jt_after = after))
+  }
+  if (mode == "jtree_fail")
+    return(list(jt_fail = function(cluster) gpupc::gpu_mpe(jt, evidence = ev, cluster = cluster),
+                jt_after = after))
+  list(
+    jt_query = function(cluster) gpupc::gpu_query(jt, evidence = ev, cluster = cluster),
+    jt_query_df = function(cluster) {
+      gpupc::gpu_query(jt, nodes = c("LVFAILURE", "HYPOVOLEMIA", "CVP"), evidence = ev[1:5, ],
+                       exclude = FALSE, result = "data.frame", cluster = cluster)
+    },
+    jt_query_one = function(cluster) gpupc::gpu_query(jt, evidence = one, cluster = cluster),
+    jt_mpe = function(cluster) gpupc::gpu_mpe(jt, evidence = ev, cluster = cluster),
+    jt_mpe_none = function(cluster) gpupc::gpu_mpe(jt, cluster = cluster))
 }

@@ -46,6 +46,8 @@ run_ranks <- function(np, mode, env = character(), limit = 120) {
   res
 }
 
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
 ## Every slot but the call, exactly (pMax bit for bit; the graph as its nodes, edge mode and
 ## adjacency; sepsets element by element).
 expect_same_fit <- function(got, want, what) {
@@ -68,7 +70,9 @@ plain_fits <- function(mode) {
   lapply(mpi_cases(mode), function(f) f(NULL))
 }
 
-check_ranks <- function(run, want, np) {
+## `rounds`: the fewest rounds the exchanges of each case must have taken (at most one without
+## GPUPC_MPI_ROUND_BYTES). Junction-tree cases (jt_*) are compared whole, with identical().
+check_ranks <- function(run, want, np, rounds = 0) {
   expect_equal(run$status, 0L, info = run$log)
   for (r in seq_len(np)) {
     got <- run$ranks[[r]]
@@ -79,8 +83,21 @@ check_ranks <- function(run, want, np) {
       g <- got[[case]]
       expect_null(g$error, info = paste(case, "rank", r - 1))
       if (!is.null(g$error)) next
-      expect_same_fit(g$fit, want[[case]], paste(case, "rank", r - 1, "of", np))
+      what <- paste(case, "rank", r - 1, "of", np)
       expect_identical(c(g$ranks$rank, g$ranks$size), c(r - 1L, as.integer(np)))
+      if (rounds > 0) expect_gte(g$rounds, rounds) else expect_lte(g$rounds, 1)
+      if (startsWith(case, "jt_")) {
+        expect_identical(g$fit, want[[case]], label = what)
+        # this rank's block of the evidence sets: contiguous, in rank order, all of them once
+        sets <- length(attr(want[[case]], "pEvidence") %||% attr(want[[case]], "prob"))
+        blocks <- vapply(run$ranks, function(x) c(x[[case]]$ranks$first_row %||% NA, x[[case]]$ranks$rows %||% NA), c(0, 0))
+        expect_identical(sum(blocks[2, ]), as.double(sets), label = paste(what, "evidence sets"))
+        expect_true(all(diff(blocks[2, ]) <= 0) && blocks[2, 1] - blocks[2, np] <= 1, label = what)
+        if (g$ranks$rows > 0)
+          expect_equal(g$ranks$first_row, 1 + sum(blocks[2, seq_len(r - 1)]), label = what)
+        next
+      }
+      expect_same_fit(g$fit, want[[case]], what)
       lv <- g$ranks$levels
       expect_true(nrow(lv) >= 1)
       # each level's edges split over the ranks; only outcomes travel, a few bytes an edge
@@ -90,11 +107,61 @@ check_ranks <- function(run, want, np) {
   }
 }
 
-test_that("the ranks of an MPI job give the one-process object, Gaussian, discrete and CMI-kNN, both orders", {
+test_that("the ranks of an MPI job give the one-process object, Gaussian, discrete and CMI-kNN, both orders, FCI and RFCI", {
   skip_without_mpi()
   want <- plain_fits("all")
   for (np in c(2, 3)) check_ranks(run_ranks(np, "all"), want, np)
   check_ranks(run_ranks(1, "gauss_stable,dis_fast"), want[c("gauss_stable", "dis_fast")], 1)
+})
+
+test_that("exchanges in several rounds give the one-process objects, skeletons and junction-tree batches", {
+  skip_without_mpi()
+  # test-only: GPUPC_MPI_ROUND_BYTES caps the bytes a rank sends per round (else 2^31 / ranks)
+  mode <- "gauss_stable,dis_fast,cmiknn_fast,jt_query,jt_mpe"
+  want <- plain_fits(mode)
+  for (np in c(2, 3))
+    check_ranks(run_ranks(np, mode, env = c(GPUPC_MPI_ROUND_BYTES = "64")), want, np, rounds = 2)
+})
+
+test_that("a junction-tree batch split over 1, 2 and 3 ranks gives the one-process result", {
+  skip_without_mpi()
+  skip_if_not_installed("bnlearn")
+  want <- plain_fits("jtree")
+  for (np in 1:3) check_ranks(run_ranks(np, "jtree"), want, np)
+})
+
+test_that("junction-tree batches: different evidence is refused, a failing rank stops all, no hang", {
+  skip_without_mpi()
+  skip_if_not_installed("bnlearn")
+  run <- run_ranks(3, "jtree_bad", limit = 60)
+  expect_equal(run$status, 0L, info = run$log)
+  after <- plain_fits("jtree_bad")$jt_after
+  for (r in 1:3) {
+    e <- run$ranks[[r]]$jt_mismatch
+    expect_false(is.null(e$error), info = run$log)
+    expect_match(e$error, "rank 1's call differs from rank 0's in `evidence`", fixed = TRUE)
+    expect_true("gpupc_invalid_argument" %in% e$class)
+    # rank 2's own `backend` fails its check: rank 2 raises it, the others name rank 2
+    e <- run$ranks[[r]]$jt_badarg
+    expect_match(e$error, paste0(if (r != 3) "rank 2: ", "`backend` must be"), info = run$log)
+    expect_true((if (r != 3) "gpupc_rank_error" else "gpupc_invalid_argument") %in% e$class)
+    expect_null(run$ranks[[r]]$jt_after$error)
+    expect_identical(run$ranks[[r]]$jt_after$fit, after, label = paste("after, rank", r - 1))
+  }
+  # test-only: GPUPC_FAIL_RANK=rank:query makes that rank fail in its evidence sets
+  run <- run_ranks(3, "jtree_fail", env = c(GPUPC_FAIL_RANK = "1:query"), limit = 60)
+  expect_equal(run$status, 0L, info = run$log)
+  for (r in 1:3) {
+    e <- run$ranks[[r]]$jt_fail
+    expect_false(is.null(e$error), info = run$log)
+    expect_match(gsub("\\s+", " ", e$error),
+                 paste0(if (r != 2) "gpupc: rank 1: ", "internal error: a failure injected in this rank's evidence sets"),
+                 fixed = TRUE)
+    expect_true((if (r != 2) "gpupc_rank_error" else "gpupc_internal_error") %in% e$class)
+    # one evidence set: rank 1 has none to fail on, and the ranks are still in step
+    expect_null(run$ranks[[r]]$jt_after$error)
+    expect_identical(run$ranks[[r]]$jt_after$fit, after, label = paste("after the failure, rank", r - 1))
+  }
 })
 
 test_that("ranks given different data all stop with an error naming the input; R-function tests are refused", {
@@ -114,6 +181,13 @@ test_that("ranks given different data all stop with an error naming the input; R
     e <- run$ranks[[r]]$step
     expect_match(e$error, if (r == 2) "^no room on this host$" else "rank 1: no room on this host")
     if (r == 1) expect_true("gpupc_rank_error" %in% e$class)
+    e <- run$ranks[[r]]$fci
+    expect_match(e$error, "rank 1's call differs from rank 0's in `pdsep.max`", fixed = TRUE)
+    expect_true("gpupc_invalid_argument" %in% e$class)
+    # compared before gpu_pc()'s own checks, which would stop rank 1 alone
+    e <- run$ranks[[r]]$badflag
+    expect_match(e$error, "rank 1's call differs from rank 0's in `solve.confl`", fixed = TRUE)
+    expect_true("gpupc_invalid_argument" %in% e$class)
     # and the ranks are still in step
     expect_null(run$ranks[[r]]$same$error)
     if (is.null(run$ranks[[r]]$same$error))
@@ -177,8 +251,23 @@ test_that("cluster is refused outside an MPI job and for values other than \"mpi
   st <- list(C = cor(gmG8$x), n = nrow(gmG8$x))
   expect_error(gpu_skeleton(st, pcalg::gaussCItest, alpha = 0.01, p = 8, backend = "cpu", cluster = "pvm"),
                class = "gpupc_invalid_argument", regexp = "cluster")
+  expect_error(gpu_fci(st, pcalg::gaussCItest, alpha = 0.01, p = 8, backend = "cpu", cluster = 1),
+               class = "gpupc_invalid_argument", regexp = "cluster")
+  expect_error(gpu_rfci(st, pcalg::gaussCItest, alpha = 0.01, p = 8, backend = "cpu", cluster = "pvm"),
+               class = "gpupc_invalid_argument", regexp = "cluster")
   skip_if(!rmpi_installed(), "Rmpi is not installed")
   skip_if(gpupc:::under_mpi_launcher(), "this process runs under an MPI launcher")
   expect_error(gpu_skeleton(st, pcalg::gaussCItest, alpha = 0.01, p = 8, backend = "cpu", cluster = "mpi"),
                class = "gpupc_invalid_argument", regexp = "MPI launcher")
+})
+
+test_that("gpu_query() and gpu_mpe() check cluster as gpu_pc() does", {
+  skip_if_not_installed("bnlearn")
+  jt <- gpu_jtree(system.file("extdata", "networks", "asia.bif.gz", package = "gpupc"), backend = "cpu", numCores = 1)
+  expect_error(gpu_query(jt, cluster = "pvm"), class = "gpupc_invalid_argument", regexp = "cluster")
+  expect_error(gpu_mpe(jt, cluster = c("mpi", "mpi")), class = "gpupc_invalid_argument", regexp = "cluster")
+  expect_identical(gpu_mpe(jt, cluster = NULL), gpu_mpe(jt))
+  skip_if(!rmpi_installed(), "Rmpi is not installed")
+  skip_if(gpupc:::under_mpi_launcher(), "this process runs under an MPI launcher")
+  expect_error(gpu_query(jt, nodes = "lung", cluster = "mpi"), class = "gpupc_invalid_argument", regexp = "MPI launcher")
 })

@@ -186,7 +186,38 @@ fn gpupc_input_digest(x: Robj) -> String {
     format!("{:016x}", d.finish())
 }
 
+/// `n` bytes of the raw vector `src` from `from` (0-based) written into the raw vector `dst` at
+/// `at`, in place: an exchange in several rounds assembles each rank's bytes piece by piece, and
+/// R's own `dst[i] <- src[j]` would build index vectors of 4 to 8 bytes per byte copied (gigabytes
+/// beside a large exchange). `dst` must be a vector that R code refers to only through the
+/// caller's own fresh variable (`mpi_allgather_raw()` allocates it for this).
+#[extendr]
+fn gpupc_raw_copy(mut dst: Robj, at: f64, src: Robj, from: f64, n: f64) -> Robj {
+    let bad = |what: &str| crate::rerror::r_error("internal", &format!("raw copy: {what}"), None);
+    if [at, from, n].iter().any(|v| !v.is_finite() || *v < 0.0 || v.fract() != 0.0) {
+        return bad("offsets and length must be whole numbers >= 0");
+    }
+    let (at, from, n) = (at as usize, from as usize, n as usize);
+    if n == 0 {
+        // a rank past its last byte sends nothing in the later rounds
+        return ().into();
+    }
+    let Some((s_ptr, s_len)) = src.as_raw_slice().map(|s| (s.as_ptr(), s.len())) else { return bad("the source is not a raw vector") };
+    if from.checked_add(n).map_or(true, |e| e > s_len) {
+        return bad("the source is too short");
+    }
+    let Some(d) = dst.as_raw_slice_mut() else { return bad("the destination is not a raw vector") };
+    if at.checked_add(n).map_or(true, |e| e > d.len()) {
+        return bad("the destination is too short");
+    }
+    // SAFETY: both ranges lie inside their vectors (checked above), which R keeps alive for the
+    // call; ptr::copy is a memmove, so `src` and `dst` may even be the same vector
+    unsafe { std::ptr::copy(s_ptr.add(from), d.as_mut_ptr().add(at), n) };
+    ().into()
+}
+
 extendr_module! {
     mod cluster;
     fn gpupc_input_digest;
+    fn gpupc_raw_copy;
 }
