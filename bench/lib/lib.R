@@ -57,6 +57,17 @@ fast_cor <- function(X, how = c("auto", "cor", "crossprod")) {
   list(C = C, how = "crossprod")
 }
 
+# Non-linear data for cmiknnCItest: n rows of p variables, each the sine of (up to) two earlier
+# ones plus noise (the several-GPU and MPI suites' CMI-kNN runs).
+sine_dag_data <- function(p, n, seed = 3) {
+  set.seed(seed)
+  z <- matrix(rnorm(n * p), n)
+  for (j in 2:p) {
+    par <- sample.int(j - 1, min(2, j - 1))
+    z[, j] <- z[, j] * 0.5 + rowSums(sin(2 * z[, par, drop = FALSE]))
+  }
+  z
+}
 # Gaussian data from pcalg's randomDAG (expected degree `degree`) + a linear SEM. generator "auto"
 # uses rmvDAG() itself up to n p^2 = 3e9 (so gpu-check's and compare.R's data sets of that size
 # are the ones BENCHMARKS.md reports) and rmv_sparse() above.

@@ -3,6 +3,7 @@
 ##   Rscript mpi-bench.R single KIND OUT.rds [--devices first|default] [options]
 ##   mpirun -np K Rscript mpi-bench.R rank KIND OUT.rds [options]
 ##   Rscript mpi-bench.R table DIR
+##   mpirun -np 1 Rscript mpi-bench.R overhead KIND [--reps R] [options]
 ##
 ## KIND: cmiknn (cmiknnCItest on non-linear data: --p 100 --n 2000 --knn 0.1 --perm 50) or gauss
 ## (gaussCItest on C read from --cor FILE, p x p doubles as multigpu-cor.py writes them, with --p
@@ -12,9 +13,12 @@
 ## single: one process, on the first GPU (--devices first, the reference) or the default devices.
 ## rank: the same call with cluster = "mpi"; every rank is warmed on a small call first (its
 ## context and kernels), the ranks meet at a barrier, and rank 0 saves the result and its time.
+## overhead: one rank's MPI path against the plain call, alternately in one process (medians).
 ## table: every OUT.rds of DIR, one row each, timed against the first GPU's run and compared with
 ## it slot by slot (pMax bit for bit: every rank's tests run on the same kind of GPU).
 suppressPackageStartupMessages({ library(pcalg); library(gpupc) })
+here <- dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(here, "..", "..", "lib", "lib.R"))
 options(cli.progress_show_after = Inf)
 args <- commandArgs(TRUE)
 mode <- args[1]
@@ -58,16 +62,11 @@ if (mode == "table") {
 }
 
 kind <- args[2]
-out <- args[3]
+out <- if (length(args) >= 3 && !startsWith(args[3], "--")) args[3] else NA
 mm <- as.numeric(opt("m-max", Inf))
 if (kind == "cmiknn") {
   p <- as.integer(opt("p", 100)); n <- as.integer(opt("n", 2000))
-  set.seed(3)
-  z <- matrix(rnorm(n * p), n)
-  for (j in 2:p) {
-    par <- sample.int(j - 1, min(2, j - 1))
-    z[, j] <- z[, j] * 0.5 + rowSums(sin(2 * z[, par, drop = FALSE]))
-  }
+  z <- sine_dag_data(p, n)
   st <- list(data = z, knn = as.numeric(opt("knn", 0.1)), sig_samples = as.integer(opt("perm", 50)))
   test <- cmiknnCItest; alpha <- 0.05
   small <- list(data = z[1:300, 1:6], knn = 0.1, sig_samples = 20)
@@ -118,4 +117,23 @@ if (mode == "single") {
     cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
   }
   invisible(mpi("mpi.finalize")())
+} else if (mode == "overhead") {
+  # one rank (mpirun -np 1): the plain call and the MPI path alternately in this one process, so
+  # that the data, the process and the machine's drift are the same for both
+  reps <- as.integer(opt("reps", 10))
+  invisible(call(small, ncol(if (is.null(small$C)) small$data else small$C), 1, cluster = "mpi"))
+  secs <- search <- matrix(NA_real_, reps, 2, dimnames = list(NULL, c("plain", "mpi")))
+  for (r in seq_len(reps)) for (k in if (r %% 2) 1:2 else 2:1) {
+    fit <- NULL
+    gc()
+    secs[r, k] <- system.time(fit <- call(st, p, mm, cluster = if (k == 2) "mpi"))[["elapsed"]]
+    search[r, k] <- gpupc_last_run()$phases[["search_s"]]
+    if (k == 2) ex <- gpupc_last_run()$ranks$allgather_s
+  }
+  med <- apply(secs, 2, stats::median)
+  cat(sprintf("%s | one rank against the plain call, %d runs each, alternating | plain median %.3f s, MPI path median %.3f s (%+.1f%%) | exchanges %.4f s a call\n",
+              label, reps, med[1], med[2], 100 * (med[2] / med[1] - 1), ex))
+  cat(sprintf("    run %d: plain %.3f s (search %.3f s), MPI path %.3f s (search %.3f s)\n", seq_len(reps),
+              secs[, 1], search[, 1], secs[, 2], search[, 2]), sep = "")
+  invisible(getExportedValue("Rmpi", "mpi.finalize")())
 } else stop("unknown mode ", mode)

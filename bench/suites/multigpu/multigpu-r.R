@@ -28,6 +28,8 @@
 #   being the reference, and the default devices); --ref DIR keeps the reference's result there
 #   for a later call (see timing_table).
 suppressPackageStartupMessages({ library(pcalg); library(gpupc) })
+here <- dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(here, "..", "..", "lib", "lib.R"))
 options(cli.progress_show_after = Inf)  # no progress bars in the logs
 args <- commandArgs(TRUE)
 mode <- args[1]
@@ -308,12 +310,7 @@ if (mode == "gauss") {
                function(a, b) diff_slot(a, b) == "", warm = if (is.null(warm)) call else warm)
 } else if (mode == "cmiknn") {
   p <- as.integer(opt("p", 50)); n <- as.integer(opt("n", 2000))
-  set.seed(3)
-  z <- matrix(rnorm(n * p), n)
-  for (j in 2:p) {
-    par <- sample.int(j - 1, min(2, j - 1))
-    z[, j] <- z[, j] * 0.5 + rowSums(sin(2 * z[, par, drop = FALSE]))
-  }
+  z <- sine_dag_data(p, n)
   cs <- list(data = z, knn = 0.1, sig_samples = as.integer(opt("perm", 200)))
   mm <- as.numeric(opt("m-max", Inf))
   small <- list(data = z[1:300, 1:5], knn = 0.1, sig_samples = 50)
