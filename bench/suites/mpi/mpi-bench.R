@@ -99,8 +99,11 @@ if (mode == "single") {
   lr <- gpupc_last_run()
   how <- sprintf("one process, %s (GPU %s)", if (is.null(dev)) "default devices" else "first GPU",
                  paste(lr$devices, collapse = ","))
+  bpd <- Sys.getenv("GPUPC_BLOCKS_PER_DEVICE")
+  if (nzchar(bpd)) how <- sprintf("%s, %s blocks per device", how, bpd)
   saveRDS(list(label = label, how = how, seconds = secs, fit = fit, phases = unlist(lr$phases),
-               levels = lr$levels, order = if (is.null(dev)) 2 else 1), out, compress = FALSE)
+               levels = lr$levels, order = if (is.null(dev)) 2 + as.numeric(paste0("0", bpd)) / 100 else 1),
+          out, compress = FALSE)
   cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
 } else if (mode == "rank") {
   mpi <- function(f) getExportedValue("Rmpi", f)

@@ -30,6 +30,13 @@ use crate::plan::{EdgeOutcome, LevelPlan};
 /// tail, few enough that each block still fills a GPU.
 pub const BLOCKS_PER_DEVICE: usize = 4;
 
+/// [`BLOCKS_PER_DEVICE`], or `GPUPC_BLOCKS_PER_DEVICE` (at least 1) to measure another cut: each
+/// block's last rounds hold few tests, so more blocks pay that tail more often, fewer balance
+/// the devices less.
+fn blocks_per_device() -> usize {
+    std::env::var("GPUPC_BLOCKS_PER_DEVICE").ok().and_then(|v| v.trim().parse::<usize>().ok()).map_or(BLOCKS_PER_DEVICE, |b| b.max(1))
+}
+
 /// `k` row ranges of 0..p holding about equal numbers of pairs i < j (row i holds p - 1 - i).
 pub fn row_ranges(p: usize, k: usize) -> Vec<Range<usize>> {
     let k = k.max(1);
@@ -127,7 +134,7 @@ pub fn split_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &
         };
     }
     let weights: Vec<u64> = plan.edges.iter().map(|e| e.n_tests().max(1)).collect();
-    let blocks = weighted_blocks(&weights, devs.len() * BLOCKS_PER_DEVICE);
+    let blocks = weighted_blocks(&weights, devs.len() * blocks_per_device());
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let first_err: Mutex<Option<PcError>> = Mutex::new(None);
