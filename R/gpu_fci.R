@@ -89,6 +89,8 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
                     backend = getOption("gpupc.backend", "auto"),
                     devices = getOption("gpupc.devices", NULL)) {
   cl <- match.call()
+  clk <- gc_clock()
+  on.exit(gc_clock_stop(clk))
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p), chatty = TRUE)
   p <- lp$p
@@ -226,6 +228,7 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
                       sepset = sepset, pMax = pMax, allPdsep = allPdsep)
   record_stages(c(pdsep_s = t1 - t0, orient_s = proc.time()[["elapsed"]] - t1), details,
                 triples = triples$details)
+  record_gc(clk)
   out
 }
 
@@ -335,6 +338,8 @@ gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
                      backend = getOption("gpupc.backend", "auto"),
                      devices = getOption("gpupc.devices", NULL)) {
   cl <- match.call()
+  clk <- gc_clock()
+  on.exit(gc_clock_stop(clk))
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p), chatty = TRUE)
   p <- lp$p
@@ -379,6 +384,7 @@ gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
                       n.edgetests = skel@n.edgetests, n.edgetestsPDSEP = 0,
                       sepset = res$sepset, pMax = skel@pMax, allPdsep = vector("list", p))
   record_stages(c(secs, orient_s = proc.time()[["elapsed"]] - t0), rfci = details)
+  record_gc(clk)
   out
 }
 

@@ -104,6 +104,8 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
                    backend = getOption("gpupc.backend", "auto"),
                    devices = getOption("gpupc.devices", NULL), cluster = NULL) {
   cl <- match.call()
+  clk <- gc_clock()
+  on.exit(gc_clock_stop(clk))
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p), chatty = TRUE)
   u2pd <- match.arg(u2pd)
@@ -158,5 +160,6 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
     last$orient <- info
     .gpupc_state$last <- last
   }
+  record_gc(clk)
   out
 }
