@@ -36,16 +36,17 @@ cases <- function() {
 
 if (!is.na(libs)) {
   # the parent: data once, then the children alternately
-  suppressPackageStartupMessages(library(pcalg))
-  source(file.path(here, "..", "..", "lib", "lib.R"))
+  libs <- strsplit(libs, ",")[[1]]
   for (cs in Filter(Negate(is.null), cases())) {
     f <- data_file(cs$p, cs$n)
     if (!file.exists(f)) {
+      # lib.R loads gpupc: the first build's
+      .libPaths(c(libs[1], .libPaths()))
+      if (!exists("gauss_data")) source(file.path(here, "..", "..", "lib", "lib.R"))
       d <- gauss_data(cs$p, cs$n)
       saveRDS(list(C = d$suff$C, n = cs$n), f, compress = FALSE)
     }
   }
-  libs <- strsplit(libs, ",")[[1]]
   rscript <- file.path(R.home("bin"), "Rscript")
   pass <- args[-c(match("--libs", args) + 0:1, match("--rounds", args) + 0:1, match("--save", args) + 0:1)]
   pass <- pass[!is.na(pass)]
