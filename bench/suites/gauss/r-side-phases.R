@@ -48,8 +48,8 @@ if (!is.na(libs)) {
     }
   }
   rscript <- file.path(R.home("bin"), "Rscript")
-  pass <- args[-c(match("--libs", args) + 0:1, match("--rounds", args) + 0:1, match("--save", args) + 0:1)]
-  pass <- pass[!is.na(pass)]
+  drop <- unlist(lapply(c("--libs", "--rounds", "--save", "--data-dir"), function(o) match(o, args) + 0:1))
+  pass <- if (all(is.na(drop))) args else args[-drop[!is.na(drop)]]
   runs <- list()
   for (r in seq_len(rounds)) for (k in seq_along(libs)) {
     out <- tempfile(fileext = ".rds")
