@@ -4,13 +4,16 @@
 #
 #   Rscript bench/suites/gauss/r-side-phases.R [--backend cpu|cuda] [--p 1643] [--n 850]
 #       [--big-p 5000] [--big-n 1000] [--reps 7] [--threads 0] [--data-dir /tmp]
-#       [--libs LIB_A,LIB_B --rounds 3] [--save FILE.rds]
+#       [--rows-p 5000] [--libs LIB_A,LIB_B --rounds 3] [--save FILE.rds]
 #
 # With --libs, the script runs itself once per library per round, alternating (A, B, A, B, ...),
 # each child with R_LIBS set to that library: same machine, same data, same calls; it then prints
 # the medians of every phase per library and whether each call's result is identical() to the
 # first library's in every slot. Without --libs, one process runs the calls with the gpupc found
-# on R_LIBS (--save keeps its timings and results for the parent).
+# on R_LIBS (--save keeps its timings and results for the parent). --rows-p sets
+# options(gpupc.sepset_rows_p): 0 gives the compact sepset rows at any p, Inf pcalg's list of
+# lists (the default, 5000, the list up to p = 5000). With --backend cuda the same calls run on
+# the GPU (the first of each kind also opens the device and compiles or loads the kernels).
 #
 # Data: pcalg's randomDAG of expected degree 4 (seed 1) with rmvDAG's Gaussian SEM
 # (bench/lib/lib.R's gauss_data(); n p^2 above 3e9 uses its sparse generator), kept under
@@ -27,6 +30,7 @@ p <- as.integer(opt("p", "1643")); n <- as.integer(opt("n", "850"))
 big_p <- as.integer(opt("big-p", "5000")); big_n <- as.integer(opt("big-n", "1000"))
 reps <- as.integer(opt("reps", "7")); threads <- as.integer(opt("threads", "0"))
 data_dir <- opt("data-dir", tempdir())
+rows_p <- as.numeric(opt("rows-p", "5000"))
 libs <- opt("libs", NA); rounds <- as.integer(opt("rounds", "3")); save <- opt("save", NA)
 
 data_file <- function(p, n) file.path(data_dir, sprintf("gpupc-r-side-gauss-p%d-n%d.rds", p, n))
@@ -81,7 +85,7 @@ if (!is.na(libs)) {
 suppressPackageStartupMessages({ library(pcalg); library(gpupc) })
 if (threads == 0) threads <- NULL
 invisible(gc.time(TRUE))
-options(cli.progress_show_after = Inf)
+options(cli.progress_show_after = Inf, gpupc.sepset_rows_p = rows_p)
 cat(sprintf("gpupc %s at %s, backend %s\n", packageVersion("gpupc"), dirname(find.package("gpupc")), backend))
 times <- list()
 results <- list()
