@@ -115,7 +115,11 @@ for (cs in Filter(Negate(is.null), cases())) {
     cat(sprintf("%s p = %d call %d: %s\n", cs$name, cs$p, r,
                 paste(sprintf("%s %.4f", names(row), row), collapse = ", ")))
   }
-  times[[cs$name]] <- rows
+  # what one collection of every generation costs in this process, the result alive: the
+  # yardstick of gc_s
+  full <- stats::median(replicate(3, system.time(gc(), gcFirst = FALSE)[["elapsed"]]))
+  cat(sprintf("%s p = %d: gc() takes %.4f s here\n", cs$name, cs$p, full))
+  times[[cs$name]] <- cbind(rows, full_gc_s = full)
   results[[cs$name]] <- fit
   rm(fit)
 }
