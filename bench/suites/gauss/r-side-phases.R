@@ -123,4 +123,8 @@ for (cs in Filter(Negate(is.null), cases())) {
   results[[cs$name]] <- fit
   rm(fit)
 }
+for (cs in names(times)) {
+  cat(sprintf("%s medians: %s\n", cs, paste(sprintf("%s %.4f", colnames(times[[cs]]),
+                                                    apply(times[[cs]], 2, stats::median)), collapse = ", ")))
+}
 if (!is.na(save)) saveRDS(list(times = times, results = results), save)
