@@ -152,7 +152,8 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
 # while switched on, and switching it is the only way to read it: R cannot say whether it is on.
 # Counters that never moved, or have not moved since gpupc last switched them off, are taken for
 # "off", and switched off again when the call ends (gc_clock_stop(), on exit); any others were
-# counting for the user, and go on counting. A clock started inside another's call is NULL: the
+# counting for the user, and go on counting (also when the user has switched counting off again
+# since: the counts cannot tell that apart). A clock started inside another's call is NULL: the
 # outer call's counts.
 gc_clock <- function() {
   if (isTRUE(.gpupc_state$gc_clock_on)) return(NULL)
