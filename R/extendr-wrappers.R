@@ -10,6 +10,8 @@ rs_skeleton <- function(test, data, args, backend, hooks) {
 
 rs_sepsets <- function(handle, compact) rust_value(.Call(wrap__gpupc_sepsets, handle, compact))
 
+rs_graph_parts <- function(from, to, labels, keys) rust_value(.Call(wrap__gpupc_graph_parts, from, to, labels, keys))
+
 rs_gpu_info <- function() rust_value(.Call(wrap__gpupc_gpu_info))
 
 rs_choose_engine <- function(work, backend, p, n, devices) {

@@ -94,6 +94,8 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
                     backend = getOption("gpupc.backend", "auto"),
                     devices = getOption("gpupc.devices", NULL), cluster = NULL) {
   cl <- match.call()
+  clk <- gc_clock()
+  on.exit(gc_clock_stop(clk))
   cluster <- cluster_first(cluster, list(
     suffStat = suffStat, indepTest = native_kind(indepTest), alpha = alpha,
     labels = if (missing(labels)) NULL else labels, p = if (missing(p)) NULL else p,
@@ -239,6 +241,7 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
                       sepset = sepset, pMax = pMax, allPdsep = allPdsep)
   record_stages(c(pdsep_s = t1 - t0, orient_s = proc.time()[["elapsed"]] - t1), details,
                 triples = triples$details)
+  record_gc(clk)
   out
 }
 
@@ -348,6 +351,8 @@ gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
                      backend = getOption("gpupc.backend", "auto"),
                      devices = getOption("gpupc.devices", NULL), cluster = NULL) {
   cl <- match.call()
+  clk <- gc_clock()
+  on.exit(gc_clock_stop(clk))
   cluster <- cluster_first(cluster, list(
     suffStat = suffStat, indepTest = native_kind(indepTest), alpha = alpha,
     labels = if (missing(labels)) NULL else labels, p = if (missing(p)) NULL else p,
@@ -399,6 +404,7 @@ gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
                       n.edgetests = skel@n.edgetests, n.edgetestsPDSEP = 0,
                       sepset = res$sepset, pMax = skel@pMax, allPdsep = vector("list", p))
   record_stages(c(secs, orient_s = proc.time()[["elapsed"]] - t0), rfci = details)
+  record_gc(clk)
   out
 }
 

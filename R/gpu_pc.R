@@ -104,6 +104,8 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
                    backend = getOption("gpupc.backend", "auto"),
                    devices = getOption("gpupc.devices", NULL), cluster = NULL) {
   cl <- match.call()
+  clk <- gc_clock()
+  on.exit(gc_clock_stop(clk))
   cluster <- cluster_first(cluster, list(
     suffStat = suffStat, indepTest = native_kind(indepTest), alpha = alpha,
     labels = if (missing(labels)) NULL else labels, p = if (missing(p)) NULL else p,
@@ -163,5 +165,6 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
     last$orient <- info
     .gpupc_state$last <- last
   }
+  record_gc(clk)
   out
 }

@@ -144,9 +144,45 @@ gpu_skeleton <- function(suffStat, indepTest, alpha, labels, p,
   lp <- resolve_labels(if (missing(labels)) NULL else labels, if (missing(p)) NULL else p,
                        missing(labels), missing(p))
   method <- match.arg(method)
-  skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, method, m.max, fixedGaps,
-                fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg, devices = devices,
-                cluster = cluster)
+  clk <- gc_clock()
+  on.exit(gc_clock_stop(clk))
+  out <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, method, m.max, fixedGaps,
+                       fixedEdges, NAdelete, numCores, verbose, backend, p_arg = lp$arg, devices = devices,
+                       cluster = cluster)
+  record_gc(clk)
+  out
+}
+
+# R's collector time during a call (gpupc_last_run()$phases["r_gc_s"]). gc.time() counts only
+# while switched on, and switching it is the only way to read it: R cannot say whether it is on.
+# Counters that never moved, or have not moved since gpupc last switched them off, are taken for
+# "off", and switched off again when the call ends (gc_clock_stop(), on exit); any others were
+# counting for the user, and go on counting (also when the user has switched counting off again
+# since: the counts cannot tell that apart). A clock started inside another's call is NULL: the
+# outer call's counts.
+gc_clock <- function() {
+  if (isTRUE(.gpupc_state$gc_clock_on)) return(NULL)
+  g <- gc.time(TRUE)
+  .gpupc_state$gc_clock_on <- TRUE
+  list(start = g[[3]], off = all(g == 0) || identical(g, .gpupc_state$gc_off_at),
+       last = .gpupc_state$last)
+}
+
+gc_clock_stop <- function(clk) {
+  if (is.null(clk)) return(invisible())
+  .gpupc_state$gc_clock_on <- FALSE
+  if (clk$off) .gpupc_state$gc_off_at <- gc.time(FALSE)
+  invisible()
+}
+
+# The collector's seconds since `clk` started, as the `r_gc_s` phase of the run this call recorded
+# (none when it recorded none: pcalg's own skeleton for method = "original").
+record_gc <- function(clk) {
+  last <- .gpupc_state$last
+  if (is.null(clk) || is.null(last) || identical(last, clk$last)) return(invisible())
+  last$phases["r_gc_s"] <- gc.time(TRUE)[[3]] - clk$start
+  .gpupc_state$last <- last
+  invisible()
 }
 
 # defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend, test); when the run left its
@@ -298,7 +334,15 @@ attach_sepsets <- function(out, sepsets) {
 #'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
 #'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building
 #'   pMax for R), `graph_object_s` (the graphNEL and the `pcAlgo` object) and
-#'   `sepset_s` (the `sepset` list of lists);
+#'   `sepset_s` (the `sepset` list of lists); and last `r_gc_s`, the seconds R's garbage
+#'   collector ran during the whole call, which are also inside the phases where the collections
+#'   fell (most often `input_s`, where pMax is allocated, or `sepset_s`). A result holds p x p
+#'   objects (pMax, the sepset list: 43 MB at p = 1643), so a call often makes R collect every
+#'   generation, and such a collection walks everything the R process holds (with pcalg loaded,
+#'   about 10^6 objects of its packages): its cost is that of `gc()` in the same process. The
+#'   timing uses [gc.time()], which R cannot query without switching it on: gpupc switches it off
+#'   again after the call when its counts had not moved before it (never, or not since gpupc last
+#'   switched it off), and leaves it on otherwise;
 #'   after [gpu_pc()] also `orient_s` (the orientation, with the conservative / majority-rule triple
 #'   checks), and `orient`: its counts (`stats`; `data_reused`: the GPU triple checks ran on the
 #'   skeleton's data still on the device) and the seconds of its parts in Rust (`phases`).

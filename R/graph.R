@@ -11,8 +11,9 @@ undirected_graphnel <- function(edges, labels) {
   from <- from[o]
   to <- to[o]
   g <- empty_graphnel(labels, "undirected")
-  g@edgeL <- edge_lists(from, to, labels)
-  keys <- paste(labels[from], labels[to], sep = "|")
+  parts <- graph_parts(from, to, labels)
+  g@edgeL <- parts$edgeL
+  keys <- parts$keys
   g@edgeData@defaults <- list(weight = 1L)
   g@edgeData@data <- stats::setNames(rep(list(list(weight = 1L)), length(keys)), keys)
   g
@@ -28,14 +29,17 @@ empty_graphnel <- function(labels, edgemode) {
   g
 }
 
-# The edgeL of a graphNEL: for each node (1..length(labels)) the `to` of its edges, in the order
-# given; `from` is integer 1-based. The factor is built from the codes directly: factor() would
-# match every value against the levels as strings.
-edge_lists <- function(from, to, labels) {
-  codes <- structure(as.integer(from), levels = as.character(seq_along(labels)), class = "factor")
-  edL <- lapply(split(to, codes), function(e) list(edges = e))
-  names(edL) <- labels
-  edL
+# The edgeL of a graphNEL (for each node, 1..length(labels), the `to` of its edges in the order
+# given, as list(edges = <integer>), named by the labels) and the names of its edgeData
+# (paste(labels[from], labels[to], sep = "|"), when `keys`), for integer 1-based `from` and `to`.
+# Made in Rust with about two R objects per node and one per edge: split() + lapply() and
+# paste() left the same objects after several more, and the collections those set off.
+graph_parts <- function(from, to, labels, keys = TRUE) {
+  labels <- as.character(labels)
+  parts <- rs_graph_parts(as.integer(from), as.integer(to), labels, keys)
+  # a label NA or not ASCII: paste() decides the names' encoding
+  if (keys && is.null(parts$keys)) parts$keys <- paste(labels[from], labels[to], sep = "|")
+  parts
 }
 
 # The skeleton's graphNEL from its edges (m x 2, 1-based; pcalg's own object when there are none).

@@ -17,13 +17,14 @@ skeleton_edges <- function(g) {
 pdag_graphnel <- function(from, to, weight, labels, directed) {
   # slots set on an edgeless graph (empty_graphnel() says why)
   g <- empty_graphnel(labels, if (directed) "directed" else "undirected")
-  g@edgeL <- edge_lists(from, to, labels)
+  parts <- graph_parts(from, to, labels, keys = length(from) > 0)
+  g@edgeL <- parts$edgeL
   g@edgeData@defaults <- list(weight = 1)
   if (length(from)) {
     # pcalg's marks are 1 and 2: two shared lists instead of one per edge
     d <- rep(list(list(weight = 1)), length(from))
     d[weight != 1] <- lapply(weight[weight != 1], function(w) list(weight = w))
-    names(d) <- paste(labels[from], labels[to], sep = "|")
+    names(d) <- parts$keys
     g@edgeData@data <- d
   } else {
     g@edgeData@data <- list()

@@ -43,6 +43,7 @@ test_that("writes into compact rows act as writes into pcalg's lists", {
   got <- with_rows(gpu_skeleton(cs$suffStat, pcalg::gaussCItest, 0.01, labels = cs$labels, backend = "cpu"))
   rows <- got@sepset
   lists <- as_sepset_list(got)
+  before <- lists
   set.seed(1)
   p <- length(rows)
   values <- list(NULL, integer(0), c(3L, 7L), 2, list("a"), c(1.5, 2))
@@ -58,6 +59,8 @@ test_that("writes into compact rows act as writes into pcalg's lists", {
   }
   expect_identical(as_sepset_list(rows), lists)
   expect_identical(rows[[2]][1:3], lists[[2]][1:3])
+  # the rows share their empty fields and `p`: the object written from is unchanged
+  expect_identical(as_sepset_list(got), before)
 })
 
 test_that("pcalg's orientation and triple checks give the same answers on compact rows", {

@@ -12,6 +12,7 @@ bnlearn     4  any  bnlearn pc.stable (a cluster of every core) on the seed shap
 parallelpc  4  any  ParallelPC (every core) on the seed shapes, cap 45 s
 pcalg-long 10  any  pcalg stable.fast at p = 10000, cap 590 s
 cpu         3  any  the CPU backend against pcalg (Gaussian p = 100/500/1000, ALARM and LINK n = 20000), cap 60 s
+r-side      6  gpu  gpu_pc() at p = 1643 and gpu_skeleton() at p = 20000 on the GPU, 7 calls each in one process: every phase of gpupc_last_run() and the seconds of the R garbage collector per call
 gpucsl      5  gpu  gpucsl (the dissertation'"'"'s Python package) on the seed shapes: its data written by R, gpucsl in Python
 '
 S=$BENCH/suites/gauss
@@ -19,6 +20,11 @@ compare_r() {  # compare_r NAME SECONDS compare.R-options...
   local name=$1 secs=$2; shift 2
   local q=(); [ "$QUICK" = 1 ] && q=(--quick)
   step "$name" "$secs" "$R" "$BENCH/baselines/compare.R" "$@" ${q[@]+"${q[@]}"} --out "$RAW/$name.csv" --note "bench/run $suite $name"
+}
+part_r-side() {
+  needs r gpu || return 1
+  step r-side "${STIME:-500}" "$R" "$S/r-side-phases.R" --backend cuda --p 1643 --n 850 \
+    --big-p "${BIGP:-20000}" --big-n 1000 --reps "${REPS:-7}" --data-dir "${TMPDIR:-/tmp}"
 }
 part_first-call() {
   needs r gpu || return 1

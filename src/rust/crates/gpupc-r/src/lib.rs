@@ -6,6 +6,7 @@ mod cmiknn;
 mod convert;
 mod entry;
 mod fci;
+mod graph;
 mod kept;
 mod orient;
 mod pag;
@@ -25,6 +26,7 @@ extendr_module! {
     mod gpupc;
     use entry;
     use fci;
+    use graph;
     use cluster;
     use cmiknn;
     use jtree;

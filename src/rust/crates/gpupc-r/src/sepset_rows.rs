@@ -70,12 +70,22 @@ pub fn sepsets_to_rows(res: &SepParts) -> CoreResult<Robj> {
         *at += 1;
     }
     let outer = List::new(p);
-    // SAFETY: all on R's main thread. `outer`, `names` and `class` are protected (Robj) for the
-    // whole loop; every vector made for a row is stored into the row, and the row into `outer`,
+    // SAFETY: all on R's main thread. `outer`, `names`, `class` and the shared fields are
+    // protected (Robj) for the whole loop; every vector made for a row is stored into the row, and the row into `outer`,
     // before the next R allocation, so nothing is ever unprotected across an allocation.
     unsafe {
         let names = Robj::from_sexp(shared_strings(&FIELDS));
         let class = Robj::from_sexp(shared_strings(&[ROW_CLASS]));
+        // `p`, and a row's empty fields (most rows have no set of a later level), one object each
+        // for every row, not mutable (the rows' methods replace a field, R copies before any
+        // change in place): fewer objects for R's collector to make and walk
+        let shared_p = Robj::from(p_i32);
+        let no_ints = Robj::from(Vec::<i32>::new());
+        let no_sets = Robj::from(List::new(0));
+        for v in [&shared_p, &no_ints, &no_sets] {
+            MARK_NOT_MUTABLE(v.get());
+        }
+        let ints_or_shared = |n: usize| if n == 0 { no_ints.get() } else { Rf_allocVector(SEXPTYPE::INTSXP, n as isize) };
         let o = outer.get();
         let mut k = 0usize;
         for x in 0..p {
@@ -83,9 +93,7 @@ pub fn sepsets_to_rows(res: &SepParts) -> CoreResult<Robj> {
             SET_VECTOR_ELT(o, x as isize, row);
             Rf_setAttrib(row, R_NamesSymbol, names.get());
             Rf_setAttrib(row, R_ClassSymbol, class.get());
-            let pv = Rf_allocVector(SEXPTYPE::INTSXP, 1);
-            SET_VECTOR_ELT(row, 0, pv);
-            *INTEGER(pv) = p_i32;
+            SET_VECTOR_ELT(row, 0, shared_p.get());
             let bits = Rf_allocVector(SEXPTYPE::RAWSXP, bytes as isize);
             SET_VECTOR_ELT(row, 1, bits);
             let dst = std::slice::from_raw_parts_mut(RAW(bits), bytes);
@@ -101,13 +109,15 @@ pub fn sepsets_to_rows(res: &SepParts) -> CoreResult<Robj> {
             mine.reverse();
             mine.sort_by_key(|s| s.y); // stable: the last written comes first per y
             mine.dedup_by_key(|s| s.y);
-            let idx = Rf_allocVector(SEXPTYPE::INTSXP, mine.len() as isize);
+            let idx = ints_or_shared(mine.len());
             SET_VECTOR_ELT(row, 2, idx);
-            let iv = std::slice::from_raw_parts_mut(INTEGER(idx), mine.len());
-            for (d, s) in iv.iter_mut().zip(&mine) {
-                *d = s.y as i32 + 1;
+            if !mine.is_empty() {
+                let iv = std::slice::from_raw_parts_mut(INTEGER(idx), mine.len());
+                for (d, s) in iv.iter_mut().zip(&mine) {
+                    *d = s.y as i32 + 1;
+                }
             }
-            let sets = Rf_allocVector(SEXPTYPE::VECSXP, mine.len() as isize);
+            let sets = if mine.is_empty() { no_sets.get() } else { Rf_allocVector(SEXPTYPE::VECSXP, mine.len() as isize) };
             SET_VECTOR_ELT(row, 3, sets);
             for (i, s) in mine.iter().enumerate() {
                 let v = Rf_allocVector(SEXPTYPE::INTSXP, s.set.len() as isize);
@@ -118,14 +128,16 @@ pub fn sepsets_to_rows(res: &SepParts) -> CoreResult<Robj> {
                 }
             }
             let mine1 = &single[start1[x]..start1[x + 1]];
-            let idx1 = Rf_allocVector(SEXPTYPE::INTSXP, mine1.len() as isize);
+            let idx1 = ints_or_shared(mine1.len());
             SET_VECTOR_ELT(row, 4, idx1);
-            let k1 = Rf_allocVector(SEXPTYPE::INTSXP, mine1.len() as isize);
+            let k1 = ints_or_shared(mine1.len());
             SET_VECTOR_ELT(row, 5, k1);
-            let (iv, kv) = (std::slice::from_raw_parts_mut(INTEGER(idx1), mine1.len()), std::slice::from_raw_parts_mut(INTEGER(k1), mine1.len()));
-            for ((i, k), s) in iv.iter_mut().zip(kv.iter_mut()).zip(mine1) {
-                *i = s[0];
-                *k = s[1];
+            if !mine1.is_empty() {
+                let (iv, kv) = (std::slice::from_raw_parts_mut(INTEGER(idx1), mine1.len()), std::slice::from_raw_parts_mut(INTEGER(k1), mine1.len()));
+                for ((i, k), s) in iv.iter_mut().zip(kv.iter_mut()).zip(mine1) {
+                    *i = s[0];
+                    *k = s[1];
+                }
             }
         }
     }
