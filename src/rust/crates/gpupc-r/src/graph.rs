@@ -22,12 +22,8 @@ fn nodes<'a>(x: &'a Robj, p: usize, what: &str) -> CoreResult<&'a [i32]> {
     Ok(v)
 }
 
-/// `edgeL`: for node i (1..p, named by `labels`), `list(edges = to[from == i])` in the order
-/// given, as R/graph.R's `edge_lists()` made it with `split()` (an empty integer vector for a
-/// node without edges). Every node's list shares one not-mutable `"edges"` names vector, and
-/// every node without edges one not-mutable `integer(0)`: R copies either before changing it,
-/// and `identical()` and serialisation see values, not sharing.
-fn edge_lists(from: &Robj, to: &Robj, labels: &Robj) -> CoreResult<Robj> {
+/// p (the labels' count) and the edges' two ends, checked against each other.
+fn edge_ends<'a>(from: &'a Robj, to: &'a Robj, labels: &Robj) -> CoreResult<(usize, &'a [i32], &'a [i32])> {
     let p = labels.len();
     if labels.rtype() != Rtype::Strings {
         return Err(internal("`labels` must be a character vector"));
@@ -36,6 +32,16 @@ fn edge_lists(from: &Robj, to: &Robj, labels: &Robj) -> CoreResult<Robj> {
     if from.len() != to.len() {
         return Err(internal("`from` and `to` differ in length"));
     }
+    Ok((p, from, to))
+}
+
+/// `edgeL`: for node i (1..p, named by `labels`), `list(edges = to[from == i])` in the order
+/// given, as R/graph.R's `edge_lists()` made it with `split()` (an empty integer vector for a
+/// node without edges). Every node's list shares one not-mutable `"edges"` names vector, and
+/// every node without edges one not-mutable `integer(0)`: R copies either before changing it,
+/// and `identical()` and serialisation see values, not sharing.
+fn edge_lists(from: &Robj, to: &Robj, labels: &Robj) -> CoreResult<Robj> {
+    let (p, from, to) = edge_ends(from, to, labels)?;
     // the edges by node (a counting sort keeps each node's order)
     let mut start = vec![0usize; p + 1];
     for &f in from {
@@ -83,14 +89,7 @@ fn edge_lists(from: &Robj, to: &Robj, labels: &Robj) -> CoreResult<Robj> {
 /// `paste(labels[from], labels[to], sep = "|")`, the names of `edgeData`; `None` where a label is
 /// NA or not ASCII (R's paste() then decides the result's encoding).
 fn edge_keys(from: &Robj, to: &Robj, labels: &Robj) -> CoreResult<Option<Robj>> {
-    let p = labels.len();
-    if labels.rtype() != Rtype::Strings {
-        return Err(internal("`labels` must be a character vector"));
-    }
-    let (from, to) = (nodes(from, p, "from")?, nodes(to, p, "to")?);
-    if from.len() != to.len() {
-        return Err(internal("`from` and `to` differ in length"));
-    }
+    let (p, from, to) = edge_ends(from, to, labels)?;
     // SAFETY: `labels` is a live character vector; its CHARSXPs live as long as it does.
     let names: Vec<&[u8]> = unsafe {
         let l = labels.get();
