@@ -86,7 +86,7 @@ suppressPackageStartupMessages({ library(pcalg); library(gpupc) })
 if (threads == 0) threads <- NULL
 invisible(gc.time(TRUE))
 options(cli.progress_show_after = Inf, gpupc.sepset_rows_p = rows_p)
-cat(sprintf("gpupc %s at %s, backend %s\n", packageVersion("gpupc"), dirname(find.package("gpupc")), backend))
+cat(sprintf("gpupc %s, backend %s\n", packageVersion("gpupc"), backend))
 times <- list()
 results <- list()
 for (cs in Filter(Negate(is.null), cases())) {
