@@ -65,8 +65,8 @@ pub struct Ranks<'t, B> {
     pub local: B,
     transport: &'t mut dyn Transport,
     pub levels: Vec<RankLevel>,
-    /// Test-only: this rank's block fails at this level (how the fault path is exercised end to
-    /// end; the R glue sets it from `GPUPC_FAIL_RANK`).
+    /// Test-only: this rank's block fails at this level, or its dense level (how the fault path
+    /// is exercised end to end; the R glue sets it from `GPUPC_FAIL_RANK`).
     pub fail_at_level: Option<usize>,
     /// Every rank's engine runs the dense levels and is of one kind ([`start_search`]'s answer):
     /// each rank then runs levels 0 and 1 whole itself.
@@ -557,6 +557,7 @@ impl<B: Backend> DenseLevels for Ranks<'_, B> {
             return Ok(DenseLevelReport::default());
         }
         let r = match self.local.dense() {
+            _ if self.fail_at_level == Some(level) => Err(PcError::Internal(format!("a failure injected at level {level} for the tests"))),
             Some(d) => d.dense_level(level, pmax, sep0, watch),
             None => Err(PcError::Internal("the dense levels went away".into())),
         };
