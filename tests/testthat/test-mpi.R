@@ -229,7 +229,7 @@ expect_rank_failure <- function(run, np, failing, level, cases) {
 
 test_that("a rank whose share fails stops every rank with its error, and the next call works", {
   skip_without_mpi()
-  # test-only: GPUPC_FAIL_RANK=rank:level makes that rank's part of that level fail (its block, or
+  # test-only: GPUPC_FAIL_RANK=rank:level makes that rank's share of that level fail (its block, or
   # gaussCItest's dense level 1, which every rank runs whole)
   run <- run_ranks(3, "fail", env = c(GPUPC_FAIL_RANK = "1:1"), limit = 60)
   expect_rank_failure(run, 3, 1, 1, c("gauss", "dis"))

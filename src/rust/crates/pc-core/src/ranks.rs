@@ -413,7 +413,7 @@ impl<B: Backend> Backend for Ranks<'_, B> {
 
 const DENSE: u8 = 0xA8;
 
-/// A fingerprint of `words`: each chunk hashed on the pool's threads, the chunks' hashes then
+/// A fingerprint of `xs`: each chunk hashed on the pool's threads, the chunks' hashes then
 /// folded in order.
 fn chunked_hash<T: Sync>(pool: &rayon::ThreadPool, xs: &[T], bits: impl Fn(&T) -> u64 + Sync) -> u64 {
     let hashes: Vec<u64> = pool.install(|| {
@@ -446,7 +446,7 @@ fn mix64(mut h: u64) -> u64 {
 /// A dense level's report as one word; its level-1 sets in any order (a GPU appends them as its
 /// threads finish).
 fn report_hash(level: usize, rep: &DenseLevelReport) -> u64 {
-    let sets = rep.singles.iter().fold(0u64, |acc, t| acc.wrapping_add(mix64(((t[0] as u64) << 40) ^ ((t[1] as u64) << 20) ^ t[2] as u64 ^ ((t[1] as u64) >> 20 << 60))));
+    let sets = rep.singles.iter().fold(0u64, |acc, t| acc.wrapping_add(mix64((((t[0] as u64) << 32) | t[1] as u64) ^ mix64(t[2] as u64))));
     let mut h = level as u64;
     for v in [rep.tests, rep.removed as u64, rep.not_done as u64, rep.qualifying, rep.singles.len() as u64, sets] {
         h = mix64(h ^ v).rotate_left(17);
@@ -477,8 +477,8 @@ impl<B: Backend> Ranks<'_, B> {
                 let pool = crate::threads::call_pool(self.threads, "fingerprint");
                 let fp = pool.map(|pool| {
                     let mut h = self.dense.reports ^ graph.p() as u64;
-                    for part in [chunked_hash(&pool, graph.words(), |w| *w), chunked_hash(&pool, pmax, |x| x.to_bits()), chunked_hash(&pool, sep0.words(), |w| *w)] {
-                        h = mix64(h ^ part).rotate_left(23);
+                    for piece in [chunked_hash(&pool, graph.words(), |w| *w), chunked_hash(&pool, pmax, |x| x.to_bits()), chunked_hash(&pool, sep0.words(), |w| *w)] {
+                        h = mix64(h ^ piece).rotate_left(23);
                     }
                     h
                 });
