@@ -2,6 +2,8 @@
 # Rscript script.R`, every rank making the same call). Each rank runs its share of every level's
 # tests on its own backend and the ranks exchange the outcomes (src/rust/crates/pc-core/src/
 # ranks.rs), through Rmpi's allgather on MPI_COMM_WORLD; every rank returns the whole result.
+# gaussCItest's levels 0 and 1 run whole on every rank instead where the ranks' engines are of one
+# kind.
 
 # An Rmpi function, looked up when called: written as Rmpi::f, R CMD check would load Rmpi to
 # check the name, and Rmpi's .onLoad starts MPI (leaving Open MPI's job directory behind).
@@ -181,9 +183,11 @@ cluster_step <- function(cluster, expr) {
 }
 
 # What gpupc_last_run()$ranks holds: this rank, the ranks, the seconds of the input check and of
-# the exchanges, and per exchanged level its edges, this rank's edges and the bytes and seconds.
+# the exchanges, where levels 0 and 1 ran (and the seconds of their check), and per exchanged
+# level its edges, this rank's edges and the bytes and seconds.
 ranks_record <- function(ranks, agree_s) {
   if (is.null(ranks)) return(NULL)
   list(rank = ranks$rank, size = ranks$size, check_s = agree_s, allgather_s = ranks$allgather_s,
+       dense_levels = ranks$dense_levels, dense_check_s = ranks$dense_check_s,
        levels = as.data.frame(ranks$levels))
 }

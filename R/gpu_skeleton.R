@@ -103,6 +103,10 @@
 #'   `numCores`, or a GPU: without `devices`, the rank's place on its host modulo the usable GPUs).
 #'   The ranks first compare digests of their inputs and all stop with an error naming `cluster`
 #'   when they differ; a rank whose share fails stops every rank with its error ("rank 2: ...").
+#'   gaussCItest's levels 0 and 1 run whole on every rank where every rank's engine is of one
+#'   kind (the CPU, or one GPU model), and the ranks compare a fingerprint of their results
+#'   (ranks whose results differ all stop with an error naming `cluster`; give every rank the
+#'   same backend); else they are split like the later levels.
 #'   Native tests only (an R-function `indepTest` or `method = "original"` is refused); needs
 #'   \pkg{Rmpi}. [gpupc_last_run()]`$ranks` reports the bytes and seconds of the exchanges.
 #' @return An object of class [pcalg::pcAlgo-class].
@@ -240,8 +244,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   # CPU's test holds a copy
   dense <- test$kind == "gauss"
   on_gpu <- dense && choice$backend == "cuda"
-  # several ranks plan levels 0 and 1 (pc-core's ranks.rs), holding their per-edge plans
-  if (!is.null(cluster) && cluster$size > 1L) dense <- FALSE
+  # several ranks of one engine kind run them whole each, as one process does (pc-core's
+  # ranks.rs); where the ranks' engines differ, each rank checks the planned levels' memory itself
   cluster_step(cluster, check_memory(p, if (on_gpu) 8 * as.double(length(test$data$data)) else test$bytes, if (is.null(start)) p * (p - 1) / 2 else sum(start) / 2,
                p_arg, dense = dense))
   # with backend = "auto", a GPU that fails runs the skeleton on the CPU instead (in Rust)
@@ -327,7 +331,11 @@ attach_sepsets <- function(out, sepsets) {
 #'   `devices`, `merge_s` and how the levels were split); and
 #'   `ranks` (with `cluster = "mpi"`, else `NULL`): this process's `rank` among `size` ranks,
 #'   `check_s` (comparing the ranks' inputs), `allgather_s` (in the exchanges, waiting for the
-#'   slowest rank included) and `levels`, per exchanged level its `edges`, this rank's
+#'   slowest rank included), `dense_levels`: `"every rank"` where levels 0 and 1 of gaussCItest
+#'   ran whole on each rank (every rank's engine of one kind: the CPU, or one GPU model; their
+#'   results are compared at the end of those levels, and `dense_check_s` is the seconds that
+#'   took), else `"split"` (planned and exchanged like the later levels), and `levels`, per
+#'   exchanged level its `edges`, this rank's
 #'   `local_edges`, `bytes_sent` and `bytes_received` (the other ranks' outcomes), `local_s` and
 #'   `allgather_s`; and
 #'   `phases`, the call's wall seconds by part: `r_checks_s` (checking the arguments in R),

@@ -50,6 +50,11 @@ mpi_cases <- function(mode = "all", rank = 0L) {
   }
   dis <- list(dm = dm, nlev = rep(3, 9), adaptDF = FALSE)
   labd <- paste0("D", 1:9)
+  if (mode == "dense") {
+    return(list(gauss = fit(gauss, pcalg::gaussCItest, lab),
+                gauss_fast = fit(gauss, pcalg::gaussCItest, lab, skel.method = "stable.fast"),
+                after = fit(dis, pcalg::disCItest, labd)))
+  }
   if (mode == "fail") {
     return(list(gauss = fit(gauss, pcalg::gaussCItest, lab),
                 dis = fit(dis, pcalg::disCItest, labd, skel.method = "stable.fast"),

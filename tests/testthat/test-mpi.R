@@ -99,7 +99,11 @@ check_ranks <- function(run, want, np, rounds = 0) {
       }
       expect_same_fit(g$fit, want[[case]], what)
       lv <- g$ranks$levels
-      expect_true(nrow(lv) >= 1)
+      # gaussCItest's levels 0 and 1 run whole on every rank (all on the CPU here), and only the
+      # later levels are split and exchanged; the other tests split every level
+      gauss <- grepl("gauss", case)
+      expect_identical(g$ranks$dense_levels, if (gauss) "every rank" else "split", label = what)
+      if (gauss) expect_true(all(lv$level >= 2), label = what) else expect_true(nrow(lv) >= 1)
       # each level's edges split over the ranks; only outcomes travel, a few bytes an edge
       expect_true(all(lv$bytes_sent >= 46 & lv$bytes_sent <= 46 + 30 * lv$local_edges))
       if (np == 1) expect_true(all(lv$bytes_received == 0 & lv$local_edges == lv$edges))
@@ -225,12 +229,34 @@ expect_rank_failure <- function(run, np, failing, level, cases) {
 
 test_that("a rank whose share fails stops every rank with its error, and the next call works", {
   skip_without_mpi()
-  # test-only: GPUPC_FAIL_RANK=rank:level makes that rank's block of that level fail
+  # test-only: GPUPC_FAIL_RANK=rank:level makes that rank's share of that level fail (its block, or
+  # gaussCItest's dense level 1, which every rank runs whole)
   run <- run_ranks(3, "fail", env = c(GPUPC_FAIL_RANK = "1:1"), limit = 60)
   expect_rank_failure(run, 3, 1, 1, c("gauss", "dis"))
   after <- plain_fits("fail")$after
   for (r in 1:3) {
     # the ranks stayed in step: a call that ends before the failing level runs as one process
+    expect_null(run$ranks[[r]]$after$error)
+    if (is.null(run$ranks[[r]]$after$error))
+      expect_same_fit(run$ranks[[r]]$after$fit, after, paste("after, rank", r - 1))
+  }
+})
+
+test_that("ranks whose levels 0-1 differ all stop with an error naming the cluster, and the next call works", {
+  skip_without_mpi()
+  # test-only: GPUPC_FAIL_RANK=rank:dense alters that rank's fingerprint of levels 0-1, as an
+  # engine that rounds differently would
+  run <- run_ranks(3, "dense", env = c(GPUPC_FAIL_RANK = "2:dense"), limit = 60)
+  expect_equal(run$status, 0L, info = run$log)
+  after <- plain_fits("dense")$after
+  for (r in 1:3) {
+    for (case in c("gauss", "gauss_fast")) {
+      e <- run$ranks[[r]][[case]]
+      expect_false(is.null(e$error), info = paste(case, "rank", r - 1, run$log))
+      expect_match(e$error, "rank 2's levels 0-1 differ from rank 0's", fixed = TRUE)
+      expect_true("gpupc_invalid_argument" %in% e$class)
+    }
+    # a test without dense levels is split as before, and the ranks are still in step
     expect_null(run$ranks[[r]]$after$error)
     if (is.null(run$ranks[[r]]$after$error))
       expect_same_fit(run$ranks[[r]]$after$fit, after, paste("after, rank", r - 1))

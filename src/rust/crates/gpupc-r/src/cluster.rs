@@ -17,10 +17,14 @@ pub(crate) struct RTransport {
     rank: usize,
     size: usize,
     allgather: Function,
-    /// Test-only: this rank fails before its first level (`GPUPC_FAIL_RANK=rank:start`), or its
-    /// block of a level fails (`GPUPC_FAIL_RANK=rank:level`).
+    /// Test-only: this rank fails before its first level (`GPUPC_FAIL_RANK=rank:start`), its
+    /// block of a level fails (`GPUPC_FAIL_RANK=rank:level`), or its levels 0-1 come out as if
+    /// its engine rounded differently (`GPUPC_FAIL_RANK=rank:dense`).
     pub(crate) fail_at_start: bool,
     pub(crate) fail_at_level: Option<usize>,
+    pub(crate) perturb_dense: bool,
+    /// Every rank runs levels 0 and 1 whole (`pc_core::ranks::start_search`'s answer).
+    pub(crate) dense_every_rank: bool,
     pub(crate) seconds: f64,
     /// The search's start was exchanged (`pc_core::ranks::start_search`): from then on the ranks
     /// meet at each level.
@@ -49,6 +53,8 @@ impl RTransport {
             size: size as usize,
             allgather,
             fail_at_start: fail.as_deref() == Some("start"),
+            perturb_dense: fail.as_deref() == Some("dense"),
+            dense_every_rank: false,
             fail_at_level: fail.and_then(|l| l.parse().ok()),
             seconds: 0.0,
             started: false,
@@ -77,9 +83,10 @@ impl Transport for RTransport {
     }
 }
 
-/// What `gpupc_last_run()$ranks` shows of a run: this rank, the ranks, and per exchanged level
-/// the edges, bytes and seconds.
-pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel]) -> Robj {
+/// What `gpupc_last_run()$ranks` shows of a run: this rank, the ranks, where levels 0 and 1 ran
+/// (whole on every rank, or split like the others) and the seconds of their check, and per
+/// exchanged level the edges, bytes and seconds.
+pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_check_s): (bool, f64)) -> Robj {
     let col = |f: &dyn Fn(&RankLevel) -> f64| Robj::from(levels.iter().map(f).collect::<Vec<f64>>());
     let lv = List::from_names_and_values(
         ["level", "edges", "local_edges", "bytes_sent", "bytes_received", "local_s", "allgather_s"],
@@ -94,7 +101,8 @@ pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel]) -> Robj {
         ],
     )
     .unwrap_or_default();
-    list!(rank = t.rank as i32, size = t.size as i32, allgather_s = t.seconds, levels = lv).into_robj()
+    let dense_levels = if dense { "every rank" } else { "split" };
+    list!(rank = t.rank as i32, size = t.size as i32, allgather_s = t.seconds, dense_levels = dense_levels, dense_check_s = dense_check_s, levels = lv).into_robj()
 }
 
 /// Four interleaved multiply-rotate lanes over 64-bit words: not cryptographic, only a check that

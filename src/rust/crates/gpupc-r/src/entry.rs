@@ -31,22 +31,39 @@ pub(crate) struct Run<'a> {
     /// One rank of several (`cluster = "mpi"`): the level loop runs through `pc_core::ranks`.
     cluster: Option<&'a mut crate::cluster::RTransport>,
     rank_levels: Vec<pc_core::ranks::RankLevel>,
+    /// Whether levels 0 and 1 ran whole on every rank, and the seconds of their check.
+    rank_dense: (bool, f64),
 }
 
 impl Run<'_> {
     pub(crate) fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
         let t = Instant::now();
         if let Some(tr) = self.cluster.as_deref_mut() {
-            // once per call (a GPU that fails under "auto" reruns the loop on the CPU)
+            let kind = pc_core::ranks::dense_kind(b, self.params.order);
+            // once per call (a GPU that fails under "auto" reruns the loop on the CPU, one rank
+            // alone: with several, a failure reaches every rank through an exchange and none reruns)
             if !tr.started {
                 tr.started = true;
-                pc_core::ranks::start_search(tr, None)?;
+                tr.dense_every_rank = pc_core::ranks::start_search(tr, None, kind.as_deref())?;
+            } else if pc_core::ranks::Transport::size(&*tr) == 1 {
+                tr.dense_every_rank = kind.is_some();
             }
-            let fail = tr.fail_at_level;
+            let (fail, perturb, dense) = (tr.fail_at_level, tr.perturb_dense, tr.dense_every_rank);
             let mut r = pc_core::ranks::Ranks::new(b, tr)?;
             r.fail_at_level = fail;
+            r.perturb_dense = perturb;
+            r.dense_every_rank = dense;
+            r.threads = self.params.threads;
+            if kind.is_some() && !dense {
+                // R planned host memory for the dense levels, which this rank would have run; the
+                // ranks' engines differ, so levels 0 and 1 are planned edge by edge after all: a
+                // rank that cannot hold them says so at the first level's exchange, where every
+                // rank meets
+                r.pending = crate::params::check_planned_levels(self.params.start.n_edges() as u64, self.params.start.p()).err();
+            }
             let res = run_skeleton_into(&self.params, &mut r, &mut self.watch, self.pmax);
             self.rank_levels = std::mem::take(&mut r.levels);
+            self.rank_dense = (r.dense_ran, r.dense_check_seconds);
             self.search_s = t.elapsed().as_secs_f64();
             return Ok((res?, r.name()));
         }
@@ -149,7 +166,7 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
     match skeleton_run(test, data, args, backend, hooks, cluster.as_mut()) {
         // a rank that stops before its first level tells the others, which wait for it there
         Err(e) => match cluster {
-            Some(mut tr) if !tr.started => Err(pc_core::ranks::start_search(&mut tr, Some(e)).err().unwrap_or_else(|| PcError::Internal("a failed start was not reported".into()))),
+            Some(mut tr) if !tr.started => Err(pc_core::ranks::start_search(&mut tr, Some(e), None).err().unwrap_or_else(|| PcError::Internal("a failed start was not reported".into()))),
             _ => Err(e),
         },
         ok => ok,
@@ -165,7 +182,7 @@ fn skeleton_run(test: &str, data: List, args: List, backend: &str, hooks: List, 
     // SAFETY: pmax_r is a fresh p x p double matrix, kept alive (and protected) by this frame
     // until result_to_r takes it; nothing else touches its cells meanwhile.
     let pmax = unsafe { doubles_mut(&pmax_r, p * p) };
-    let mut run = Run { params, pmax, watch: RWatch::new(&hooks), extra: List::new(0), input_s: 0.0, setup_s: 0.0, search_s: 0.0, cluster, rank_levels: Vec::new() };
+    let mut run = Run { params, pmax, watch: RWatch::new(&hooks), extra: List::new(0), input_s: 0.0, setup_s: 0.0, search_s: 0.0, cluster, rank_levels: Vec::new(), rank_dense: (false, 0.0) };
     run.input_s = t_input.elapsed().as_secs_f64(); // plus the test's data, below
     if run.cluster.as_deref().is_some_and(|t| t.fail_at_start) {
         return Err(PcError::Internal("a failure injected before the first level for the tests".into()));
@@ -260,7 +277,7 @@ fn skeleton_run(test: &str, data: List, args: List, backend: &str, hooks: List, 
         out = with_element(out, "devices_left", if left.is_empty() { Robj::from(()) } else { left.into() });
     }
     if let Some(tr) = run.cluster.as_deref() {
-        out = with_element(out, "ranks", crate::cluster::ranks_to_r(tr, &run.rank_levels));
+        out = with_element(out, "ranks", crate::cluster::ranks_to_r(tr, &run.rank_levels, run.rank_dense));
     }
     if let (Some(t), true) = (kept, keep_test) {
         out = with_element(out, "test_handle", ExternalPtr::new(Some(t)).into());

@@ -50,6 +50,10 @@ pub trait DenseLevels {
     fn dense_order_ok(&self, order: Order) -> bool {
         order == Order::Stable
     }
+    /// The engine that computes the levels, by kind and model only (no thread count, no device
+    /// ordinal): ranks of a search run the dense levels each on its own only where every rank
+    /// names the same engine, which then rounds every p-value alike.
+    fn dense_kind(&self) -> String;
     /// Takes the order, the start graph and the fixed edges (never tested) for a run.
     fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()>;
     /// Runs level 0 or 1 with pcalg's rules. pMax and level 0's sepset bits may be written into
@@ -377,6 +381,10 @@ impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
     /// which the devices' max-merge is not made for, so the simulated split is "stable" only.
     fn dense_order_ok(&self, order: Order) -> bool {
         order == Order::Stable || self.devices == 1
+    }
+
+    fn dense_kind(&self) -> String {
+        format!("cpu ({})", std::env::consts::ARCH)
     }
 
     fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {

@@ -216,6 +216,10 @@ impl BitMatrix {
         &self.bits[x * self.words..(x + 1) * self.words]
     }
 
+    pub fn words(&self) -> &[u64] {
+        &self.bits
+    }
+
     pub fn words_mut(&mut self) -> &mut [u64] {
         &mut self.bits
     }

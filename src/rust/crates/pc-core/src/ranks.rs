@@ -9,6 +9,14 @@
 //! would one backend's. Only outcomes travel (about 9 to 20 bytes an edge, [`encode_outcomes`]),
 //! never the graph, pMax or sepsets: every rank derives them itself, identically.
 //!
+//! Levels 0 and 1 of gaussCItest run whole on every rank instead ([`DenseLevels`]: no per-edge
+//! plans, which at p = 55,572 would hold 86 GB per rank and exchange 14 GB), where every rank's
+//! engine is of one kind ([`DenseLevels::dense_kind`], agreed in [`start_search`]): the ranks then
+//! compute the same levels alike, and only a fingerprint of what they produced travels, checked at
+//! the end of those levels, so that ranks whose engines round differently after all stop with an
+//! error instead of searching on from different graphs. Ranks of different kinds plan and split
+//! those levels like the others.
+//!
 //! A rank whose block fails still takes part in the exchange, with its error in place of the
 //! outcomes, so no rank waits for good: every rank then returns the error of the lowest rank that
 //! failed ([`PcError::OnRank`]). Each message also carries the level's fingerprint (level, edges,
@@ -18,11 +26,14 @@
 use std::ops::Range;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use crate::backend::{Backend, Watch};
-use crate::dense::DenseLevels;
+use crate::dense::{DenseLevelReport, DenseLevels};
 use crate::error::{PcError, Result};
+use crate::graph::{Adjacency, BitMatrix};
 use crate::multi::weighted_blocks;
-use crate::plan::{EdgeOutcome, LevelPlan};
+use crate::plan::{EdgeOutcome, LevelPlan, Order};
 
 /// How the ranks of one search reach each other (MPI's `MPI_COMM_WORLD` in R, through Rmpi;
 /// threads in the tests). Every rank calls [`Transport::allgather`] the same number of times.
@@ -54,9 +65,34 @@ pub struct Ranks<'t, B> {
     pub local: B,
     transport: &'t mut dyn Transport,
     pub levels: Vec<RankLevel>,
-    /// Test-only: this rank's block fails at this level (how the fault path is exercised end to
-    /// end; the R glue sets it from `GPUPC_FAIL_RANK`).
+    /// Test-only: this rank's block fails at this level, or its dense level (how the fault path
+    /// is exercised end to end; the R glue sets it from `GPUPC_FAIL_RANK`).
     pub fail_at_level: Option<usize>,
+    /// Every rank's engine runs the dense levels and is of one kind ([`start_search`]'s answer):
+    /// each rank then runs levels 0 and 1 whole itself.
+    pub dense_every_rank: bool,
+    /// Test-only: this rank's fingerprint of the dense levels is altered, as if its engine
+    /// rounded differently (`GPUPC_FAIL_RANK=rank:dense`).
+    pub perturb_dense: bool,
+    /// Threads for the fingerprint (pMax alone is 3.2 GB at p = 20000).
+    pub threads: usize,
+    /// A failure this rank reports at its first exchange instead of stopping alone (the others
+    /// would wait there for it): the host memory of levels planned after all.
+    pub pending: Option<PcError>,
+    /// The dense levels ran (on every rank, when there are several).
+    pub dense_ran: bool,
+    /// Seconds in the dense levels' check, the collective included.
+    pub dense_check_seconds: f64,
+    dense: DenseRun,
+    dense_writes_pmax: bool,
+}
+
+/// What a rank's dense levels did so far: its first failure (kept until the levels' end, where
+/// the ranks meet), and a hash of the levels' reports.
+#[derive(Default)]
+struct DenseRun {
+    failure: Option<PcError>,
+    reports: u64,
 }
 
 const MAGIC: u8 = 0xA7;
@@ -71,7 +107,20 @@ impl<'t, B: Backend> Ranks<'t, B> {
         if transport.size() == 0 || transport.rank() >= transport.size() {
             return Err(PcError::invalid("cluster", format!("rank {} of {} ranks does not exist", transport.rank(), transport.size())));
         }
-        Ok(Ranks { local, transport, levels: Vec::new(), fail_at_level: None })
+        Ok(Ranks {
+            local,
+            transport,
+            levels: Vec::new(),
+            fail_at_level: None,
+            dense_every_rank: false,
+            perturb_dense: false,
+            threads: 1,
+            pending: None,
+            dense_ran: false,
+            dense_check_seconds: 0.0,
+            dense: DenseRun::default(),
+            dense_writes_pmax: false,
+        })
     }
 
     pub fn rank(&self) -> usize {
@@ -85,27 +134,42 @@ impl<'t, B: Backend> Ranks<'t, B> {
 
 const START: u8 = 0xA6;
 
+/// The dense levels' engine of a backend for `order`, if it runs them (see
+/// [`DenseLevels::dense_kind`]).
+pub fn dense_kind(backend: &mut dyn Backend, order: Order) -> Option<String> {
+    backend.dense().filter(|d| d.dense_order_ok(order)).map(|d| d.dense_kind())
+}
+
 /// The ranks' first exchange of a search, before its first level: every rank says whether it got
 /// there (`failure`: why not: reading its data, opening its GPU, its memory), so that a rank that
 /// stops early does not leave the others waiting in the first level's exchange. Returns `failure`
 /// on the rank that failed, and on every other rank the error of the lowest rank that failed.
-pub fn start_search(transport: &mut dyn Transport, failure: Option<PcError>) -> Result<()> {
+/// Each rank also names its dense levels' engine (`dense`, from [`dense_kind`]); the answer is the
+/// same on every rank: whether all of them named the same one.
+pub fn start_search(transport: &mut dyn Transport, failure: Option<PcError>, dense: Option<&str>) -> Result<bool> {
     let mut msg = vec![START, failure.is_some() as u8];
-    if let Some(e) = &failure {
-        msg.extend_from_slice(e.to_string().as_bytes());
+    match (&failure, dense) {
+        (Some(e), _) => msg.extend_from_slice(e.to_string().as_bytes()),
+        (None, Some(kind)) => {
+            msg.push(1);
+            msg.extend_from_slice(kind.as_bytes());
+        }
+        (None, None) => msg.push(0),
     }
     let all = transport.allgather(&msg)?;
     if let Some(e) = failure {
         return Err(e);
     }
+    let mut kinds = Vec::with_capacity(all.len());
     for (r, m) in all.iter().enumerate() {
         match m.as_slice() {
-            [START, 0] => {}
+            [START, 0, 0] => kinds.push(None),
+            [START, 0, 1, kind @ ..] => kinds.push(Some(kind)),
             [START, 1, text @ ..] => return Err(PcError::OnRank { rank: r, message: String::from_utf8_lossy(text).into_owned() }),
             _ => return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where the search's start was due)", m.len()))),
         }
     }
-    Ok(())
+    Ok(kinds.first().is_some_and(|k| k.is_some() && kinds.iter().all(|o| o == k)))
 }
 
 /// The blocks of a level, one per rank (fewer edges than ranks leave the last ranks none).
@@ -245,7 +309,9 @@ impl<B: Backend> Backend for Ranks<'_, B> {
         let blocks = rank_blocks(plan, size);
         let mine = blocks[rank].clone();
         let t0 = Instant::now();
-        let local = if self.fail_at_level == Some(plan.level) {
+        let local = if let Some(e) = self.pending.take() {
+            Err(e)
+        } else if self.fail_at_level == Some(plan.level) {
             Err(PcError::Internal(format!("a failure injected at level {} for the tests", plan.level)))
         } else if mine.is_empty() {
             Ok(Vec::new())
@@ -331,15 +397,193 @@ impl<B: Backend> Backend for Ranks<'_, B> {
         Ok(out)
     }
 
-    /// Levels 0 and 1 whole on one rank's own graph only when there is one rank: the dense seam
-    /// returns no per-edge outcomes to exchange (several ranks plan those levels, with the same
-    /// results).
+    /// Levels 0 and 1 whole on this rank's own engine when every rank's is of one kind (else they
+    /// are planned, split and exchanged like the others).
     fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
-        if self.size() == 1 {
-            self.local.dense()
+        if self.dense_every_rank {
+            // read here: writes_whole_pmax() has only &self, and the local engine's dense() &mut
+            let Some(d) = self.local.dense() else { return None };
+            self.dense_writes_pmax = d.writes_whole_pmax();
+            Some(self)
         } else {
             None
         }
+    }
+}
+
+const DENSE: u8 = 0xA8;
+
+/// A fingerprint of `xs`: each chunk hashed on the pool's threads, the chunks' hashes then
+/// folded in order.
+fn chunked_hash<T: Sync>(pool: &rayon::ThreadPool, xs: &[T], bits: impl Fn(&T) -> u64 + Sync) -> u64 {
+    let hashes: Vec<u64> = pool.install(|| {
+        xs.par_chunks(1 << 16)
+            .enumerate()
+            .map(|(k, c)| {
+                let mut h = (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x243F_6A88_85A3_08D3;
+                for x in c {
+                    h = (h ^ bits(x)).wrapping_mul(0xFF51_AFD7_ED55_8CCD).rotate_left(29);
+                }
+                h
+            })
+            .collect()
+    });
+    let mut h = xs.len() as u64;
+    for c in hashes {
+        h = (h ^ c).wrapping_mul(0xC2B2_AE3D_27D4_EB4F).rotate_left(31);
+    }
+    h
+}
+
+fn mix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// A dense level's report as one word; its level-1 sets in any order (a GPU appends them as its
+/// threads finish).
+fn report_hash(level: usize, rep: &DenseLevelReport) -> u64 {
+    let sets = rep.singles.iter().fold(0u64, |acc, t| acc.wrapping_add(mix64((((t[0] as u64) << 32) | t[1] as u64) ^ mix64(t[2] as u64))));
+    let mut h = level as u64;
+    for v in [rep.tests, rep.removed as u64, rep.not_done as u64, rep.qualifying, rep.singles.len() as u64, sets] {
+        h = mix64(h ^ v).rotate_left(17);
+    }
+    h
+}
+
+impl<B: Backend> Ranks<'_, B> {
+    /// Keeps a dense level's failure for the levels' end, where every rank meets (one rank
+    /// returns it at once: no one waits for it, and a GPU failure may rerun the search on the CPU).
+    fn dense_failed(&mut self, e: PcError) -> Result<()> {
+        if self.size() == 1 {
+            return Err(e);
+        }
+        self.dense.failure.get_or_insert(e);
+        Ok(())
+    }
+
+    /// The ranks' exchange at the dense levels' end: each rank's fingerprint of the graph, pMax,
+    /// level 0's sets and the levels' reports, or its failure.
+    fn dense_check(&mut self, graph: &Adjacency, pmax: &[f64], sep0: &BitMatrix) -> Result<()> {
+        let t0 = Instant::now();
+        let failure = self.dense.failure.take();
+        let mut msg = vec![DENSE, if failure.is_none() { STATUS_OK } else if matches!(failure, Some(PcError::Interrupted)) { STATUS_INTERRUPTED } else { STATUS_FAILED }];
+        match &failure {
+            Some(e) => msg.extend_from_slice(e.to_string().as_bytes()),
+            None => {
+                let pool = crate::threads::call_pool(self.threads, "fingerprint");
+                let fp = pool.map(|pool| {
+                    let mut h = self.dense.reports ^ graph.p() as u64;
+                    for piece in [chunked_hash(&pool, graph.words(), |w| *w), chunked_hash(&pool, pmax, |x| x.to_bits()), chunked_hash(&pool, sep0.words(), |w| *w)] {
+                        h = mix64(h ^ piece).rotate_left(23);
+                    }
+                    h
+                });
+                match fp {
+                    Ok(fp) => {
+                        msg.extend_from_slice(&(fp ^ self.perturb_dense as u64).to_le_bytes());
+                    }
+                    Err(e) => {
+                        msg[1] = STATUS_FAILED;
+                        msg.extend_from_slice(e.to_string().as_bytes());
+                    }
+                }
+            }
+        }
+        let all = self.transport.allgather(&msg);
+        self.dense_check_seconds += t0.elapsed().as_secs_f64();
+        let all = all?;
+        if all.len() != self.size() {
+            return Err(PcError::Internal(format!("the exchange returned {} messages for {} ranks", all.len(), self.size())));
+        }
+        for (r, m) in all.iter().enumerate() {
+            if m.len() < 2 || m[0] != DENSE {
+                return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where the end of levels 0-1 was due)", m.len())));
+            }
+        }
+        // the same decision on every rank: the lowest rank that failed, else the lowest whose
+        // levels differ from rank 0's
+        if let Some((r, m)) = all.iter().enumerate().find(|(_, m)| m[1] != STATUS_OK) {
+            if matches!(failure, Some(PcError::Interrupted)) {
+                return Err(PcError::Interrupted);
+            }
+            let text = String::from_utf8_lossy(&m[2..]).into_owned();
+            return Err(PcError::OnRank { rank: r, message: if m[1] == STATUS_INTERRUPTED { format!("{text} there") } else { text } });
+        }
+        if let Some(r) = all.iter().position(|m| m[2..] != all[0][2..]) {
+            return Err(PcError::invalid(
+                "cluster",
+                format!("rank {r}'s levels 0-1 differ from rank 0's: its backend rounds differently (ranks run levels 0-1 each on its own where their engines are of one kind); give every rank the same backend"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The dense levels on this rank's engine, its failures kept for the exchange at their end.
+impl<B: Backend> DenseLevels for Ranks<'_, B> {
+    /// start_search found that every rank's engine runs them in the search's order.
+    fn dense_order_ok(&self, _order: Order) -> bool {
+        self.dense_every_rank
+    }
+
+    fn dense_kind(&self) -> String {
+        String::new()
+    }
+
+    fn writes_whole_pmax(&self) -> bool {
+        self.dense_writes_pmax
+    }
+
+    fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+        self.dense = DenseRun::default();
+        self.dense_ran = true;
+        let r = match self.local.dense() {
+            Some(d) => d.dense_begin(order, start, fixed, alpha, na_value),
+            None => Err(PcError::Internal("the dense levels went away".into())),
+        };
+        match r {
+            Ok(()) => Ok(()),
+            Err(e) => self.dense_failed(e),
+        }
+    }
+
+    fn dense_level(&mut self, level: usize, pmax: &mut [f64], sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
+        if self.dense.failure.is_some() {
+            // nothing more to compute: the levels' end reports the failure on every rank
+            return Ok(DenseLevelReport::default());
+        }
+        let r = match self.local.dense() {
+            _ if self.fail_at_level == Some(level) => Err(PcError::Internal(format!("a failure injected at level {level} for the tests"))),
+            Some(d) => d.dense_level(level, pmax, sep0, watch),
+            None => Err(PcError::Internal("the dense levels went away".into())),
+        };
+        match r {
+            Ok(rep) => {
+                self.dense.reports = mix64(self.dense.reports ^ report_hash(level, &rep));
+                Ok(rep)
+            }
+            Err(e) => self.dense_failed(e).map(|_| DenseLevelReport::default()),
+        }
+    }
+
+    fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()> {
+        if self.dense.failure.is_none() {
+            let r = match self.local.dense() {
+                Some(d) => d.dense_end(graph, pmax, sep0),
+                None => Err(PcError::Internal("the dense levels went away".into())),
+            };
+            if let Err(e) = r {
+                self.dense_failed(e)?;
+            }
+        }
+        if self.size() == 1 {
+            return Ok(());
+        }
+        self.dense_check(graph, pmax, sep0)
     }
 }
 
@@ -350,8 +594,6 @@ mod tests {
     use crate::citest::CiTest;
     use crate::cpu::ParallelCpu;
     use crate::dense::{DenseCpu, WithDense};
-    use crate::graph::Adjacency;
-    use crate::plan::Order;
     use crate::skeleton::{run_skeleton, SkeletonParams, SkeletonResult};
     use std::sync::{Arc, Barrier, Mutex};
 
@@ -487,37 +729,146 @@ mod tests {
         }
     }
 
+    /// DenseCpu under another engine's name (a rank with another GPU model), or failing at a
+    /// dense level.
+    struct Renamed<'a> {
+        inner: DenseCpu<'a, HashTest>,
+        kind: &'static str,
+        fail_at: Option<usize>,
+    }
+
+    impl DenseLevels for Renamed<'_> {
+        fn dense_order_ok(&self, order: Order) -> bool {
+            self.inner.dense_order_ok(order)
+        }
+        fn dense_kind(&self) -> String {
+            self.kind.to_string()
+        }
+        fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
+            self.inner.dense_begin(order, start, fixed, alpha, na_value)
+        }
+        fn dense_level(&mut self, level: usize, pmax: &mut [f64], sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
+            if self.fail_at == Some(level) {
+                return Err(PcError::Cuda(format!("a failure injected at dense level {level}")));
+            }
+            self.inner.dense_level(level, pmax, sep0, watch)
+        }
+        fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()> {
+            self.inner.dense_end(graph, pmax, sep0)
+        }
+    }
+
+    /// How each rank of `dense_on_ranks` is made.
+    #[derive(Clone, Copy)]
+    enum Engine {
+        Dense(&'static str),
+        Planned,
+        FailsAt(usize),
+        Perturbed,
+    }
+
+    /// The search on ranks as the R glue runs it: start_search names each rank's dense engine,
+    /// then the level loop. Per rank: its result, the levels it exchanged, whether it ran the
+    /// dense levels.
+    fn dense_on_ranks(prm: &SkeletonParams, t: &HashTest, engines: &[Engine]) -> Vec<(Result<SkeletonResult>, Vec<usize>, bool)> {
+        let mut ts = transports(engines.len());
+        std::thread::scope(|s| {
+            let hs: Vec<_> = ts
+                .iter_mut()
+                .zip(engines)
+                .map(|(tr, &engine)| {
+                    s.spawn(move || {
+                        let (kind, fail_at) = match engine {
+                            Engine::Dense(k) => (k, None),
+                            Engine::FailsAt(l) => ("cpu", Some(l)),
+                            _ => ("cpu", None),
+                        };
+                        let mut with = WithDense { planned: ParallelCpu::new(t, 2).unwrap(), dense: Renamed { inner: DenseCpu::new(t, 2).unwrap(), kind, fail_at } };
+                        let mut planned = ParallelCpu::new(t, 1).unwrap();
+                        let b: &mut dyn Backend = if matches!(engine, Engine::Planned) { &mut planned } else { &mut with };
+                        let kind = dense_kind(b, prm.order);
+                        let agreed = match start_search(tr, None, kind.as_deref()) {
+                            Ok(a) => a,
+                            Err(e) => return (Err(e), Vec::new(), false),
+                        };
+                        let mut r = Ranks::new(b, tr).unwrap();
+                        r.dense_every_rank = agreed;
+                        r.threads = 2;
+                        r.perturb_dense = matches!(engine, Engine::Perturbed);
+                        let res = run_skeleton(prm, &mut r, &mut NullWatch);
+                        (res, r.levels.iter().map(|l| l.level).collect(), r.dense_ran)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
     #[test]
-    fn one_rank_keeps_the_dense_levels_and_several_plan_them() {
-        for (seed, order) in [(3u64, Order::Stable), (4, Order::StableFast)] {
-            let prm = params(17, seed, order, 0.3, None, true);
+    fn ranks_of_one_kind_run_the_dense_levels_each_with_one_process_result() {
+        for (seed, order, m_max) in [(3u64, Order::Stable, None), (4, Order::StableFast, None), (5, Order::Stable, Some(1)), (6, Order::StableFast, Some(0))] {
+            let prm = params(17, seed, order, 0.3, m_max, true);
             let t = HashTest { seed };
             let want = run_skeleton(&prm, &mut ParallelCpu::new(&t, 1).unwrap(), &mut NullWatch).unwrap();
-            for k in [1usize, 3] {
-                let mut ts = transports(k);
-                let got: Vec<(SkeletonResult, usize)> = std::thread::scope(|s| {
-                    let hs: Vec<_> = ts
-                        .iter_mut()
-                        .map(|tr| {
-                            let (t, prm) = (&t, &prm);
-                            s.spawn(move || {
-                                let b = WithDense { planned: ParallelCpu::new(t, 1).unwrap(), dense: DenseCpu::new(t, 1).unwrap() };
-                                let mut r = Ranks::new(b, tr).unwrap();
-                                let res = run_skeleton(prm, &mut r, &mut NullWatch).unwrap();
-                                (res, r.levels.len())
-                            })
-                        })
-                        .collect();
-                    hs.into_iter().map(|h| h.join().unwrap()).collect()
-                });
-                for (res, exchanged) in got {
-                    same(&res, &want, &format!("{order:?}, {k} ranks over a dense backend"));
-                    if k > 1 {
-                        assert_eq!(exchanged, res.levels.len(), "every level exchanged");
-                    } else if order == Order::Stable {
-                        assert!(exchanged + 2 <= res.levels.len() || res.levels.len() <= 2, "levels 0-1 dense on one rank");
+            for k in [1usize, 2, 3] {
+                for (rank, (res, exchanged, dense)) in dense_on_ranks(&prm, &t, &vec![Engine::Dense("cpu"); k]).into_iter().enumerate() {
+                    let res = res.unwrap();
+                    let what = format!("{order:?}, m.max {m_max:?}, {k} ranks, rank {rank}");
+                    same(&res, &want, &what);
+                    assert!(dense, "{what}: levels 0-1 on every rank");
+                    assert!(exchanged.iter().all(|&l| l >= 2), "{what}: exchanged {exchanged:?}");
+                    assert_eq!(exchanged.len(), res.levels.iter().filter(|l| l.level >= 2).count(), "{what}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ranks_of_different_kinds_plan_the_dense_levels() {
+        let prm = params(17, 8, Order::Stable, 0.3, None, true);
+        let t = HashTest { seed: 8 };
+        let want = run_skeleton(&prm, &mut ParallelCpu::new(&t, 1).unwrap(), &mut NullWatch).unwrap();
+        for engines in [vec![Engine::Dense("cuda (A)"), Engine::Dense("cuda (B)")], vec![Engine::Dense("cpu"), Engine::Dense("cpu"), Engine::Planned]] {
+            for (rank, (res, exchanged, dense)) in dense_on_ranks(&prm, &t, &engines).into_iter().enumerate() {
+                let res = res.unwrap();
+                same(&res, &want, &format!("{} ranks, rank {rank}", engines.len()));
+                assert!(!dense);
+                assert_eq!(exchanged.len(), res.levels.len(), "every level planned and exchanged");
+                assert_eq!(&exchanged[..2], &[0, 1]);
+            }
+        }
+    }
+
+    #[test]
+    fn ranks_whose_dense_levels_differ_or_fail_all_stop() {
+        for order in [Order::Stable, Order::StableFast] {
+            let prm = params(16, 11, order, 0.4, None, true);
+            let t = HashTest { seed: 11 };
+            let got = dense_on_ranks(&prm, &t, &[Engine::Dense("cpu"), Engine::Dense("cpu"), Engine::Perturbed]);
+            for (rank, (res, exchanged, _)) in got.into_iter().enumerate() {
+                match res {
+                    Err(PcError::InvalidArgument { arg: "cluster", msg }) => assert!(msg.starts_with("rank 2's levels 0-1 differ from rank 0's"), "{msg}"),
+                    other => panic!("{order:?}: rank {rank}: expected a refusal naming the cluster, got {other:?}"),
+                }
+                assert!(exchanged.is_empty());
+            }
+            for (failing, level) in [(1usize, 0usize), (0, 1)] {
+                let mut engines = vec![Engine::Dense("cpu"); 3];
+                engines[failing] = Engine::FailsAt(level);
+                for (rank, (res, _, _)) in dense_on_ranks(&prm, &t, &engines).into_iter().enumerate() {
+                    match res {
+                        Err(e @ PcError::OnRank { .. }) => {
+                            let m = e.to_string();
+                            assert!(m.starts_with(&format!("rank {failing}: ")) && m.contains(&format!("a failure injected at dense level {level}")), "rank {rank}: {m}");
+                        }
+                        other => panic!("{order:?}: rank {rank}: expected rank {failing}'s error, got {other:?}"),
                     }
                 }
+            }
+            // one rank keeps its own error (a GPU's under backend = "auto" reruns on the CPU)
+            match dense_on_ranks(&prm, &t, &[Engine::FailsAt(1)]).pop().unwrap().0 {
+                Err(PcError::Cuda(m)) => assert!(m.contains("dense level 1"), "{m}"),
+                other => panic!("expected its own error, got {other:?}"),
             }
         }
     }
@@ -549,13 +900,13 @@ mod tests {
     #[test]
     fn a_rank_that_fails_before_the_first_level_stops_the_others() {
         let mut ts = transports(3);
-        let got: Vec<Result<()>> = std::thread::scope(|s| {
+        let got: Vec<Result<bool>> = std::thread::scope(|s| {
             let hs: Vec<_> = ts
                 .iter_mut()
                 .map(|tr| {
                     s.spawn(move || {
                         let failure = (tr.rank == 2).then(|| PcError::invalid("suffStat", "cannot open"));
-                        start_search(tr, failure)
+                        start_search(tr, failure, None)
                     })
                 })
                 .collect();
@@ -569,11 +920,11 @@ mod tests {
             }
         }
         let mut ts = transports(2);
-        let ok: Vec<Result<()>> = std::thread::scope(|s| {
-            let hs: Vec<_> = ts.iter_mut().map(|tr| s.spawn(move || start_search(tr, None))).collect();
+        let ok: Vec<Result<bool>> = std::thread::scope(|s| {
+            let hs: Vec<_> = ts.iter_mut().map(|tr| s.spawn(move || start_search(tr, None, None))).collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        assert!(ok.iter().all(|r| r.is_ok()));
+        assert!(ok.iter().all(|r| matches!(r, Ok(false))), "no rank runs dense levels");
     }
 
     #[test]

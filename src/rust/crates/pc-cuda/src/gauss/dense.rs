@@ -214,6 +214,11 @@ impl DenseLevels for CudaGauss {
         order == Order::Stable || (!self.has_nan && (0..2).all(|l| self.z_factor(Order::StableFast, l).is_finite()))
     }
 
+    fn dense_kind(&self) -> String {
+        let (major, minor) = self.gpu.info.compute_capability;
+        format!("cuda ({}, sm_{major}{minor})", self.gpu.info.name)
+    }
+
     fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
         if !self.dense_order_ok(order) {
             return Err(PcError::Internal("dense levels asked for an order they do not run here".into()));

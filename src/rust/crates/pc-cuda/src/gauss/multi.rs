@@ -582,6 +582,11 @@ impl DenseLevels for MultiGauss {
         order == Order::Stable
     }
 
+    /// The devices' merge gives one device's result, so the first device's model names it.
+    fn dense_kind(&self) -> String {
+        self.devs[0].dense_kind()
+    }
+
     fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> Result<()> {
         if self.dense_alone {
             return self.devs[0].dense_begin(order, start, fixed, alpha, na_value).map_err(|e| label_error(0, &self.labels[0], e));
