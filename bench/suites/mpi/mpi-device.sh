@@ -8,7 +8,9 @@
 #   DEV=.rbundle bash bench/suites/mpi/mpi-device.sh KIND [mpi-bench.R options]
 #
 # KIND: cmiknn or gauss (mpi-bench.R's). RANKS (default: 1, 2 and 4, at most the GPUs) the rank
-# counts; SINGLE_S / RANK_S the cap of each run. Open MPI is the host's, else the one carried in
+# counts; SINGLE_S / RANK_S the cap of each run. SINGLES (default "first default") the one-process
+# runs; KEEP=1 keeps the earlier runs' results in the work folder, so that a later call on the same
+# machine adds rows to the same table (a long case split over two calls); TAG names that folder. Open MPI is the host's, else the one carried in
 # $DEV/openmpi.tar.xz (Debian's openmpi-bin, libopenmpi3, openmpi-common and libpmix2 files, the
 # build Rmpi in $DEV/lib links to), unpacked into /tmp/ompi and found through OPAL_PREFIX.
 set -u
@@ -26,15 +28,18 @@ fi
 # the machine runs commands as root; a container's ptrace rules may refuse CMA's single copy
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 echo "mpi-device $(date -u +%FT%TZ): $NG GPU(s); $(mpirun --version 2>&1 | head -1); kind $KIND; ranks $RANKS"
-W=${TMPDIR:-/tmp}/mpi-$KIND
-rm -rf "$W" && mkdir -p "$W"
+W=${TMPDIR:-/tmp}/mpi-$KIND${TAG:+-$TAG}
+[ "${KEEP:-0}" = 1 ] || rm -rf "$W"
+mkdir -p "$W"
 run() {  # run SECONDS CMD...: the exit status and seconds after the command's own lines
   local secs=$1 t0=$SECONDS; shift
   timeout "$secs" "$@" 2>&1
   echo "   (rc $?, $((SECONDS - t0)) s)"
 }
-run "${SINGLE_S:-300}" "$R" "$HERE/mpi-bench.R" single "$KIND" "$W/single-first.rds" --devices first "$@"
-[ "$NG" -gt 1 ] && run "${SINGLE_S:-300}" "$R" "$HERE/mpi-bench.R" single "$KIND" "$W/single-default.rds" --devices default "$@"
+for s in ${SINGLES-first default}; do
+  [ "$s" = default ] && [ "$NG" -lt 2 ] && continue
+  run "${SINGLE_S:-300}" "$R" "$HERE/mpi-bench.R" single "$KIND" "$W/single-$s.rds" --devices "$s" "$@"
+done
 for k in $RANKS; do
   # --bind-to none: each rank's host threads may use every core (Open MPI binds a rank to one
   # core by default)

@@ -5,7 +5,8 @@
 suite_title="MPI ranks: one process against 1, 2, 4 ranks of one GPU each, identical results"
 suite_parts='
 cmiknn      8  gpu  cmiknnCItest, p = 100, n = 2000, knn = 0.1, 50 permutations, every level (CMI_P, CMI_PERM, CMI_MMAX)
-gauss       6  gpu  gaussCItest, a random linear SEM, p = 20000, n = 1000, every level (GAUSS_P, GAUSS_N)
+gauss       6  gpu  gaussCItest, a random linear SEM, p = 20000, n = 1000, every level (GAUSS_P, GAUSS_N; SINGLES, RANKS)
+g55k        10 gpu  gaussCItest, p = 55,572, n = 3189 (C made on the GPU), every level; G55K_SINGLES / G55K_RANKS choose the runs (default: the first GPU and 2 ranks; a second call on the same machine adds "default" and 1 rank to the same table)
 '
 S=$BENCH/suites/mpi
 part_cmiknn() {
@@ -16,4 +17,11 @@ part_cmiknn() {
 part_gauss() {
   needs r gpu || return 1
   step mpi-gauss 590 env OUT="$RAW" TMPDIR="$TMPD" bash "$S/mpi-device.sh" gauss --p "${GAUSS_P:-20000}" --n "${GAUSS_N:-1000}"
+}
+part_g55k() {
+  needs r gpu || return 1
+  local cor=$TMPD/c55572.bin
+  [ "$dry" = 1 ] || [ -s "$cor" ] || timeout 200 python3 "$BENCH/suites/multigpu/multigpu-cor.py" 55572 3189 1 "$cor" > "$RAW/mpi-g55k-cor.txt" 2>&1
+  step mpi-g55k 590 env OUT="$RAW" TMPDIR="$TMPD" KEEP=1 TAG=g55k SINGLES="${G55K_SINGLES:-first}" RANKS="${G55K_RANKS:-2}" \
+    SINGLE_S="${SINGLE_S:-330}" RANK_S="${RANK_S:-215}" bash "$S/mpi-device.sh" gauss --cor "$cor" --p 55572 --n 3189
 }
