@@ -9,8 +9,9 @@
 #' @section Resamples:
 #' All resamples' rows are drawn first, in order, from R's random numbers: resample `k` is
 #' `sample.int(n, m, replace = TRUE)` for `k = 1, ..., R` (n: the data's rows), so `set.seed()`
-#' makes the result reproducible, and the rows are those bnlearn's `boot.strength()` draws
-#' after the same seed. Each resample's `suffStat` is built from the data the test reads:
+#' makes the result reproducible (these are the rows bnlearn's `boot.strength(shuffle = FALSE)`
+#' draws after the same seed, with a learning algorithm that draws no random numbers itself).
+#' Each resample's `suffStat` is built from the data the test reads:
 #'
 #' * `gaussCItest`: `suffStat$data` (an n x p matrix or data frame; gpupc's own `suffStat`,
 #'   see [gpu_skeleton()]), each resample given as `list(data = rows)`, its correlations computed
@@ -52,11 +53,11 @@
 #' number state: `set.seed()` before it), and rank r runs a contiguous block of the resamples
 #' (about `R / size` each, the first `R %% size` ranks one more) on its own backend: its threads,
 #' or without `devices` one GPU, the rank's place on its host modulo the usable GPUs. The ranks
-#' then exchange their blocks' counts, a few bytes per edge found, and every rank returns the
-#' whole result, identical to the one-process call's. The ranks first compare their inputs and
-#' the drawn rows, and all stop with an error naming `cluster` when they differ; a rank that
-#' fails stops every rank with its error ("rank 2: ..."). `u2pd = "rand"` and `"retry"`, which
-#' draw from R's random numbers while orienting, run in one process only.
+#' then exchange their blocks' counts (12 bytes per ordered pair that a resample joined), and
+#' every rank returns the whole result, identical to the one-process call's. The ranks first
+#' compare their inputs and the drawn rows, and all stop with an error naming `cluster` when they
+#' differ; a rank that fails stops every rank with its error ("rank 2: ..."). `u2pd = "rand"` and
+#' `"retry"`, which draw from R's random numbers while orienting, run in one process only.
 #' `gpupc_last_run()$ranks` then holds this `rank` of `size`, `check_s`, `first` and `resamples`
 #' (its block), `bytes_sent`, `bytes_received`, `local_s` and `allgather_s`.
 #'
