@@ -75,7 +75,8 @@
 #'   job whose ranks share the resamples (see Time and devices); needs \pkg{Rmpi}. The resamples'
 #'   own [gpu_pc()] calls run in one process each.
 #' @return A data frame of class `c("bn.strength", "data.frame")` with one row per ordered pair of
-#'   distinct nodes, in bnlearn's order (`from` the outer loop over the nodes), and columns
+#'   distinct nodes (p (p - 1) rows, as bnlearn's: 10 million at p = 3163), in bnlearn's order
+#'   (`from` the outer loop over the nodes), and columns
 #'   `from`, `to`, `strength` and `direction`; attributes `nodes`, `method` (`"bootstrap"`) and
 #'   `threshold`, as bnlearn's, and `R`, `m` and `edges` (each resample's number of edges).
 #' @seealso [gpu_pc()]; \pkg{bnlearn}'s `boot.strength()`, `custom.strength()` and
