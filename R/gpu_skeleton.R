@@ -313,9 +313,9 @@ attach_sepsets <- function(out, sepsets) {
 
 #' Details of the last gpupc run
 #'
-#' What the last [gpu_skeleton()] or [gpu_pc()] call (or [gpu_query()] / [gpu_mpe()] batch) in
-#' this R process ran on, and where its time went, kept outside the `pcAlgo` object so that the
-#' object stays identical to pcalg's.
+#' What the last [gpu_skeleton()] or [gpu_pc()] call (or [gpu_query()] / [gpu_mpe()] batch, or
+#' [gpu_boot_strength()]) in this R process ran on, and where its time went, kept outside the
+#' `pcAlgo` object so that the object stays identical to pcalg's.
 #'
 #' @return A list: `backend` (e.g. `"cpu (16 threads)"`), `why` (why that backend was chosen),
 #'   `devices` and `devices_why` (with the GPU backend: the GPUs the run used, and why those: with
@@ -365,6 +365,10 @@ attach_sepsets <- function(out, sepsets) {
 #'   with `cluster = "mpi"` also `ranks`: this process's `rank` among `size` ranks, `check_s`,
 #'   `rows` (its evidence sets, from `first_row` on; a rank of none reports `backend` `"none"`),
 #'   `bytes_sent`, `bytes_received`, `local_s` (its block) and `allgather_s` (the exchanges).
+#'   After [gpu_boot_strength()]: the last resample's `backend`, `why`, `devices` and
+#'   `devices_why`, `bootstrap` (`resamples`, `m`, `local`: the resamples this process ran, and
+#'   their `seconds`), `phases` (`r_checks_s`, `resamples_s`, `allgather_s`, `strength_s`,
+#'   `r_gc_s`) and with `cluster = "mpi"` `ranks` (see [gpu_boot_strength()]).
 #'   `NULL` before the first run.
 #' @export
 #' @examples

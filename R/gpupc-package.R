@@ -3,6 +3,8 @@
 #' [gpu_pc()] and [gpu_skeleton()] take exactly the arguments of [pcalg::pc()] and
 #' [pcalg::skeleton()] and return the same `pcAlgo` object (graph, sepsets, pMax, n.edgetests,
 #' max.ord), computed by a Rust core on every CPU core or on an NVIDIA GPU.
+#' [gpu_boot_strength()] runs [gpu_pc()] on bootstrap resamples and returns bnlearn's arc
+#' strengths (`bn.strength`).
 #'
 #' [gpu_jtree()] compiles a discrete Bayesian network into a junction tree, and [gpu_query()]
 #' and [gpu_mpe()] answer batches of evidence sets with it (marginals and most probable

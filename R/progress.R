@@ -4,7 +4,8 @@
 # Rust calls `tick(done, total)` on R's thread between pieces of work (src/rust/crates/gpupc-r/
 # src/watch.rs: a FALSE from it stops the work as Ctrl-C does); `done()` removes the bar.
 # `unit` names what is counted (shown as "done/total unit" with the elapsed time; NULL: cli's
-# default bar).
+# default bar). While `.gpupc_state$no_progress` is TRUE (the gpu_pc() calls of
+# gpu_boot_strength(), R/boot.R) no bar is shown.
 progress_hooks <- function(name, unit = NULL) {
   state <- new.env()  # cli evaluates its format strings here, so it needs a normal parent
   state$bar <- NULL
@@ -12,6 +13,8 @@ progress_hooks <- function(name, unit = NULL) {
   fmt <- if (!is.null(unit)) "{cli::pb_name}{cli::pb_bar} {cli::pb_current}/{cli::pb_total} {unit} {cli::pb_elapsed}"
   list(
     tick = function(done, total) {
+      # inside gpu_boot_strength(), whose own bar counts the resamples instead
+      if (isTRUE(.gpupc_state$no_progress)) return(invisible(TRUE))
       # a broken progress display must never stop a run
       if (total > 0) try(silent = TRUE, {
         if (is.null(state$bar)) {

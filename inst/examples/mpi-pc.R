@@ -14,4 +14,9 @@ if (run$ranks$rank == 0) {
   print(run$ranks$levels)   # per level: edges, this rank's share, bytes and seconds exchanged
   saveRDS(fit, "fit.rds")   # one rank writes; every rank holds the same object
 }
+## Bootstrap arc strengths instead: a block of the 200 resamples per rank, the same seed on every
+## rank (the resamples' rows are drawn from it), every rank returning bnlearn's bn.strength.
+# set.seed(2)
+# st <- gpu_boot_strength(list(data = X), gaussCItest, alpha = 0.01, p = ncol(X), R = 200,
+#                         cluster = "mpi")
 invisible(Rmpi::mpi.finalize())

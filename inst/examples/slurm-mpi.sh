@@ -13,3 +13,4 @@ module load R openmpi 2>/dev/null || true   # site-specific: R, Open MPI and Rmp
 export OMP_THREAD_LIMIT=$SLURM_CPUS_PER_TASK
 # srun starts the ranks through PMIx (or PMI-2: --mpi=pmi2), whichever the site's MPI was built for
 srun --mpi=pmix Rscript mpi-pc.R
+# bootstrap arc strengths over the ranks: uncomment the gpu_boot_strength() lines of mpi-pc.R

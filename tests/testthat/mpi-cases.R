@@ -3,13 +3,22 @@
 ## same on every rank (the data are drawn under a fixed seed). `rank` and `mode` shape the cases
 ## that go wrong on purpose: "mismatch" gives rank 1 other data, then runs an R-function test
 ## (which cluster = "mpi" refuses), a step that fails on rank 1 alone, FCI with another pdsep.max
-## and gpu_pc() with a solve.confl its check refuses, both on rank 1, and a case that works.
+## and gpu_pc() with a solve.confl its check refuses, both on rank 1, bootstrap resamples drawn
+## after another seed on rank 1, and a case that works.
 mpi_cases <- function(mode = "all", rank = 0L) {
   if (startsWith(mode, "jtree")) return(jtree_cases(mode, rank))
   fit <- function(st, test, labels, ...) {
     force(st)
     function(cluster) gpupc::gpu_pc(st, test, alpha = 0.05, labels = labels, numCores = 1,
                                     backend = "cpu", cluster = cluster, ...)
+  }
+  # gpu_boot_strength(): the resamples' rows drawn after set.seed(seed)
+  boot <- function(X, labels, seed = 1, R) {
+    function(cluster) {
+      set.seed(seed)
+      gpupc::gpu_boot_strength(list(data = X), pcalg::gaussCItest, alpha = 0.05, labels = labels,
+                               R = R, m = 200, numCores = 1, backend = "cpu", cluster = cluster)
+    }
   }
   set.seed(101)
   g <- pcalg::randomDAG(24, prob = 0.2)
@@ -37,9 +46,9 @@ mpi_cases <- function(mode = "all", rank = 0L) {
     }
     return(list(gauss = fit(if (rank == 1L) other else gauss, pcalg::gaussCItest, lab),
                 rfun = fit(gauss, rtest, lab), step = step, fci = fci, badflag = badflag,
-                same = same))
+                boot = boot(X, lab, seed = if (rank == 1L) 2 else 1, R = 3), same = same))
   }
-  if (mode == "start") return(list(gauss = fit(gauss, pcalg::gaussCItest, lab)))
+  if (mode == "start") return(list(gauss = fit(gauss, pcalg::gaussCItest, lab), boot = boot(X, lab, R = 4)))
   set.seed(202)
   n <- 1500
   dm <- matrix(0L, n, 9)
@@ -86,7 +95,9 @@ mpi_cases <- function(mode = "all", rank = 0L) {
     rfci_dis = function(cluster) {
       gpupc::gpu_rfci(dis, pcalg::disCItest, alpha = 0.05, labels = labd, numCores = 1,
                       backend = "cpu", cluster = cluster)
-    }
+    },
+    # bootstrap resamples: a block of them per rank, the counts exchanged
+    boot_gauss = boot(X, lab, seed = 7, R = 7)
   )
   if (mode == "all") return(cases)
   # a list of names, the junction tree's among them

@@ -86,6 +86,15 @@ check_ranks <- function(run, want, np, rounds = 0) {
       what <- paste(case, "rank", r - 1, "of", np)
       expect_identical(c(g$ranks$rank, g$ranks$size), c(r - 1L, as.integer(np)))
       if (rounds > 0) expect_gte(g$rounds, rounds) else expect_lte(g$rounds, 1)
+      if (startsWith(case, "boot_")) {
+        expect_identical(g$fit, want[[case]], label = what)
+        # this rank's block of the resamples: contiguous, in rank order, all of them once
+        sizes <- vapply(run$ranks, function(x) x[[case]]$ranks$resamples %||% NA_integer_, 1L)
+        expect_identical(sum(sizes), attr(want[[case]], "R"), label = what)
+        expect_true(max(sizes) - min(sizes) <= 1 && all(diff(sizes) <= 0), label = what)
+        expect_identical(g$ranks$first, 1L + sum(sizes[seq_len(r - 1)]), label = what)
+        next
+      }
       if (startsWith(case, "jt_")) {
         expect_identical(g$fit, want[[case]], label = what)
         # this rank's block of the evidence sets: contiguous, in rank order, all of them once
@@ -111,7 +120,7 @@ check_ranks <- function(run, want, np, rounds = 0) {
   }
 }
 
-test_that("the ranks of an MPI job give the one-process object, Gaussian, discrete and CMI-kNN, both orders, FCI and RFCI", {
+test_that("the ranks of an MPI job give the one-process object, Gaussian, discrete and CMI-kNN, both orders, FCI and RFCI, bootstrap strengths", {
   skip_without_mpi()
   want <- plain_fits("all")
   for (np in c(2, 3)) check_ranks(run_ranks(np, "all"), want, np)
@@ -193,6 +202,11 @@ test_that("ranks given different data all stop with an error naming the input; R
     e <- run$ranks[[r]]$badflag
     expect_match(e$error, "rank 1's call differs from rank 0's in `solve.confl`", fixed = TRUE)
     expect_true("gpupc_invalid_argument" %in% e$class)
+    # bootstrap resamples drawn after another seed on rank 1
+    e <- run$ranks[[r]]$boot
+    expect_match(e$error, "rank 1's call differs from rank 0's in `resamples`", fixed = TRUE)
+    expect_match(e$error, "`cluster`", fixed = TRUE)
+    expect_true("gpupc_invalid_argument" %in% e$class)
     # and the ranks are still in step
     expect_null(run$ranks[[r]]$same$error)
     if (is.null(run$ranks[[r]]$same$error))
@@ -200,7 +214,7 @@ test_that("ranks given different data all stop with an error naming the input; R
   }
 })
 
-test_that("a rank that fails before the first level stops the others there", {
+test_that("a rank that fails before the first level (or resample) stops the others there", {
   skip_without_mpi()
   # test-only: GPUPC_FAIL_RANK=rank:start makes that rank fail after reading its inputs
   run <- run_ranks(3, "start", env = c(GPUPC_FAIL_RANK = "2:start"), limit = 60)
@@ -209,6 +223,12 @@ test_that("a rank that fails before the first level stops the others there", {
     e <- run$ranks[[r]]$gauss
     expect_false(is.null(e$error), info = run$log)
     expect_match(e$error, paste0(if (r < 3) "rank 2: ", "internal error: a failure injected before the first level"),
+                 fixed = TRUE)
+    expect_true((if (r < 3) "gpupc_rank_error" else "gpupc_internal_error") %in% e$class)
+    # and before its first bootstrap resample
+    e <- run$ranks[[r]]$boot
+    expect_false(is.null(e$error), info = run$log)
+    expect_match(gsub("\\s+", " ", e$error), paste0(if (r < 3) "rank 2: ", "internal error: a failure injected before the first resample"),
                  fixed = TRUE)
     expect_true((if (r < 3) "gpupc_rank_error" else "gpupc_internal_error") %in% e$class)
   }

@@ -15,7 +15,9 @@
 ## context and kernels), the ranks meet at a barrier, and rank 0 saves the result and its time.
 ## overhead: one rank's MPI path against the plain call, alternately in one process (medians).
 ## table: every OUT.rds of DIR, one row each, timed against the first GPU's run and compared with
-## it slot by slot (pMax bit for bit: every rank's tests run on the same kind of GPU).
+## it slot by slot (pMax bit for bit: every rank's tests run on the same kind of GPU). Above
+## p = 5000 a run keeps its slots' digests, not the object (a p = 55,572 pMax is 24.7 GB, whose
+## saving and reading would take minutes), and the table compares those.
 suppressPackageStartupMessages({ library(pcalg); library(gpupc) })
 here <- dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)[1]))
 source(file.path(here, "..", "..", "lib", "lib.R"))
@@ -33,23 +35,25 @@ if (mode == "table") {
   if (is.na(ref_name)) stop("no single-first run in ", dir)
   ref <- runs[[ref_name]]
   same <- function(a, b) {
-    if (!identical(as(a@graph, "matrix"), as(b@graph, "matrix"))) return("graph differs")
-    if (!identical(a@sepset, b@sepset)) return("sepset differs")
-    if (!identical(a@pMax, b@pMax)) return("pMax differs")
-    if (!identical(a@n.edgetests, b@n.edgetests)) return("n.edgetests differs")
-    if (!identical(a@max.ord, b@max.ord)) return("max.ord differs")
+    differ <- names(a$digests)[a$digests != b$digests]
+    if (length(differ)) return(paste(paste(differ, collapse = ", "), "differ"))
+    if (is.null(a$fit) || is.null(b$fit)) return("identical (slot digests)")
+    if (!identical(as(a$fit@graph, "matrix"), as(b$fit@graph, "matrix"))) return("graph differs")
+    if (!identical(a$fit@sepset, b$fit@sepset)) return("sepset differs")
+    if (!identical(a$fit@pMax, b$fit@pMax)) return("pMax differs")
+    if (!identical(a$fit@n.edgetests, b$fit@n.edgetests)) return("n.edgetests differs")
+    if (!identical(a$fit@max.ord, b$fit@max.ord)) return("max.ord differs")
     "identical"
   }
   ord <- order(vapply(runs, function(r) r$order, 0))
   for (nm in names(runs)[ord]) {
     r <- runs[[nm]]
-    verdict <- if (nm == ref_name) "reference" else same(r$fit, ref$fit)
+    verdict <- if (nm == ref_name) "reference" else same(r, ref)
     ex <- if (is.null(r$ranks)) "" else sprintf(", exchanged %.1f MB in %.3f s over %d levels, input check %.3f s",
                                                 sum(r$ranks$levels$bytes_received) / 1e6, r$ranks$allgather_s,
                                                 nrow(r$ranks$levels), r$ranks$check_s)
     cat(sprintf("%s | %s | %.3f s | %.2fx | %s | edges %d, max.ord %d, tests %.0f | %s%s\n", r$label, r$how,
-                r$seconds, ref$seconds / r$seconds, verdict, sum(as(r$fit@graph, "matrix")) / 2,
-                r$fit@max.ord, sum(r$fit@n.edgetests),
+                r$seconds, ref$seconds / r$seconds, verdict, r$edges, r$max.ord, r$tests,
                 paste(sprintf("%s %.3f", names(r$phases), r$phases), collapse = ", "), ex))
     if (is.null(r$ranks) && length(r$levels) && nrow(r$levels))
       cat(sprintf("    level %d: %.3f s, %.0f tests\n", r$levels$level, r$levels$seconds, r$levels$tests), sep = "")
@@ -89,6 +93,16 @@ if (kind == "cmiknn") {
   label <- sprintf("gauss p=%d n=%g m.max=%g", p, n, mm)
 } else stop("unknown kind ", kind)
 backend <- opt("backend", "cuda")
+## What a run keeps of its result: the slots' digests, its size, and the object itself up to
+## p = 5000.
+kept <- function(fit) {
+  g <- fit@graph
+  d <- c(graph = gpupc:::rs_input_digest(list(graph::nodes(g), g@edgeL)),
+         sepset = gpupc:::rs_input_digest(fit@sepset), pMax = gpupc:::rs_input_digest(fit@pMax),
+         n.edgetests = gpupc:::rs_input_digest(fit@n.edgetests), max.ord = gpupc:::rs_input_digest(fit@max.ord))
+  list(digests = d, edges = sum(lengths(lapply(g@edgeL, `[[`, "edges"))) / 2, max.ord = fit@max.ord,
+       tests = sum(fit@n.edgetests), fit = if (length(graph::nodes(g)) <= 5000) fit)
+}
 call <- function(s, pp, m, ...) gpu_skeleton(s, test, alpha, p = pp, m.max = m, backend = backend, ...)
 
 if (mode == "single") {
@@ -101,9 +115,9 @@ if (mode == "single") {
                  paste(lr$devices, collapse = ","))
   bpd <- Sys.getenv("GPUPC_BLOCKS_PER_DEVICE")
   if (nzchar(bpd)) how <- sprintf("%s, %s blocks per device", how, bpd)
-  saveRDS(list(label = label, how = how, seconds = secs, fit = fit, phases = unlist(lr$phases),
-               levels = lr$levels, order = if (is.null(dev)) 2 + as.numeric(paste0("0", bpd)) / 100 else 1),
-          out, compress = FALSE)
+  saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases),
+                 levels = lr$levels, order = if (is.null(dev)) 2 + as.numeric(paste0("0", bpd)) / 100 else 1),
+            kept(fit)), out, compress = FALSE)
   cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
 } else if (mode == "rank") {
   mpi <- function(f) getExportedValue("Rmpi", f)
@@ -115,8 +129,8 @@ if (mode == "single") {
   lr <- gpupc_last_run()
   if (rank == 0) {
     how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)", size, paste(lr$devices, collapse = ","))
-    saveRDS(list(label = label, how = how, seconds = secs, fit = fit, phases = unlist(lr$phases),
-                 levels = lr$levels, ranks = lr$ranks, order = 2 + size), out, compress = FALSE)
+    saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases),
+                   levels = lr$levels, ranks = lr$ranks, order = 2 + size), kept(fit)), out, compress = FALSE)
     cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
   }
   invisible(mpi("mpi.finalize")())

@@ -7,10 +7,13 @@
 #
 #   DEV=.rbundle bash bench/suites/mpi/mpi-device.sh KIND [mpi-bench.R options]
 #
-# KIND: cmiknn or gauss (mpi-bench.R's). RANKS (default: 1, 2 and 4, at most the GPUs) the rank
-# counts; SINGLE_S / RANK_S the cap of each run. SINGLES (default "first default") the one-process
-# runs; KEEP=1 keeps the earlier runs' results in the work folder, so that a later call on the same
-# machine adds rows to the same table (a long case split over two calls); TAG names that folder. Open MPI is the host's, else the one carried in
+# KIND: cmiknn or gauss (mpi-bench.R's), or boot: gpu_boot_strength() through mpi-boot.R (one
+# process on its default devices, then 1, 2, ... ranks of one GPU each, a block of resamples per
+# rank; its options: --p 200 --n 2000 --R 32 ...). RANKS (default: 1, 2 and 4, at most the GPUs)
+# the rank counts; SINGLE_S / RANK_S the cap of each run. SINGLES (default "first default") the
+# one-process runs; KEEP=1 keeps the earlier runs' results in the work folder, so that a later
+# call on the same machine adds rows to the same table (a long case split over two calls); TAG
+# names that folder. Open MPI is the host's, else the one carried in
 # $DEV/openmpi.tar.xz (Debian's openmpi-bin, libopenmpi3, openmpi-common and libpmix2 files, the
 # build Rmpi in $DEV/lib links to), unpacked into /tmp/ompi and found through OPAL_PREFIX.
 set -u
@@ -36,6 +39,15 @@ run() {  # run SECONDS CMD...: the exit status and seconds after the command's o
   timeout "$secs" "$@" 2>&1
   echo "   (rc $?, $((SECONDS - t0)) s)"
 }
+if [ "$KIND" = boot ]; then
+  run "${SINGLE_S:-300}" "$R" "$HERE/mpi-boot.R" single "$W/single.rds" "$@"
+  for k in $RANKS; do
+    run "${RANK_S:-300}" mpirun --bind-to none --oversubscribe -np "$k" -x PATH -x LD_LIBRARY_PATH -x R_LIBS \
+      "$R" "$HERE/mpi-boot.R" rank "$W/ranks-$k.rds" "$@"
+  done
+  "$R" "$HERE/mpi-boot.R" table "$W"
+  exit 0
+fi
 for s in ${SINGLES-first default}; do
   [ "$s" = default ] && [ "$NG" -lt 2 ] && continue
   run "${SINGLE_S:-300}" "$R" "$HERE/mpi-bench.R" single "$KIND" "$W/single-$s.rds" --devices "$s" "$@"

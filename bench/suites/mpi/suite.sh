@@ -6,6 +6,7 @@ suite_title="MPI ranks: one process against 1, 2, 4 ranks of one GPU each, ident
 suite_parts='
 cmiknn      8  gpu  cmiknnCItest, p = 100, n = 2000, knn = 0.1, 50 permutations, every level (CMI_P, CMI_PERM, CMI_MMAX)
 gauss       6  gpu  gaussCItest, a random linear SEM, p = 20000, n = 1000, every level (GAUSS_P, GAUSS_N; SINGLES, RANKS)
+boot        4  gpu  gpu_boot_strength(), gaussCItest, p = 200, n = 2000, 32 resamples (BOOT_P, BOOT_N, BOOT_R)
 g55k        10 gpu  gaussCItest, p = 55,572, n = 3189 (C made on the GPU), every level; G55K_SINGLES / G55K_RANKS choose the runs (default: the first GPU and 2 ranks; a second call on the same machine adds "default" and 1 rank to the same table)
 '
 S=$BENCH/suites/mpi
@@ -17,6 +18,11 @@ part_cmiknn() {
 part_gauss() {
   needs r gpu || return 1
   step mpi-gauss 590 env OUT="$RAW" TMPDIR="$TMPD" bash "$S/mpi-device.sh" gauss --p "${GAUSS_P:-20000}" --n "${GAUSS_N:-1000}"
+}
+part_boot() {
+  needs r gpu || return 1
+  step mpi-boot 590 env OUT="$RAW" TMPDIR="$TMPD" bash "$S/mpi-device.sh" boot --p "${BOOT_P:-200}" --n "${BOOT_N:-2000}" \
+    --R "${BOOT_R:-32}"
 }
 part_g55k() {
   needs r gpu || return 1
