@@ -336,8 +336,9 @@ attach_sepsets <- function(out, sepsets) {
 #'   results are compared at the end of those levels, and `dense_check_s` is the seconds that
 #'   took), else `"split"` (planned and exchanged like the later levels), and `levels`, per
 #'   exchanged level its `edges`, this rank's
-#'   `local_edges`, `bytes_sent` and `bytes_received` (the other ranks' outcomes), `local_s` and
-#'   `allgather_s`; and
+#'   `local_edges`, `bytes_sent` and `bytes_received` (the other ranks' outcomes), `local_s`,
+#'   `allgather_s`, and `slowest_s` / `fastest_s`, the slowest and the fastest rank's seconds on
+#'   their share of the level (their gap is the time lost to load imbalance); and
 #'   `phases`, the call's wall seconds by part: `r_checks_s` (checking the arguments in R),
 #'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
 #'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building

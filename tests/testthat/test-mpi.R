@@ -114,7 +114,9 @@ check_ranks <- function(run, want, np, rounds = 0) {
       expect_identical(g$ranks$dense_levels, if (gauss) "every rank" else "split", label = what)
       if (gauss) expect_true(all(lv$level >= 2), label = what) else expect_true(nrow(lv) >= 1)
       # each level's edges split over the ranks; only outcomes travel, a few bytes an edge
-      expect_true(all(lv$bytes_sent >= 46 & lv$bytes_sent <= 46 + 30 * lv$local_edges))
+      expect_true(all(lv$bytes_sent >= 54 & lv$bytes_sent <= 54 + 30 * lv$local_edges))
+      # every rank's seconds on its share travel too: this rank's lie between the extremes
+      expect_true(all(lv$fastest_s <= lv$local_s & lv$local_s <= lv$slowest_s), label = what)
       if (np == 1) expect_true(all(lv$bytes_received == 0 & lv$local_edges == lv$edges))
     }
   }

@@ -58,9 +58,9 @@ if (mode == "table") {
     if (is.null(r$ranks) && length(r$levels) && nrow(r$levels))
       cat(sprintf("    level %d: %.3f s, %.0f tests\n", r$levels$level, r$levels$seconds, r$levels$tests), sep = "")
     if (!is.null(r$ranks))
-      with(r$ranks$levels, cat(sprintf("    level %d: %.0f edges, rank 0's %.0f in %.3f s; sent %.2f MB, received %.2f MB in %.3f s\n",
-                                     level, edges, local_edges, local_s, bytes_sent / 1e6, bytes_received / 1e6,
-                                     allgather_s), sep = ""))
+      with(r$ranks$levels, cat(sprintf("    level %d: %.0f edges, rank 0's %.0f in %.3f s (ranks %.3f-%.3f s); sent %.2f MB, received %.2f MB in %.3f s\n",
+                                     level, edges, local_edges, local_s, fastest_s, slowest_s, bytes_sent / 1e6,
+                                     bytes_received / 1e6, allgather_s), sep = ""))
   }
   quit(status = 0)
 }

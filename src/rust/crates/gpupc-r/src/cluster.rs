@@ -23,6 +23,8 @@ pub(crate) struct RTransport {
     pub(crate) fail_at_start: bool,
     pub(crate) fail_at_level: Option<usize>,
     pub(crate) perturb_dense: bool,
+    /// Slices per rank and level (`GPUPC_RANK_SLICES`, for benchmarks; unset: the default).
+    pub(crate) slices_per_rank: Option<usize>,
     /// Every rank runs levels 0 and 1 whole (`pc_core::ranks::start_search`'s answer).
     pub(crate) dense_every_rank: bool,
     pub(crate) seconds: f64,
@@ -54,6 +56,7 @@ impl RTransport {
             allgather,
             fail_at_start: fail.as_deref() == Some("start"),
             perturb_dense: fail.as_deref() == Some("dense"),
+            slices_per_rank: std::env::var("GPUPC_RANK_SLICES").ok().and_then(|v| v.trim().parse().ok()).filter(|&k: &usize| k >= 1),
             dense_every_rank: false,
             fail_at_level: fail.and_then(|l| l.parse().ok()),
             seconds: 0.0,
@@ -85,11 +88,11 @@ impl Transport for RTransport {
 
 /// What `gpupc_last_run()$ranks` shows of a run: this rank, the ranks, where levels 0 and 1 ran
 /// (whole on every rank, or split like the others) and the seconds of their check, and per
-/// exchanged level the edges, bytes and seconds.
+/// exchanged level the edges, bytes and seconds (the slowest and fastest rank's among them).
 pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_check_s): (bool, f64)) -> Robj {
     let col = |f: &dyn Fn(&RankLevel) -> f64| Robj::from(levels.iter().map(f).collect::<Vec<f64>>());
     let lv = List::from_names_and_values(
-        ["level", "edges", "local_edges", "bytes_sent", "bytes_received", "local_s", "allgather_s"],
+        ["level", "edges", "local_edges", "bytes_sent", "bytes_received", "local_s", "allgather_s", "slowest_s", "fastest_s"],
         [
             Robj::from(levels.iter().map(|l| l.level as i32).collect::<Vec<_>>()),
             col(&|l| l.edges as f64),
@@ -98,6 +101,8 @@ pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_che
             col(&|l| l.bytes_received as f64),
             col(&|l| l.local_seconds),
             col(&|l| l.collective_seconds),
+            col(&|l| l.slowest_seconds),
+            col(&|l| l.fastest_seconds),
         ],
     )
     .unwrap_or_default();

@@ -48,8 +48,11 @@ impl Run<'_> {
             } else if pc_core::ranks::Transport::size(&*tr) == 1 {
                 tr.dense_every_rank = kind.is_some();
             }
-            let (fail, perturb, dense) = (tr.fail_at_level, tr.perturb_dense, tr.dense_every_rank);
+            let (fail, perturb, dense, slices) = (tr.fail_at_level, tr.perturb_dense, tr.dense_every_rank, tr.slices_per_rank);
             let mut r = pc_core::ranks::Ranks::new(b, tr)?;
+            if let Some(k) = slices {
+                r.slices_per_rank = k;
+            }
             r.fail_at_level = fail;
             r.perturb_dense = perturb;
             r.dense_every_rank = dense;

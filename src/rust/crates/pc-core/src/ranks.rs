@@ -2,11 +2,16 @@
 //! call), with the result of one process in every slot.
 //!
 //! The level loop is deterministic, so every rank holds the same graph at a level's start and
-//! plans the same level. [`Ranks`] cuts the plan's edges into one contiguous block per rank of
-//! about equal test counts ([`weighted_blocks`]), runs only its own block on its local backend,
-//! and exchanges the blocks' outcomes with every other rank ([`Transport::allgather`]); each rank
-//! then holds the whole level's outcomes in plan order, and the level loop applies them as it
-//! would one backend's. Only outcomes travel (about 9 to 20 bytes an edge, [`encode_outcomes`]),
+//! plans the same level. [`Ranks`] cuts the plan's edges into slices of about equal test counts
+//! ([`rank_slices`], [`SLICES_PER_RANK`] per rank), dealt to the ranks in turn, runs only its own
+//! slices on its local backend, and exchanges their outcomes with every other rank
+//! ([`Transport::allgather`]); each rank then holds the whole level's outcomes in plan order, and
+//! the level loop applies them as it would one backend's. The slices are dealt rather than one
+//! contiguous block given to each rank because a test count is the most an edge may need: an
+//! early success cuts it short, and how often that happens drifts along the plan's order (one
+//! block per rank left the first rank 59% of a Gaussian level's time at p = 55,572, and at
+//! cmiknnCItest's level 2 the second rank twice the first's); dealt slices give every rank the
+//! same mixture. Only outcomes travel (about 9 to 20 bytes an edge, [`encode_outcomes`]),
 //! never the graph, pMax or sepsets: every rank derives them itself, identically.
 //!
 //! Levels 0 and 1 of gaussCItest run whole on every rank instead ([`DenseLevels`]: no per-edge
@@ -17,7 +22,7 @@
 //! error instead of searching on from different graphs. Ranks of different kinds plan and split
 //! those levels like the others.
 //!
-//! A rank whose block fails still takes part in the exchange, with its error in place of the
+//! A rank whose slices fail still takes part in the exchange, with its error in place of the
 //! outcomes, so no rank waits for good: every rank then returns the error of the lowest rank that
 //! failed ([`PcError::OnRank`]). Each message also carries the level's fingerprint (level, edges,
 //! tests, a hash of the edges); ranks whose plans differ (their inputs did) stop with an error
@@ -48,16 +53,20 @@ pub trait Transport {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RankLevel {
     pub level: usize,
-    /// The level's edges, and those of this rank's block.
+    /// The level's edges, and those of this rank's slices.
     pub edges: usize,
     pub local_edges: usize,
     /// This rank's message, and the other ranks' messages together.
     pub bytes_sent: u64,
     pub bytes_received: u64,
-    /// Seconds running this rank's block, and in the collective (waiting for the slowest rank
+    /// Seconds running this rank's slices, and in the collective (waiting for the slowest rank
     /// included).
     pub local_seconds: f64,
     pub collective_seconds: f64,
+    /// The slowest and the fastest rank's seconds on their slices (every rank sends its own):
+    /// their gap is the level's load imbalance.
+    pub slowest_seconds: f64,
+    pub fastest_seconds: f64,
 }
 
 /// A local backend run as one rank of several: see the module's text.
@@ -65,7 +74,7 @@ pub struct Ranks<'t, B> {
     pub local: B,
     transport: &'t mut dyn Transport,
     pub levels: Vec<RankLevel>,
-    /// Test-only: this rank's block fails at this level, or its dense level (how the fault path
+    /// Test-only: this rank's slices fail at this level, or its dense level (how the fault path
     /// is exercised end to end; the R glue sets it from `GPUPC_FAIL_RANK`).
     pub fail_at_level: Option<usize>,
     /// Every rank's engine runs the dense levels and is of one kind ([`start_search`]'s answer):
@@ -76,6 +85,9 @@ pub struct Ranks<'t, B> {
     pub perturb_dense: bool,
     /// Threads for the fingerprint (pMax alone is 3.2 GB at p = 20000).
     pub threads: usize,
+    /// Slices dealt to each rank per level ([`SLICES_PER_RANK`]; 1 gives each rank one contiguous
+    /// block, for comparisons). Every rank must use the same: the exchange checks it.
+    pub slices_per_rank: usize,
     /// A failure this rank reports at its first exchange instead of stopping alone (the others
     /// would wait there for it): the host memory of levels planned after all.
     pub pending: Option<PcError>,
@@ -99,8 +111,15 @@ const MAGIC: u8 = 0xA7;
 const STATUS_OK: u8 = 0;
 const STATUS_FAILED: u8 = 1;
 const STATUS_INTERRUPTED: u8 = 2;
-/// magic, status, level (u32), edges, tests, plan hash, block start, block length (u64 each)
-const HEADER: usize = 2 + 4 + 8 * 5;
+/// magic, status, level (u32), edges, tests, plan hash, this rank's slices and edges (u64 each),
+/// its seconds on them (f64)
+const HEADER: usize = 2 + 4 + 8 * 6;
+
+/// Slices a rank is dealt per level (fewer where the level has fewer edges): enough that the
+/// drift of early successes along the plan averages out between the ranks, few enough that the
+/// rows a slice boundary splits between two ranks (whose sets both then enumerate, on a GPU) stay
+/// a negligible share.
+pub const SLICES_PER_RANK: usize = 16;
 
 impl<'t, B: Backend> Ranks<'t, B> {
     pub fn new(local: B, transport: &'t mut dyn Transport) -> Result<Self> {
@@ -114,6 +133,7 @@ impl<'t, B: Backend> Ranks<'t, B> {
             fail_at_level: None,
             dense_every_rank: false,
             perturb_dense: false,
+            slices_per_rank: SLICES_PER_RANK,
             threads: 1,
             pending: None,
             dense_ran: false,
@@ -172,13 +192,16 @@ pub fn start_search(transport: &mut dyn Transport, failure: Option<PcError>, den
     Ok(kinds.first().is_some_and(|k| k.is_some() && kinds.iter().all(|o| o == k)))
 }
 
-/// The blocks of a level, one per rank (fewer edges than ranks leave the last ranks none).
-pub fn rank_blocks(plan: &LevelPlan, size: usize) -> Vec<Range<usize>> {
+/// The slices of a level, in plan order, of about equal test counts; slice k is rank
+/// k % size's. Fewer edges than slices give one edge a slice (and the last ranks none).
+pub fn rank_slices(plan: &LevelPlan, size: usize, per_rank: usize) -> Vec<Range<usize>> {
     let weights: Vec<u64> = plan.edges.iter().map(|e| e.n_tests().max(1)).collect();
-    let mut blocks = weighted_blocks(&weights, size);
-    let n = plan.edges.len();
-    blocks.resize(size, n..n);
-    blocks
+    weighted_blocks(&weights, per_rank.max(1) * size.max(1))
+}
+
+/// Rank `rank`'s slices of `slices`.
+fn slices_of(slices: &[Range<usize>], rank: usize, size: usize) -> impl Iterator<Item = &Range<usize>> {
+    slices.iter().skip(rank).step_by(size.max(1))
 }
 
 /// A level's fingerprint: (level, edges, tests, hash of every edge's pair and sides).
@@ -198,13 +221,13 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-fn header(plan: &LevelPlan, status: u8, block: &Range<usize>) -> Vec<u8> {
+fn header(plan: &LevelPlan, status: u8, slices: usize, local_edges: usize, seconds: f64) -> Vec<u8> {
     let (level, edges, tests, hash) = fingerprint(plan);
-    let mut out = Vec::with_capacity(HEADER + block.len() * 10);
+    let mut out = Vec::with_capacity(HEADER + local_edges * 10);
     out.push(MAGIC);
     out.push(status);
     out.extend_from_slice(&level.to_le_bytes());
-    for v in [edges, tests, hash, block.start as u64, block.len() as u64] {
+    for v in [edges, tests, hash, slices as u64, local_edges as u64, seconds.to_bits()] {
         put_u64(&mut out, v);
     }
     out
@@ -285,7 +308,10 @@ pub fn decode_outcomes(bytes: &[u8], n: usize, out: &mut Vec<EdgeOutcome>) -> Re
 struct Message<'a> {
     status: u8,
     fingerprint: (u32, u64, u64, u64),
-    block: Range<usize>,
+    /// The sender's slices and their edges.
+    slices: usize,
+    edges: usize,
+    seconds: f64,
     body: &'a [u8],
 }
 
@@ -295,8 +321,14 @@ fn parse(bytes: &[u8], rank: usize) -> Result<Message<'_>> {
     }
     let u64_at = |k: usize| u64::from_le_bytes(bytes[6 + 8 * k..14 + 8 * k].try_into().unwrap_or([0; 8]));
     let level = u32::from_le_bytes(bytes[2..6].try_into().unwrap_or([0; 4]));
-    let (start, len) = (u64_at(3) as usize, u64_at(4) as usize);
-    Ok(Message { status: bytes[1], fingerprint: (level, u64_at(0), u64_at(1), u64_at(2)), block: start..start.saturating_add(len), body: &bytes[HEADER..] })
+    Ok(Message {
+        status: bytes[1],
+        fingerprint: (level, u64_at(0), u64_at(1), u64_at(2)),
+        slices: u64_at(3) as usize,
+        edges: u64_at(4) as usize,
+        seconds: f64::from_bits(u64_at(5)),
+        body: &bytes[HEADER..],
+    })
 }
 
 impl<B: Backend> Backend for Ranks<'_, B> {
@@ -306,38 +338,43 @@ impl<B: Backend> Backend for Ranks<'_, B> {
 
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         let (rank, size) = (self.rank(), self.size());
-        let blocks = rank_blocks(plan, size);
-        let mine = blocks[rank].clone();
+        let slices = rank_slices(plan, size, self.slices_per_rank);
+        let my_slices = slices_of(&slices, rank, size).count();
+        let mine: usize = slices_of(&slices, rank, size).map(|s| s.len()).sum();
         let t0 = Instant::now();
         let local = if let Some(e) = self.pending.take() {
             Err(e)
         } else if self.fail_at_level == Some(plan.level) {
             Err(PcError::Internal(format!("a failure injected at level {} for the tests", plan.level)))
-        } else if mine.is_empty() {
+        } else if mine == 0 {
             Ok(Vec::new())
-        } else if mine.len() == plan.edges.len() {
+        } else if mine == plan.edges.len() {
             self.local.run_level(plan, watch)
         } else {
-            let sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges: plan.edges[mine.clone()].to_vec(), qualifying: plan.qualifying };
+            let mut edges = crate::mem::try_vec(mine, "p", "this rank's edges of the level")?;
+            for s in slices_of(&slices, rank, size) {
+                edges.extend_from_slice(&plan.edges[s.clone()]);
+            }
+            let sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges, qualifying: plan.qualifying };
             self.local.run_level(&sub, watch)
         };
         let local = local.and_then(|o| {
-            if o.len() == mine.len() {
+            if o.len() == mine {
                 Ok(o)
             } else {
-                Err(PcError::Internal(format!("the local backend returned {} outcomes for {} edges", o.len(), mine.len())))
+                Err(PcError::Internal(format!("the local backend returned {} outcomes for {} edges", o.len(), mine)))
             }
         });
         let local_seconds = t0.elapsed().as_secs_f64();
         let msg = match &local {
             Ok(o) => {
-                let mut m = header(plan, STATUS_OK, &mine);
+                let mut m = header(plan, STATUS_OK, my_slices, mine, local_seconds);
                 encode_outcomes(o, &mut m);
                 m
             }
             Err(e) => {
                 let status = if matches!(e, PcError::Interrupted) { STATUS_INTERRUPTED } else { STATUS_FAILED };
-                let mut m = header(plan, status, &mine);
+                let mut m = header(plan, status, my_slices, mine, local_seconds);
                 m.extend_from_slice(e.to_string().as_bytes());
                 m
             }
@@ -352,19 +389,22 @@ impl<B: Backend> Backend for Ranks<'_, B> {
         let t1 = Instant::now();
         let all = self.transport.allgather(&msg)?;
         let collective_seconds = t1.elapsed().as_secs_f64();
-        self.levels.push(RankLevel {
-            level: plan.level,
-            edges: plan.edges.len(),
-            local_edges: mine.len(),
-            bytes_sent: msg.len() as u64,
-            bytes_received: all.iter().enumerate().filter(|(r, _)| *r != rank).map(|(_, m)| m.len() as u64).sum(),
-            local_seconds,
-            collective_seconds,
-        });
         if all.len() != size {
             return Err(PcError::Internal(format!("the exchange returned {} messages for {size} ranks", all.len())));
         }
         let msgs = all.iter().enumerate().map(|(r, m)| parse(m, r)).collect::<Result<Vec<_>>>()?;
+        let secs = msgs.iter().map(|m| m.seconds);
+        self.levels.push(RankLevel {
+            level: plan.level,
+            edges: plan.edges.len(),
+            local_edges: mine,
+            bytes_sent: msg.len() as u64,
+            bytes_received: all.iter().enumerate().filter(|(r, _)| *r != rank).map(|(_, m)| m.len() as u64).sum(),
+            local_seconds,
+            collective_seconds,
+            slowest_seconds: secs.clone().fold(0.0, f64::max),
+            fastest_seconds: secs.fold(f64::INFINITY, f64::min),
+        });
         // the same decision on every rank: the lowest rank that failed, else the lowest whose plan
         // differs from rank 0's
         if let Some((r, m)) = msgs.iter().enumerate().find(|(_, m)| m.status != STATUS_OK) {
@@ -382,17 +422,30 @@ impl<B: Backend> Backend for Ranks<'_, B> {
                 format!("rank {r} planned level {l} with {e} edges and {t} tests, rank 0 level {l0} with {e0} edges and {t0} tests: the ranks' calls differ (every rank must make the same call on the same data)"),
             ));
         }
-        let mut out = crate::mem::try_vec::<EdgeOutcome>(plan.edges.len(), "p", "the level's outcomes")?;
-        for (r, (m, block)) in msgs.iter().zip(&blocks).enumerate() {
-            if m.block != *block {
-                return Err(PcError::Internal(format!("rank {r} ran edges {:?} of the level, not {block:?}", m.block)));
+        // every rank's outcomes in the order of its slices, then dealt back into plan order
+        let mut theirs = Vec::with_capacity(size);
+        for (r, m) in msgs.iter().enumerate() {
+            let (want_slices, want_edges) = (slices_of(&slices, r, size).count(), slices_of(&slices, r, size).map(|s| s.len()).sum::<usize>());
+            if (m.slices, m.edges) != (want_slices, want_edges) {
+                return Err(PcError::Internal(format!("rank {r} ran {} slices of {} edges of the level, not {want_slices} of {want_edges}", m.slices, m.edges)));
             }
             if r == rank {
-                // ours, as computed (the same bits as its bytes)
-                out.extend_from_slice(local.as_ref().map_err(|_| PcError::Internal("a failed block was not reported".into()))?);
+                theirs.push(Vec::new());
             } else {
-                decode_outcomes(m.body, block.len(), &mut out)?;
+                let mut o = crate::mem::try_vec::<EdgeOutcome>(m.edges, "p", "a rank's outcomes")?;
+                decode_outcomes(m.body, m.edges, &mut o)?;
+                theirs.push(o);
             }
+        }
+        // ours, as computed (the same bits as its bytes)
+        let own = local.as_ref().map_err(|_| PcError::Internal("a failed rank's slices were not reported".into()))?;
+        let mut out = crate::mem::try_vec::<EdgeOutcome>(plan.edges.len(), "p", "the level's outcomes")?;
+        let mut at = vec![0usize; size];
+        for (k, s) in slices.iter().enumerate() {
+            let r = k % size;
+            let src: &[EdgeOutcome] = if r == rank { own } else { &theirs[r] };
+            out.extend_from_slice(&src[at[r]..at[r] + s.len()]);
+            at[r] += s.len();
         }
         Ok(out)
     }
@@ -684,7 +737,7 @@ mod tests {
     }
 
     /// Runs the search on `k` ranks, each on its own thread with its own backend; `fail` makes
-    /// rank r's block fail at a level.
+    /// rank r's slices fail at a level.
     fn on_ranks(params: &SkeletonParams, t: &HashTest, k: usize, fail: Option<(usize, usize)>) -> Vec<(Result<SkeletonResult>, Vec<RankLevel>)> {
         let mut ts = transports(k);
         std::thread::scope(|s| {
@@ -723,6 +776,9 @@ mod tests {
                     assert_eq!(levels.len(), res.levels.len());
                     if k == 1 {
                         assert!(levels.iter().all(|l| l.bytes_received == 0 && l.local_edges == l.edges));
+                    }
+                    for l in &levels {
+                        assert!(l.fastest_seconds <= l.local_seconds && l.local_seconds <= l.slowest_seconds, "{l:?}");
                     }
                 }
             }
@@ -947,6 +1003,38 @@ mod tests {
             match r {
                 Err(PcError::InvalidArgument { arg: "cluster", msg }) => assert!(msg.starts_with("rank 1 planned level 0"), "{msg}"),
                 other => panic!("expected a refusal naming the cluster, got {other:?}"),
+            }
+        }
+    }
+
+    // the slices cover the level once, in order, and a drift of the edges' weights along the
+    // plan (what early successes make of the estimate) reaches every rank alike
+    #[test]
+    fn dealt_slices_cover_the_level_and_balance_a_drift() {
+        for size in 1..=5usize {
+            for n in [0usize, 1, 3, 17, 80, 1000, 5000] {
+                let w: Vec<u64> = (0..n as u64).map(|i| 1 + i).collect();
+                let slices = weighted_blocks(&w, SLICES_PER_RANK * size);
+                let mut next = 0;
+                for s in &slices {
+                    assert_eq!(s.start, next);
+                    assert!(!s.is_empty());
+                    next = s.end;
+                }
+                assert_eq!(next, n);
+                let dealt: Vec<usize> = (0..size).map(|r| slices_of(&slices, r, size).map(|s| s.len()).sum()).collect();
+                assert_eq!(dealt.iter().sum::<usize>(), n);
+                if n >= 1000 {
+                    let load: Vec<u64> = (0..size).map(|r| slices_of(&slices, r, size).flat_map(|s| w[s.clone()].iter()).sum()).collect();
+                    let (lo, hi) = (*load.iter().min().unwrap(), *load.iter().max().unwrap());
+                    assert!((hi - lo) as f64 <= 1.5 * (hi as f64) / SLICES_PER_RANK as f64, "{size} ranks, {n} edges: {load:?}");
+                    // so is the drift of an early success that halves the second half's tests
+                    let real: Vec<u64> = (0..size)
+                        .map(|r| slices_of(&slices, r, size).flat_map(|s| s.clone()).map(|i| if i < n / 2 { w[i] } else { w[i] / 2 }).sum())
+                        .collect();
+                    let (lo, hi) = (*real.iter().min().unwrap(), *real.iter().max().unwrap());
+                    assert!((hi - lo) as f64 <= 0.25 * hi as f64, "{size} ranks, {n} edges: {real:?}");
+                }
             }
         }
     }
