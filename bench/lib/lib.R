@@ -313,6 +313,17 @@ option_reader <- function(args = commandArgs(trailingOnly = TRUE)) {
   }
 }
 
+# The results an MPI benchmark's runs saved (every OUT.rds of `dir`, named by file) and which of
+# them is the reference: the first whose name matches `ref`.
+read_runs <- function(dir, ref) {
+  files <- list.files(dir, pattern = "[.]rds$", full.names = TRUE)
+  runs <- lapply(files, readRDS)
+  names(runs) <- sub("[.]rds$", "", basename(files))
+  ref_name <- grep(ref, names(runs), value = TRUE)[1]
+  if (is.na(ref_name)) stop("no run matching ", ref, " in ", dir)
+  list(runs = runs, ref_name = ref_name, ref = runs[[ref_name]])
+}
+
 # record <- csv_recorder(out, mi); record(part = ..., p = ...): prints one measurement as
 # name=value pairs and, with `out`, rewrites the CSV of every row so far (so a killed run keeps
 # what it measured), with the machine's GPU and cores; recorded_rows(record) gives the rows.

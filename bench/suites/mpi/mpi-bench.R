@@ -24,16 +24,12 @@ source(file.path(here, "..", "..", "lib", "lib.R"))
 options(cli.progress_show_after = Inf)
 args <- commandArgs(TRUE)
 mode <- args[1]
-opt <- function(name, default) { i <- match(paste0("--", name), args); if (is.na(i)) default else args[i + 1] }
+opt <- option_reader(args)
 
 if (mode == "table") {
   dir <- args[2]
-  files <- list.files(dir, pattern = "[.]rds$", full.names = TRUE)
-  runs <- lapply(files, readRDS)
-  names(runs) <- sub("[.]rds$", "", basename(files))
-  ref_name <- grep("^single-first", names(runs), value = TRUE)[1]
-  if (is.na(ref_name)) stop("no single-first run in ", dir)
-  ref <- runs[[ref_name]]
+  rr <- read_runs(dir, "^single-first")
+  runs <- rr$runs; ref_name <- rr$ref_name; ref <- rr$ref
   same <- function(a, b) {
     differ <- names(a$digests)[a$digests != b$digests]
     if (length(differ)) return(paste(paste(differ, collapse = ", "), "differ"))

@@ -21,16 +21,12 @@ source(file.path(here, "..", "..", "lib", "lib.R"))
 options(cli.progress_show_after = Inf)
 args <- commandArgs(TRUE)
 mode <- args[1]
-opt <- function(name, default) { i <- match(paste0("--", name), args); if (is.na(i)) default else args[i + 1] }
+opt <- option_reader(args)
 
 if (mode == "table") {
   dir <- args[2]
-  files <- list.files(dir, pattern = "[.]rds$", full.names = TRUE)
-  runs <- lapply(files, readRDS)
-  names(runs) <- sub("[.]rds$", "", basename(files))
-  ref_name <- grep("^single", names(runs), value = TRUE)[1]
-  if (is.na(ref_name)) stop("no single run in ", dir)
-  ref <- runs[[ref_name]]
+  rr <- read_runs(dir, "^single")
+  runs <- rr$runs; ref_name <- rr$ref_name; ref <- rr$ref
   for (nm in names(runs)[order(vapply(runs, function(r) r$order, 0))]) {
     r <- runs[[nm]]
     verdict <- if (nm == ref_name) "reference" else if (identical(r$strength, ref$strength)) "identical" else "differs"
