@@ -150,7 +150,8 @@ rank_device_choice <- function(cluster, choice) {
 cluster_agree <- function(cluster, parts) {
   if (cluster$size < 2L) return(invisible(0))
   t0 <- proc.time()[["elapsed"]]
-  mine <- vapply(parts, rs_input_digest, "")
+  threads <- digest_threads()
+  mine <- vapply(parts, rs_input_digest, "", threads = threads)
   all <- lapply(cluster$allgather(serialize(mine, NULL)), unserialize)
   for (r in seq_along(all)[-1]) {
     differ <- names(mine)[all[[r]] != all[[1]]]
@@ -159,6 +160,11 @@ cluster_agree <- function(cluster, parts) {
   }
   invisible(proc.time()[["elapsed"]] - t0)
 }
+
+# The threads of the digests: numCores = NULL's (the gpupc.threads option, else a core limit, else
+# every core), since the call's own numCores is checked only once the ranks agree. An invalid
+# option gives one thread here: a call that uses it stops at that later check, on every rank alike.
+digest_threads <- function() tryCatch(default_threads(), error = function(e) 1L)
 
 # `expr`'s value, once every rank got through it: a step whose outcome may differ between hosts
 # (the GPU found, the memory left) fails on every rank when it fails on one, instead of leaving

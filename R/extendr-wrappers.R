@@ -22,7 +22,10 @@ rs_choose_devices <- function(devices, work, size, usable) {
   rust_value(.Call(wrap__gpupc_choose_devices, devices, work, as.double(size), usable))
 }
 
-rs_input_digest <- function(x) rust_value(.Call(wrap__gpupc_input_digest, x))
+# `threads` hash large vectors (the digest does not depend on them)
+rs_input_digest <- function(x, threads = digest_threads()) {
+  rust_value(.Call(wrap__gpupc_input_digest, x, as.integer(threads)))
+}
 
 # writes into `dst` in place (R/cluster.R's exchanges, on vectors they allocated themselves)
 rs_raw_copy <- function(dst, at, src, from, n) {

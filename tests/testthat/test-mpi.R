@@ -320,3 +320,48 @@ test_that("gpu_query() and gpu_mpe() check cluster as gpu_pc() does", {
   skip_if(gpupc:::under_mpi_launcher(), "this process runs under an MPI launcher")
   expect_error(gpu_query(jt, nodes = "lung", cluster = "mpi"), class = "gpupc_invalid_argument", regexp = "MPI launcher")
 })
+
+test_that("the ranks' input digest of large vectors: the same on any threads, changed by any element", {
+  d <- gpupc:::rs_input_digest
+  x <- sin(seq_len(3e6))
+  dx <- d(x)
+  expect_match(dx, "^[0-9a-f]{16}$")
+  expect_identical(d(x), dx)
+  expect_identical(d(x, threads = 1L), dx)
+  expect_identical(d(x, threads = 2L), dx)
+  for (i in c(1, 1.5e6, 3e6)) {
+    y <- x
+    y[i] <- y[i] * (1 + .Machine$double.eps)
+    expect_false(identical(d(y), dx))
+  }
+  expect_false(identical(d(x[-3e6]), dx))
+  expect_false(identical(d(c(x[1048577:2097152], x[1:1048576], x[-(1:2097152)])), dx))
+  expect_false(identical(d(list(C = x, n = 10)), d(list(C = y, n = 10))))
+  expect_false(identical(d(matrix(x, 1000)), dx))
+
+  i <- seq_len(3e6) %% 1000L
+  di <- d(i)
+  expect_identical(d(i, threads = 1L), di)
+  i[2e6] <- i[2e6] + 1L
+  expect_false(identical(d(i), di))
+  expect_false(identical(d(as.numeric(i)), d(i)))
+
+  l <- seq_len(3e6) %% 3L == 0L
+  l[5] <- NA
+  dl <- d(l)
+  expect_identical(d(l, threads = 1L), dl)
+  l[5] <- TRUE
+  expect_false(identical(d(l), dl))
+
+  r <- as.raw(seq_len(2.5e7) %% 251L)
+  dr <- d(r)
+  expect_identical(d(r, threads = 1L), dr)
+  r[2.5e7] <- as.raw(0)
+  expect_false(identical(d(r), dr))
+
+  withr::local_options(gpupc.threads = 1)
+  expect_identical(gpupc:::digest_threads(), 1L)
+  withr::local_options(gpupc.threads = "many")
+  expect_identical(gpupc:::digest_threads(), 1L)
+  expect_identical(d(x), dx)
+})

@@ -111,13 +111,44 @@ pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_che
 }
 
 /// Four interleaved multiply-rotate lanes over 64-bit words: not cryptographic, only a check that
-/// the ranks were given the same values (several GB/s, so C or the data cost little next to a run).
+/// the ranks were given the same values. Each step is a bijection of its lane's state, so a
+/// change to any bit of any word always changes the digest; a different order changes it unless
+/// the values happen to collide.
 struct Digest {
     lanes: [u64; 4],
     words: u64,
 }
 
 const K: [u64; 4] = [0x9E37_79B9_7F4A_7C15, 0xC2B2_AE3D_27D4_EB4F, 0x1656_67B1_9E37_79F9, 0xFF51_AFD7_ED55_8CCD];
+
+/// Words of a vector that one thread hashes alone: longer vectors are hashed chunk by chunk on
+/// several threads (one thread hashes a few GB/s, and suffStat$C at p = 55,572 is 25 GB on every
+/// rank). A constant, not a share of the threads, so that ranks with different core counts agree.
+const CHUNK_WORDS: usize = 1 << 20;
+
+/// The threads of one digest, started at its first large vector only: most calls' inputs are
+/// small, and a pool costs more than hashing them.
+struct Threads {
+    requested: usize,
+    pool: Option<Option<rayon::ThreadPool>>,
+}
+
+impl Threads {
+    fn new(requested: usize) -> Self {
+        Threads { requested, pool: None }
+    }
+
+    /// None when one thread was asked for, or none could be started: the chunks are then hashed
+    /// one after another, to the same digest.
+    fn pool(&mut self) -> Option<&rayon::ThreadPool> {
+        let requested = self.requested;
+        self.pool
+            .get_or_insert_with(|| {
+                (pc_core::threads::effective_threads(requested) > 1).then(|| pc_core::threads::call_pool(requested, "digest").ok()).flatten()
+            })
+            .as_ref()
+    }
+}
 
 impl Digest {
     fn new() -> Self {
@@ -131,20 +162,41 @@ impl Digest {
         self.words += 1;
     }
 
-    fn words(&mut self, ws: impl Iterator<Item = u64>) {
-        for w in ws {
-            self.word(w);
+    /// `word` on the words `at(0)`, ..., `at(n - 1)`, four a step once lane 0 is next: the
+    /// lanes' chains of multiplies then run side by side in registers.
+    #[inline]
+    fn indexed(&mut self, n: usize, at: impl Fn(usize) -> u64) {
+        let lead = ((4 - self.words % 4) % 4).min(n as u64) as usize;
+        for i in 0..lead {
+            self.word(at(i));
+        }
+        let quads = (n - lead) / 4;
+        let mut l = self.lanes;
+        for j in 0..quads {
+            let i = lead + 4 * j;
+            for (k, lane) in l.iter_mut().enumerate() {
+                *lane = (*lane ^ at(i + k)).wrapping_mul(K[k]).rotate_left(29);
+            }
+        }
+        self.lanes = l;
+        self.words += 4 * quads as u64;
+        for i in lead + 4 * quads..n {
+            self.word(at(i));
         }
     }
 
+    fn words<T>(&mut self, v: &[T], word: impl Fn(&T) -> u64) {
+        self.indexed(v.len(), |i| word(&v[i]));
+    }
+
+    /// The length, the bytes as little-endian words, and the last word zero-padded.
     fn bytes(&mut self, b: &[u8]) {
         self.word(b.len() as u64);
-        let mut chunks = b.chunks_exact(8);
-        for c in &mut chunks {
-            self.word(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
-        }
+        let whole = b.len() / 8;
+        self.indexed(whole, |i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or([0; 8])));
+        let rest = &b[8 * whole..];
         let mut last = [0u8; 8];
-        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        last[..rest.len()].copy_from_slice(rest);
         self.word(u64::from_le_bytes(last));
     }
 
@@ -156,19 +208,43 @@ impl Digest {
         h ^ (h >> 29)
     }
 
+    /// `v`, `per_chunk` elements at a time when it is large: each chunk's own digest, on the
+    /// pool's threads (the slice is plain memory, read without R), then the chunks' count and
+    /// digests in order, so that chunks swapped still differ.
+    fn chunked<T: Sync>(&mut self, v: &[T], per_chunk: usize, threads: &mut Threads, one: impl Fn(&mut Digest, &[T]) + Sync) {
+        if v.len() <= per_chunk {
+            return one(self, v);
+        }
+        let digest = |c: &[T]| {
+            let mut d = Digest::new();
+            one(&mut d, c);
+            d.finish()
+        };
+        let sums: Vec<u64> = match threads.pool() {
+            Some(pool) => {
+                use rayon::prelude::*;
+                pool.install(|| v.par_chunks(per_chunk).map(digest).collect())
+            }
+            None => v.chunks(per_chunk).map(digest).collect(),
+        };
+        self.word(sums.len() as u64);
+        self.words(&sums, |&h| h);
+    }
+
     /// An R value: its type, length and contents, its dim, names, levels and class, lists
     /// element by element; a function or an environment by its type alone.
-    fn robj(&mut self, x: &Robj) {
+    fn robj(&mut self, x: &Robj, threads: &mut Threads) {
         self.word(x.rtype() as u64);
         self.word(x.len() as u64);
         if let Some(v) = x.as_real_slice() {
-            self.words(v.iter().map(|d| d.to_bits()));
+            self.chunked(v, CHUNK_WORDS, threads, |d, c| d.words(c, |x| x.to_bits()));
         } else if let Some(v) = x.as_integer_slice() {
-            self.words(v.iter().map(|&i| i as u32 as u64));
+            self.chunked(v, CHUNK_WORDS, threads, |d, c| d.words(c, |&i| i as u32 as u64));
         } else if let Some(v) = x.as_logical_slice() {
-            self.words(v.iter().map(|&b| match Option::<bool>::from(b) { Some(true) => 1, Some(false) => 0, None => 2 }));
+            // the stored int, not Rbool's conversions: this may run off R's main thread
+            self.chunked(v, CHUNK_WORDS, threads, |d, c| d.words(c, |b| logical_word(b.0)));
         } else if let Some(v) = x.as_raw_slice() {
-            self.bytes(v);
+            self.chunked(v, 8 * CHUNK_WORDS, threads, |d, c| d.bytes(c));
         } else if let Some(it) = x.as_str_iter() {
             for s in it {
                 if s.is_na() {
@@ -179,23 +255,34 @@ impl Digest {
             }
         } else if let Some(l) = x.as_list() {
             for v in l.values() {
-                self.robj(&v);
+                self.robj(&v, threads);
             }
         }
         for a in ["dim", "names", "levels", "class"] {
             if let Some(v) = x.get_attrib(a) {
                 self.bytes(a.as_bytes());
-                self.robj(&v);
+                self.robj(&v, threads);
             }
         }
     }
 }
 
-/// The digest of an R value, as 16 hexadecimal digits (R compares them across ranks).
+/// TRUE, FALSE and NA as words (R stores NA as i32::MIN, TRUE as any other nonzero value).
+#[inline]
+fn logical_word(b: i32) -> u64 {
+    match b {
+        i32::MIN => 2,
+        0 => 0,
+        _ => 1,
+    }
+}
+
+/// The digest of an R value, as 16 hexadecimal digits (R compares them across ranks); its large
+/// vectors are hashed on `threads` threads (0: every core), which do not change the digest.
 #[extendr]
-fn gpupc_input_digest(x: Robj) -> String {
+fn gpupc_input_digest(x: Robj, threads: i32) -> String {
     let mut d = Digest::new();
-    d.robj(&x);
+    d.robj(&x, &mut Threads::new(threads.max(0) as usize));
     format!("{:016x}", d.finish())
 }
 
@@ -233,4 +320,157 @@ extendr_module! {
     mod cluster;
     fn gpupc_input_digest;
     fn gpupc_raw_copy;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn real_digest(v: &[f64], threads: &mut Threads) -> u64 {
+        let mut d = Digest::new();
+        d.word(v.len() as u64);
+        d.chunked(v, CHUNK_WORDS, threads, |d, c| d.words(c, |x| x.to_bits()));
+        d.finish()
+    }
+
+    fn pool_of(n: usize) -> Threads {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+        Threads { requested: n, pool: Some(Some(pool)) }
+    }
+
+    /// 3.5 chunks of distinct values: a remainder, and chunks that differ from one another.
+    fn large() -> Vec<f64> {
+        (0..CHUNK_WORDS * 7 / 2).map(|i| (i as f64).sqrt() * 1e-3 + i as f64).collect()
+    }
+
+    #[test]
+    fn four_lanes_a_step_match_one_word_at_a_time() {
+        let ws: Vec<u64> = (0..37u64).map(|i| i.wrapping_mul(0x1234_5678_9ABC_DEF1) ^ (i << 60)).collect();
+        for lead in 0..4 {
+            let (mut a, mut b) = (Digest::new(), Digest::new());
+            for w in &ws[..lead] {
+                a.word(*w);
+                b.word(*w);
+            }
+            for w in &ws[lead..] {
+                a.word(*w);
+            }
+            b.words(&ws[lead..], |&w| w);
+            assert_eq!((a.lanes, a.words), (b.lanes, b.words), "lead {lead}");
+        }
+        let bytes: Vec<u8> = (0..83u8).collect();
+        let mut a = Digest::new();
+        a.word(bytes.len() as u64);
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            a.word(u64::from_le_bytes(w));
+        }
+        let mut b = Digest::new();
+        b.bytes(&bytes);
+        assert_eq!(a.finish(), b.finish());
+    }
+
+    #[test]
+    fn the_threads_do_not_change_the_digest() {
+        let v = large();
+        let one = real_digest(&v, &mut Threads::new(1));
+        assert_eq!(one, real_digest(&v, &mut pool_of(1)));
+        assert_eq!(one, real_digest(&v, &mut pool_of(3)));
+        assert_eq!(one, real_digest(&v, &mut pool_of(8)));
+        assert_eq!(one, real_digest(&v, &mut Threads::new(0)));
+    }
+
+    #[test]
+    fn one_bit_of_any_chunk_changes_the_digest() {
+        let mut v = large();
+        let mut threads = pool_of(4);
+        let base = real_digest(&v, &mut threads);
+        let n = v.len();
+        // first chunk, a middle one, the last whole one, the remainder; each word's first and last bit
+        for i in [0, CHUNK_WORDS + 12_345, 3 * CHUNK_WORDS - 1, 3 * CHUNK_WORDS, n - 1] {
+            for bit in [0, 31, 63] {
+                let old = v[i];
+                v[i] = f64::from_bits(old.to_bits() ^ (1 << bit));
+                assert_ne!(real_digest(&v, &mut threads), base, "word {i}, bit {bit}");
+                v[i] = old;
+            }
+        }
+        assert_eq!(real_digest(&v, &mut threads), base);
+    }
+
+    #[test]
+    fn swapped_chunks_change_the_digest() {
+        let mut v = large();
+        let mut threads = pool_of(2);
+        let base = real_digest(&v, &mut threads);
+        let (a, b) = v.split_at_mut(2 * CHUNK_WORDS);
+        a[..CHUNK_WORDS].swap_with_slice(&mut b[..CHUNK_WORDS]);
+        assert_ne!(real_digest(&v, &mut threads), base);
+        let mut w = large();
+        let (a, b) = w.split_at_mut(CHUNK_WORDS);
+        a.swap_with_slice(&mut b[..CHUNK_WORDS]);
+        assert_ne!(real_digest(&w, &mut threads), base);
+        assert_ne!(real_digest(&w, &mut threads), real_digest(&v, &mut threads));
+    }
+
+    #[test]
+    fn large_inputs_of_other_lengths_differ() {
+        let v = large();
+        let mut threads = pool_of(2);
+        let base = real_digest(&v, &mut threads);
+        let mut longer = v.clone();
+        longer.push(0.0);
+        assert_ne!(real_digest(&longer, &mut threads), base);
+        assert_ne!(real_digest(&v[..v.len() - 1], &mut threads), base);
+        // whole chunks only, and one word past them
+        assert_ne!(real_digest(&v[..3 * CHUNK_WORDS], &mut threads), real_digest(&v[..3 * CHUNK_WORDS + 1], &mut threads));
+        // zeros, without the length in front: the last chunk's word count still tells them apart
+        let zeros = vec![0.0f64; 2 * CHUNK_WORDS + 8];
+        let (mut a, mut b) = (Digest::new(), Digest::new());
+        a.chunked(&zeros[..2 * CHUNK_WORDS + 4], CHUNK_WORDS, &mut threads, |d, c| d.words(c, |x| x.to_bits()));
+        b.chunked(&zeros, CHUNK_WORDS, &mut threads, |d, c| d.words(c, |x| x.to_bits()));
+        assert_ne!(a.finish(), b.finish());
+    }
+
+    #[test]
+    fn integers_logicals_and_raw_bytes_in_chunks() {
+        let ints: Vec<i32> = (0..(CHUNK_WORDS * 5 / 2) as i32).map(|i| i.wrapping_mul(7919)).collect();
+        let bytes: Vec<u8> = (0..8 * CHUNK_WORDS * 5 / 2 + 3).map(|i| (i * 31 % 251) as u8).collect();
+        let logicals: Vec<i32> = (0..CHUNK_WORDS * 5 / 2).map(|i| [1, 0, i32::MIN, 7][i % 4]).collect();
+        let digest_i = |v: &[i32], t: &mut Threads| {
+            let mut d = Digest::new();
+            d.chunked(v, CHUNK_WORDS, t, |d, c| d.words(c, |&i| i as u32 as u64));
+            d.finish()
+        };
+        let digest_l = |v: &[i32], t: &mut Threads| {
+            let mut d = Digest::new();
+            d.chunked(v, CHUNK_WORDS, t, |d, c| d.words(c, |&b| logical_word(b)));
+            d.finish()
+        };
+        let digest_b = |v: &[u8], t: &mut Threads| {
+            let mut d = Digest::new();
+            d.chunked(v, 8 * CHUNK_WORDS, t, |d, c| d.bytes(c));
+            d.finish()
+        };
+        let (mut one, mut four) = (Threads::new(1), pool_of(4));
+        assert_eq!(digest_i(&ints, &mut one), digest_i(&ints, &mut four));
+        assert_eq!(digest_l(&logicals, &mut one), digest_l(&logicals, &mut four));
+        assert_eq!(digest_b(&bytes, &mut one), digest_b(&bytes, &mut four));
+        let mut ints2 = ints.clone();
+        ints2[CHUNK_WORDS * 2 + 5] ^= 1 << 31;
+        assert_ne!(digest_i(&ints, &mut four), digest_i(&ints2, &mut four));
+        let mut logicals2 = logicals.clone();
+        logicals2[CHUNK_WORDS + 2] = 0;
+        assert_ne!(digest_l(&logicals, &mut four), digest_l(&logicals2, &mut four));
+        // a TRUE stored as 7 is still TRUE
+        let mut logicals3 = logicals.clone();
+        logicals3[3] = 1;
+        assert_eq!(digest_l(&logicals, &mut four), digest_l(&logicals3, &mut four));
+        for i in [0, 8 * CHUNK_WORDS + 1, bytes.len() - 1] {
+            let mut b = bytes.clone();
+            b[i] ^= 0x80;
+            assert_ne!(digest_b(&bytes, &mut four), digest_b(&b, &mut four), "byte {i}");
+        }
+    }
 }
