@@ -252,7 +252,7 @@ suite_tables <- function(suite, raw) {
         logs(raw, "^cmiknn-tigramite-empty-set\\.txt$")))),
     mpi = list(
       timing = rbind_fill(lapply(files(raw, "^mpi-.*\\.log$"), mpi_timing)),
-      log = logs(raw, "^mpi-.*\\.log$", keep = "^    level |^mpi-device |rc [0-9]+")),
+      log = logs(raw, "^mpi-.*\\.log$", keep = "^    level |^mpi-device |rc [0-9]+|one rank against the plain call|^    run [0-9]+: plain")),
     multigpu = list(
       timing = rbind_fill(lapply(files(raw, "\\.txt$"), multigpu_timing)),
       parity = rbind_fill(lapply(files(raw, "^(parity|fault).*\\.txt$"), multigpu_parity))),
