@@ -390,13 +390,20 @@ pub fn gsquare<'a>(t: &'a GSquareTest, devices: &[usize], threads: usize) -> Res
     Ok(Engine::GSquares(Split::new(devs, device_labels(devices))?.with_min_split_tests(min_split_tests(t.data.n)), devices.to_vec()))
 }
 
-/// cmiknnCItest on `devices` (the permutations on each device's share of `threads`).
+/// cmiknnCItest on `devices`: the permutations on `threads` host threads, one pool that every
+/// device's rounds share (`GPUPC_CMIKNN_POOL=per-device`: each device its share of them, for
+/// comparisons).
 pub fn cmiknn<'a>(t: &'a CmiKnn, devices: &[usize], threads: usize) -> Result<Engine<'a>> {
     if let [one] = devices {
         return Ok(Engine::CmiKnn(CudaCmiKnn::new_on(t, threads, *one)?));
     }
-    let per = share_threads(threads, devices.len());
-    let devs = each_device(devices, |d| CudaCmiKnn::new_on(t, per, d))?;
+    let devs = if std::env::var("GPUPC_CMIKNN_POOL").is_ok_and(|v| v == "per-device") {
+        let per = share_threads(threads, devices.len());
+        each_device(devices, |d| CudaCmiKnn::new_on(t, per, d))?
+    } else {
+        let pool = std::sync::Arc::new(CudaCmiKnn::host_pool(threads)?);
+        each_device(devices, |d| CudaCmiKnn::new_shared(t, pool.clone(), d))?
+    };
     Ok(Engine::CmiKnns(Split::new(devs, device_labels(devices))?, devices.to_vec()))
 }
 

@@ -45,7 +45,9 @@ pub struct CudaCmiKnn<'a> {
     f: Kernel,
     ranks: CudaSlice<u32>,
     psi: CudaSlice<f64>,
-    pool: rayon::ThreadPool,
+    /// The host's threads for the permutations; several devices of one call share one pool (see
+    /// [`CudaCmiKnn::new_shared`]).
+    pool: std::sync::Arc<rayon::ThreadPool>,
     timings: std::sync::Mutex<Timings>,
 }
 
@@ -66,11 +68,25 @@ impl<'a> CudaCmiKnn<'a> {
 
     /// [`CudaCmiKnn::new`] on device `ordinal` (one of several: `pc_core::multi::Split`).
     pub fn new_on(test: &'a CmiKnn, threads: usize, ordinal: usize) -> Result<Self> {
-        let pool = rayon::ThreadPoolBuilder::new()
+        Self::new_shared(test, std::sync::Arc::new(Self::host_pool(threads)?), ordinal)
+    }
+
+    /// The host threads for [`CudaCmiKnn::new_shared`].
+    pub fn host_pool(threads: usize) -> Result<rayon::ThreadPool> {
+        rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("gpupc-cmiknn-{i}"))
             .build()
-            .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))?;
+            .map_err(|e| PcError::Internal(format!("could not start CPU threads: {e}")))
+    }
+
+    /// [`CudaCmiKnn::new_on`] with the host threads of `pool`, which the other devices of the
+    /// call may share: a device's rounds alternate host work (the neighbours and permutations of
+    /// its groups) with its kernel, so while one device waits for its kernel the other's host
+    /// work can take every core, where a pool per device would leave it half of them (as two
+    /// processes of one device each do: two MPI ranks ran CMI-kNN 1.79x faster than one GPU,
+    /// one process on both GPUs with a pool per device 1.65x).
+    pub fn new_shared(test: &'a CmiKnn, pool: std::sync::Arc<rayon::ThreadPool>, ordinal: usize) -> Result<Self> {
         guard("opening the GPU", || {
             let gpu = Gpu::open_on(ordinal)?;
             let d = test.data();
@@ -248,7 +264,7 @@ impl<'a> CudaCmiKnn<'a> {
         run_rounds(
             plan,
             ROUND_TESTS,
-            Some(&self.pool),
+            Some(&*self.pool),
             |batch| {
                 let cases: Vec<CmiCase> = (0..batch.len())
                     .map(|t| CmiCase { x: batch.x[t], y: batch.y[t], s: batch.s[t * l..(t + 1) * l].to_vec() })
