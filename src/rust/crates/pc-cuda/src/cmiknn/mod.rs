@@ -59,6 +59,44 @@ pub struct CmiCase {
     pub s: Vec<u32>,
 }
 
+/// Every group's `sig_samples` permutations, group after group (n rows each), made on `pool`.
+///
+/// A conditioning set's Z-neighbours (an O(n^2 |S|) search, most of the host's work at levels
+/// >= 1) serve every x tested with that set: one search per distinct S of the groups, shared by
+/// its groups, where a search per group repeated it for each x (at level 1 every x adjacent to z
+/// shares S = {z}).
+pub fn group_permutations(test: &CmiKnn, groups: &[(u32, Vec<u32>)], pool: &rayon::ThreadPool) -> Result<Vec<u32>> {
+    let n = test.n();
+    let b = test.params().sig_samples;
+    let mut perms: Vec<u32> = Vec::new();
+    perms
+        .try_reserve_exact(groups.len() * b * n)
+        .map_err(|_| PcError::Cuda(format!("not enough host memory for {} groups' permutations", groups.len())))?;
+    perms.resize(groups.len() * b * n, 0);
+    let mut order: Vec<usize> = (0..groups.len()).collect();
+    order.sort_by(|&a, &c| groups[a].1.cmp(&groups[c].1));
+    let mut slots: Vec<Option<&mut [u32]>> = perms.chunks_mut((b * n).max(1)).map(Some).collect();
+    let buckets: Vec<Vec<(usize, &mut [u32])>> = order
+        .chunk_by(|&a, &c| groups[a].1 == groups[c].1)
+        .map(|ids| ids.iter().filter_map(|&g| Some((g, slots.get_mut(g)?.take()?))).collect())
+        .collect();
+    pool.install(|| {
+        buckets.into_par_iter().try_for_each(|bucket| -> Result<()> {
+            let Some(&(first, _)) = bucket.first() else { return Ok(()) };
+            let s = &groups[first].1;
+            let nb = test.neighbours(s)?;
+            bucket.into_par_iter().for_each(|(g, dst)| {
+                let key = test.key(groups[g].0, s);
+                dst.par_chunks_mut(n).enumerate().for_each_init(PermScratch::default, |sc, (e, row)| {
+                    test.permutation(key, e as u32, nb.as_deref(), sc, row);
+                });
+            });
+            Ok(())
+        })
+    })?;
+    Ok(perms)
+}
+
 impl<'a> CudaCmiKnn<'a> {
     /// Opens the device, compiles the kernel and uploads the ranks; `threads` (0: all cores) make
     /// the permutations.
@@ -184,21 +222,7 @@ impl<'a> CudaCmiKnn<'a> {
         let test = self.test;
         // permutations of every group, on the host's pool, into one buffer allocated fallibly
         let t = Instant::now();
-        let mut perms: Vec<u32> = Vec::new();
-        perms
-            .try_reserve_exact(groups.len() * b * n)
-            .map_err(|_| PcError::Cuda(format!("not enough host memory for {} groups' permutations", groups.len())))?;
-        perms.resize(groups.len() * b * n, 0);
-        self.pool.install(|| {
-            perms.par_chunks_mut(b * n).zip(groups.par_iter()).try_for_each(|(dst, (x, s))| -> Result<()> {
-                let nb = test.neighbours(s)?;
-                let key = test.key(*x, s);
-                dst.par_chunks_mut(n).enumerate().for_each_init(PermScratch::default, |sc, (e, row)| {
-                    test.permutation(key, e as u32, nb.as_deref(), sc, row);
-                });
-                Ok(())
-            })
-        })?;
+        let perms = group_permutations(test, groups, &self.pool)?;
         let permute_s = t.elapsed().as_secs_f64();
         self.book(|tm| tm.host_s += permute_s);
         let m = idx.len();
@@ -293,5 +317,42 @@ impl Backend for CudaCmiKnn<'_> {
         }
         let me = &*self;
         watched_level(plan, watch, &mut (), |ctl, _| me.level_gpu(plan, ctl))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pc_cmiknn::{CmiKnnParams, Knn, RankData};
+
+    // the shared neighbour searches give every group the permutations of its own search, on any
+    // number of threads, with groups of one S listed apart and an empty S among them
+    #[test]
+    fn group_permutations_equal_one_search_per_group() {
+        let (n, p) = (60, 6);
+        let mut st = 7u64;
+        let v: Vec<f64> = (0..n * p)
+            .map(|_| {
+                st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (st >> 11) as f64
+            })
+            .collect();
+        let params = CmiKnnParams { knn: Knn::Count(5), sig_samples: 4, seed: 11, ..Default::default() };
+        let test = CmiKnn::new(RankData::from_columns(&v, n, p).unwrap(), params).unwrap();
+        let groups: Vec<(u32, Vec<u32>)> = vec![(0, vec![2]), (3, vec![]), (1, vec![2]), (4, vec![2, 5]), (0, vec![2, 5]), (5, vec![2]), (1, vec![])];
+        let b = 4;
+        let mut want = vec![0u32; groups.len() * b * n];
+        for (g, (x, s)) in groups.iter().enumerate() {
+            let nb = test.neighbours(s).unwrap();
+            for e in 0..b {
+                let at = (g * b + e) * n;
+                test.permutation(test.key(*x, s), e as u32, nb.as_deref(), &mut PermScratch::default(), &mut want[at..at + n]);
+            }
+        }
+        for threads in [1, 3] {
+            let pool = CudaCmiKnn::host_pool(threads).unwrap();
+            assert_eq!(group_permutations(&test, &groups, &pool).unwrap(), want, "{threads} threads");
+        }
+        assert!(group_permutations(&test, &[], &CudaCmiKnn::host_pool(2).unwrap()).unwrap().is_empty());
     }
 }
