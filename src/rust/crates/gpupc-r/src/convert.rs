@@ -248,17 +248,19 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     let outer = List::new(p);
     // SAFETY: `outer` is protected; each row is stored into it right after its allocation, before
     // any other R allocation; the rows' data pointers stay valid while `outer` lives (R does not
-    // move objects). All on R's main thread.
-    let cells: Vec<usize> = unsafe {
-        let o = outer.get();
-        (0..p)
-            .map(|x| {
-                let row = Rf_allocVector(SEXPTYPE::VECSXP, p as isize);
-                SET_VECTOR_ELT(o, x as isize, row);
-                DATAPTR(row) as usize
-            })
-            .collect()
-    };
+    // move objects). All on R's main thread. The p rows are p^2 pointers (3.2 GB at p = 20000):
+    // an allocation R refuses is an error here, not a jump out of Rust.
+    let o = unsafe { outer.get() };
+    let pi = p as isize;
+    extendr_api::catch_r_error(move || unsafe {
+        for x in 0..pi {
+            SET_VECTOR_ELT(o, x, Rf_allocVector(SEXPTYPE::VECSXP, pi));
+        }
+        o
+    })
+    .map_err(|_| sepset_memory(p))?;
+    // SAFETY: every row of `o` was allocated above.
+    let cells: Vec<usize> = unsafe { (0..p).map(|x| DATAPTR(extendr_ffi::VECTOR_ELT(o, x as isize)) as usize).collect() };
     // SAFETY: only the address is taken; `empty` stays alive (and protected) meanwhile.
     let empty_cell = unsafe { empty.get() } as usize;
     let pool = pc_core::threads::call_pool(threads, "sepsets")?;
@@ -283,8 +285,8 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     let singles = List::new(p);
     // SAFETY: every vector allocated here is stored into a protected list (a row, or `singles`)
     // right after its allocation, before any other R allocation; all on R's main thread.
-    unsafe {
-        let (o, one) = (outer.get(), singles.get());
+    let one = unsafe { singles.get() };
+    extendr_api::catch_r_error(move || unsafe {
         let single = |k: u32| {
             let mut v = extendr_ffi::VECTOR_ELT(one, k as isize);
             if v == extendr_ffi::R_NilValue {
@@ -312,8 +314,14 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
             };
             SET_VECTOR_ELT(row, s.y as isize, v);
         }
-    }
+        o
+    })
+    .map_err(|_| sepset_memory(p))?;
     Ok(outer.into_robj())
+}
+
+fn sepset_memory(p: usize) -> PcError {
+    invalid("p", format!("the sepset list (p x p entries, {:.1} GB of pointers) could not be allocated by R", (p * p * 8) as f64 / 1e9))
 }
 
 /// An uninitialised p x p double matrix for pMax, which the level loop writes in place (no

@@ -62,27 +62,31 @@ fn edge_lists(from: &Robj, to: &Robj, labels: &Robj) -> CoreResult<Robj> {
     let empty = Robj::from(Vec::<i32>::new());
     // SAFETY: on R's main thread. `outer`, `edges_name` and `empty` are protected; every vector
     // allocated below is stored into a protected list right after its allocation, before the next
-    // R allocation, and `Rf_setAttrib` protects its arguments itself.
-    unsafe {
-        MARK_NOT_MUTABLE(edges_name.get());
-        MARK_NOT_MUTABLE(empty.get());
-        let o = outer.get();
+    // R allocation, and `Rf_setAttrib` protects its arguments itself. An allocation R refuses is
+    // an error, not a jump out of Rust.
+    let (o, names, none, labels) = unsafe { (outer.get(), edges_name.get(), empty.get(), labels.get()) };
+    let (start, by_node) = (&start, &by_node);
+    extendr_api::catch_r_error(move || unsafe {
+        MARK_NOT_MUTABLE(names);
+        MARK_NOT_MUTABLE(none);
         for i in 0..p {
             let node = Rf_allocVector(SEXPTYPE::VECSXP, 1);
             SET_VECTOR_ELT(o, i as isize, node);
             let mine = &by_node[start[i]..start[i + 1]];
             let e = if mine.is_empty() {
-                empty.get()
+                none
             } else {
                 let e = Rf_allocVector(SEXPTYPE::INTSXP, mine.len() as isize);
                 std::slice::from_raw_parts_mut(INTEGER(e), mine.len()).copy_from_slice(mine);
                 e
             };
             SET_VECTOR_ELT(node, 0, e);
-            Rf_setAttrib(node, R_NamesSymbol, edges_name.get());
+            Rf_setAttrib(node, R_NamesSymbol, names);
         }
-        Rf_setAttrib(o, R_NamesSymbol, labels.get());
-    }
+        Rf_setAttrib(o, R_NamesSymbol, labels);
+        o
+    })
+    .map_err(|_| PcError::invalid("p", format!("the graph's edge lists ({p} nodes) could not be allocated by R")))?;
     Ok(outer.into_robj())
 }
 
@@ -108,11 +112,12 @@ fn edge_keys(from: &Robj, to: &Robj, labels: &Robj) -> CoreResult<Option<Robj>> 
         names
     };
     let out = Robj::from(Strings::new(from.len()));
-    let mut buf: Vec<u8> = Vec::new();
     // SAFETY: on R's main thread; `out` is protected, and each CHARSXP is stored into it right
     // after it is made.
-    unsafe {
-        let o: SEXP = out.get();
+    let o: SEXP = unsafe { out.get() };
+    let names = &names;
+    extendr_api::catch_r_error(move || unsafe {
+        let mut buf: Vec<u8> = Vec::new();
         for (k, (&f, &t)) in from.iter().zip(to).enumerate() {
             buf.clear();
             buf.extend_from_slice(names[f as usize - 1]);
@@ -121,7 +126,9 @@ fn edge_keys(from: &Robj, to: &Robj, labels: &Robj) -> CoreResult<Option<Robj>> 
             let c = Rf_mkCharLenCE(buf.as_ptr() as *const std::ffi::c_char, buf.len() as i32, extendr_ffi::cetype_t::CE_NATIVE);
             SET_STRING_ELT(o, k as isize, c);
         }
-    }
+        o
+    })
+    .map_err(|_| PcError::invalid("p", format!("the graph's {} edge names could not be allocated by R", from.len())))?;
     Ok(Some(out))
 }
 
