@@ -72,7 +72,8 @@ plain_fits <- function(mode) {
 
 ## `rounds`: the fewest rounds the exchanges of each case must have taken (at most one without
 ## GPUPC_MPI_ROUND_BYTES). Junction-tree cases (jt_*) are compared whole, with identical().
-check_ranks <- function(run, want, np, rounds = 0) {
+## `by_rows`: gaussCItest's "stable" levels >= 2 were split by rows (GPUPC_RANK_ROWS = 1).
+check_ranks <- function(run, want, np, rounds = 0, by_rows = FALSE) {
   expect_equal(run$status, 0L, info = run$log)
   for (r in seq_len(np)) {
     got <- run$ranks[[r]]
@@ -114,7 +115,14 @@ check_ranks <- function(run, want, np, rounds = 0) {
       expect_identical(g$ranks$dense_levels, if (gauss) "every rank" else "split", label = what)
       if (gauss) expect_true(all(lv$level >= 2), label = what) else expect_true(nrow(lv) >= 1)
       # each level's edges split over the ranks; only outcomes travel, a few bytes an edge
-      expect_true(all(lv$bytes_sent >= 54 & lv$bytes_sent <= 54 + 30 * lv$local_edges))
+      rows <- lv$split == "rows"
+      expect_true(all(lv$bytes_sent[!rows] >= 54 & lv$bytes_sent[!rows] <= 54 + 30 * lv$local_edges[!rows]), label = what)
+      expect_true(all(lv$exchanges[!rows] == 1), label = what)
+      # or its rows: keys travel while the ranks run (39 bytes and 12 a key per exchange), then
+      # every edge's largest failure once (26 bytes and 8 an edge)
+      expect_identical(any(rows), by_rows && grepl("gauss_stable", case), label = paste(what, "split by rows"))
+      expect_true(all(lv$exchanges[rows] >= 2 & lv$bytes_sent[rows] >= 26 + 8 * lv$edges[rows] + 39), label = what)
+      expect_true(all(lv$local_edges[rows] == lv$edges[rows]), label = what)
       # every rank's seconds on its share travel too: this rank's lie between the extremes
       expect_true(all(lv$fastest_s <= lv$local_s & lv$local_s <= lv$slowest_s), label = what)
       if (np == 1) expect_true(all(lv$bytes_received == 0 & lv$local_edges == lv$edges))
@@ -129,13 +137,16 @@ test_that("the ranks of an MPI job give the one-process object, Gaussian, discre
   check_ranks(run_ranks(1, "gauss_stable,dis_fast"), want[c("gauss_stable", "dis_fast")], 1)
 })
 
-test_that("exchanges in several rounds give the one-process objects, skeletons and junction-tree batches", {
+test_that("exchanges in several rounds give the one-process objects, skeletons and junction-tree batches; levels split by rows too", {
   skip_without_mpi()
-  # test-only: GPUPC_MPI_ROUND_BYTES caps the bytes a rank sends per round (else 2^31 / ranks)
+  # test-only: GPUPC_MPI_ROUND_BYTES caps the bytes a rank sends per round (else 2^31 / ranks);
+  # GPUPC_RANK_ROWS = 1 splits gaussCItest's "stable" levels >= 2 by rows on the CPU as well (the
+  # twin of one GPU per rank), the ranks exchanging their keys while they run
   mode <- "gauss_stable,dis_fast,cmiknn_fast,jt_query,jt_mpe"
   want <- plain_fits(mode)
   for (np in c(2, 3))
-    check_ranks(run_ranks(np, mode, env = c(GPUPC_MPI_ROUND_BYTES = "64")), want, np, rounds = 2)
+    check_ranks(run_ranks(np, mode, env = c(GPUPC_MPI_ROUND_BYTES = "64", GPUPC_RANK_ROWS = "1")), want, np, rounds = 2,
+                by_rows = TRUE)
 })
 
 test_that("a junction-tree batch split over 1 and 3 ranks gives the one-process result", {

@@ -1,6 +1,6 @@
 ## One search over the ranks of an MPI job against the same call in one process, through R.
 ##
-##   Rscript mpi-bench.R single KIND OUT.rds [--devices first|default] [options]
+##   Rscript mpi-bench.R single KIND OUT.rds [--devices first|default|K] [options]
 ##   mpirun -np K Rscript mpi-bench.R rank KIND OUT.rds [options]
 ##   Rscript mpi-bench.R table DIR
 ##   mpirun -np 1 Rscript mpi-bench.R overhead KIND [--reps R] [options]
@@ -10,7 +10,8 @@
 ## and --n; or, without --cor, a random linear SEM of --p variables, --n rows, expected degree 4).
 ## --m-max limits the levels; --backend cpu runs it without a GPU. Every rank builds the same data
 ## from the same seed.
-## single: one process, on the first GPU (--devices first, the reference) or the default devices.
+## single: one process, on the first GPU (--devices first, the reference), the first K GPUs
+## (--devices K) or the default devices.
 ## rank: the same call with cluster = "mpi"; every rank is warmed on a small call first (its
 ## context and kernels), the ranks meet at a barrier, and rank 0 saves the result and its time.
 ## overhead: one rank's MPI path against the plain call, alternately in one process (medians).
@@ -25,6 +26,7 @@ options(cli.progress_show_after = Inf)
 args <- commandArgs(TRUE)
 mode <- args[1]
 opt <- option_reader(args)
+`%||%` <- function(a, b) if (is.null(a)) b else a
 
 if (mode == "table") {
   dir <- args[2]
@@ -54,9 +56,9 @@ if (mode == "table") {
     if (is.null(r$ranks) && length(r$levels) && nrow(r$levels))
       cat(sprintf("    level %d: %.3f s, %.0f tests\n", r$levels$level, r$levels$seconds, r$levels$tests), sep = "")
     if (!is.null(r$ranks))
-      with(r$ranks$levels, cat(sprintf("    level %d: %.0f edges, rank 0's %.0f in %.3f s (ranks %.3f-%.3f s); sent %.2f MB, received %.2f MB in %.3f s\n",
-                                     level, edges, local_edges, local_s, fastest_s, slowest_s, bytes_sent / 1e6,
-                                     bytes_received / 1e6, allgather_s), sep = ""))
+      with(r$ranks$levels, cat(sprintf("    level %d: %.0f edges, rank 0's %.0f in %.3f s (ranks %.3f-%.3f s); split by %s, %.0f exchange(s); sent %.2f MB, received %.2f MB in %.3f s\n",
+                                     level, edges, local_edges, local_s, fastest_s, slowest_s, split %||% "edges",
+                                     exchanges %||% 1, bytes_sent / 1e6, bytes_received / 1e6, allgather_s), sep = ""))
   }
   quit(status = 0)
 }
@@ -102,17 +104,23 @@ kept <- function(fit) {
 call <- function(s, pp, m, ...) gpu_skeleton(s, test, alpha, p = pp, m.max = m, backend = backend, ...)
 
 if (mode == "single") {
-  dev <- if (identical(opt("devices", "first"), "first") && backend == "cuda") gpu_info()$devices$device[1] else NULL
+  # --devices: first (the reference), default (devices = NULL), or K, the first K GPUs
+  want <- opt("devices", "first")
+  gpus <- if (backend == "cuda") gpu_info()$devices$device
+  dev <- if (identical(want, "first")) gpus[1] else if (identical(want, "default")) NULL else gpus[seq_len(as.integer(want))]
   invisible(call(small, ncol(if (is.null(small$C)) small$data else small$C), 1, devices = dev))
   gc()
   secs <- system.time(fit <- call(st, p, mm, devices = dev))[["elapsed"]]
   lr <- gpupc_last_run()
-  how <- sprintf("one process, %s (GPU %s)", if (is.null(dev)) "default devices" else "first GPU",
-                 paste(lr$devices, collapse = ","))
+  how <- sprintf("one process, %s (GPU %s)", if (is.null(dev)) "default devices" else if (length(dev) == 1) "first GPU"
+                 else sprintf("%d GPUs", length(dev)), paste(lr$devices, collapse = ","))
   bpd <- Sys.getenv("GPUPC_BLOCKS_PER_DEVICE")
   if (nzchar(bpd)) how <- sprintf("%s, %s blocks per device", how, bpd)
+  pool <- Sys.getenv("GPUPC_CMIKNN_POOL")
+  if (nzchar(pool)) how <- sprintf("%s, CMI-kNN host pool %s", how, pool)
   saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases),
-                 levels = lr$levels, order = if (is.null(dev)) 2 + as.numeric(paste0("0", bpd)) / 100 else 1),
+                 levels = lr$levels, order = if (is.null(dev)) 2 + as.numeric(paste0("0", bpd)) / 100
+                 else 1 + (length(dev) - 1) / 10 + nzchar(pool) / 100),
             kept(fit)), out, compress = FALSE)
   cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
 } else if (mode == "rank") {
@@ -124,7 +132,8 @@ if (mode == "single") {
   secs <- system.time(fit <- call(st, p, mm, cluster = "mpi"))[["elapsed"]]
   lr <- gpupc_last_run()
   if (rank == 0) {
-    how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)", size, paste(lr$devices, collapse = ","))
+    how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)%s", size, paste(lr$devices, collapse = ","),
+                   if (any(lr$ranks$levels$split == "rows")) ", levels >= 2 split by rows" else "")
     saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases),
                    levels = lr$levels, ranks = lr$ranks, order = 2 + size), kept(fit)), out, compress = FALSE)
     cat(sprintf("%s | %s | %.3f s\n", label, how, secs))

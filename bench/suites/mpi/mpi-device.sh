@@ -11,7 +11,8 @@
 # process on its default devices, then 1, 2, ... ranks of one GPU each, a block of resamples per
 # rank; its options: --p 200 --n 2000 --R 32 ...). RANKS (default: 1, 2 and 4, at most the GPUs)
 # the rank counts; SINGLE_S / RANK_S the cap of each run. SINGLES (default "first default") the
-# one-process runs; KEEP=1 keeps the earlier runs' results in the work folder, so that a later
+# one-process runs (first, default, or K for the first K GPUs; K@per-device with one CMI-kNN host
+# pool per device); KEEP=1 keeps the earlier runs' results in the work folder, so that a later
 # call on the same machine adds rows to the same table (a long case split over two calls); TAG
 # names that folder. Open MPI is the host's, else the one carried in
 # $DEV/openmpi.tar.xz (Debian's openmpi-bin, libopenmpi3, openmpi-common and libpmix2 files, the
@@ -49,8 +50,11 @@ if [ "$KIND" = boot ]; then
   exit 0
 fi
 for s in ${SINGLES-first default}; do
-  [ "$s" = default ] && [ "$NG" -lt 2 ] && continue
-  run "${SINGLE_S:-300}" "$R" "$HERE/mpi-bench.R" single "$KIND" "$W/single-$s.rds" --devices "$s" "$@"
+  # an entry DEVICES@POOL runs with GPUPC_CMIKNN_POOL=POOL (per-device: each device its own pool)
+  d=${s%@*} pool=; [ "$d" != "$s" ] && pool=${s#*@}
+  [ "$d" = default ] && [ "$NG" -lt 2 ] && continue
+  case $d in first|default) ;; *) [ "$d" -le "$NG" ] || continue ;; esac
+  run "${SINGLE_S:-300}" env ${pool:+GPUPC_CMIKNN_POOL=$pool} "$R" "$HERE/mpi-bench.R" single "$KIND" "$W/single-${s/@/-}.rds" --devices "$d" "$@"
 done
 for k in $RANKS; do
   # --bind-to none: each rank's host threads may use every core (Open MPI binds a rank to one

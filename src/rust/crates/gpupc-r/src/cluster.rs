@@ -25,6 +25,9 @@ pub(crate) struct RTransport {
     pub(crate) perturb_dense: bool,
     /// Slices per rank and level (`GPUPC_RANK_SLICES`, for benchmarks; unset: the default).
     pub(crate) slices_per_rank: Option<usize>,
+    /// How levels >= 2 split (`GPUPC_RANK_ROWS`: 1 by rows wherever the engine can, 0 by edges;
+    /// unset: by rows where the engine says it pays, a GPU's Gaussian set levels).
+    pub(crate) rows: pc_core::ranks::RowsMode,
     /// Every rank runs levels 0 and 1 whole (`pc_core::ranks::start_search`'s answer).
     pub(crate) dense_every_rank: bool,
     pub(crate) seconds: f64,
@@ -57,6 +60,11 @@ impl RTransport {
             fail_at_start: fail.as_deref() == Some("start"),
             perturb_dense: fail.as_deref() == Some("dense"),
             slices_per_rank: std::env::var("GPUPC_RANK_SLICES").ok().and_then(|v| v.trim().parse().ok()).filter(|&k: &usize| k >= 1),
+            rows: match std::env::var("GPUPC_RANK_ROWS").ok().as_deref().map(str::trim) {
+                Some("1") => pc_core::ranks::RowsMode::Always,
+                Some("0") => pc_core::ranks::RowsMode::Never,
+                _ => pc_core::ranks::RowsMode::Auto,
+            },
             dense_every_rank: false,
             fail_at_level: fail.and_then(|l| l.parse().ok()),
             seconds: 0.0,
@@ -88,11 +96,12 @@ impl Transport for RTransport {
 
 /// What `gpupc_last_run()$ranks` shows of a run: this rank, the ranks, where levels 0 and 1 ran
 /// (whole on every rank, or split like the others) and the seconds of their check, and per
-/// exchanged level the edges, bytes and seconds (the slowest and fastest rank's among them).
+/// exchanged level the edges, bytes and seconds (the slowest and fastest rank's among them), its
+/// collectives, and whether it was split by rows or by edges.
 pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_check_s): (bool, f64)) -> Robj {
     let col = |f: &dyn Fn(&RankLevel) -> f64| Robj::from(levels.iter().map(f).collect::<Vec<f64>>());
     let lv = List::from_names_and_values(
-        ["level", "edges", "local_edges", "bytes_sent", "bytes_received", "local_s", "allgather_s", "slowest_s", "fastest_s"],
+        ["level", "edges", "local_edges", "bytes_sent", "bytes_received", "local_s", "allgather_s", "slowest_s", "fastest_s", "exchanges", "split"],
         [
             Robj::from(levels.iter().map(|l| l.level as i32).collect::<Vec<_>>()),
             col(&|l| l.edges as f64),
@@ -103,6 +112,8 @@ pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_che
             col(&|l| l.collective_seconds),
             col(&|l| l.slowest_seconds),
             col(&|l| l.fastest_seconds),
+            col(&|l| l.exchanges as f64),
+            Robj::from(levels.iter().map(|l| if l.by_rows { "rows" } else { "edges" }).collect::<Vec<_>>()),
         ],
     )
     .unwrap_or_default();

@@ -39,7 +39,7 @@ impl Run<'_> {
     pub(crate) fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
         let t = Instant::now();
         if let Some(tr) = self.cluster.as_deref_mut() {
-            let kind = pc_core::ranks::dense_kind(b, self.params.order);
+            let kind = pc_core::ranks::dense_kind(b, self.params.order, tr.rows);
             // once per call (a GPU that fails under "auto" reruns the loop on the CPU, one rank
             // alone: with several, a failure reaches every rank through an exchange and none reruns)
             if !tr.started {
@@ -48,12 +48,13 @@ impl Run<'_> {
             } else if pc_core::ranks::Transport::size(&*tr) == 1 {
                 tr.dense_every_rank = kind.is_some();
             }
-            let (fail, perturb, dense, slices) = (tr.fail_at_level, tr.perturb_dense, tr.dense_every_rank, tr.slices_per_rank);
+            let (fail, perturb, dense, slices, rows) = (tr.fail_at_level, tr.perturb_dense, tr.dense_every_rank, tr.slices_per_rank, tr.rows);
             let mut r = pc_core::ranks::Ranks::new(b, tr)?;
             if let Some(k) = slices {
                 r.slices_per_rank = k;
             }
             r.fail_at_level = fail;
+            r.rows = rows;
             r.perturb_dense = perturb;
             r.dense_every_rank = dense;
             r.threads = self.params.threads;

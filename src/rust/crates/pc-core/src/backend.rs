@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::error::{PcError, Result};
 use crate::dense::DenseLevels;
+use crate::rows::RowSplit;
 use crate::plan::{EdgeOutcome, LevelPlan};
 
 /// Evaluates the tests of one level. The returned outcomes are indexed like `plan.edges` and must
@@ -15,6 +16,11 @@ pub trait Backend {
     /// A backend that runs levels 0 and 1 of the "stable" order on its own graph (no plans);
     /// the level loop then hands it those levels (see `dense.rs`).
     fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
+        None
+    }
+    /// A backend whose "stable" levels >= 2 can be split by rows between ranks that post their
+    /// successes to each other while they run (see `rows.rs`).
+    fn row_split(&mut self) -> Option<&mut dyn RowSplit> {
         None
     }
 }
@@ -30,6 +36,9 @@ impl<B: Backend + ?Sized> Backend for &mut B {
     }
     fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
         (**self).dense()
+    }
+    fn row_split(&mut self) -> Option<&mut dyn RowSplit> {
+        (**self).row_split()
     }
 }
 

@@ -90,11 +90,23 @@ impl<'a, T: CiTest + Sync> ParallelCpu<'a, T> {
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()
     }
+
+    pub fn test(&self) -> &'a T {
+        self.test
+    }
+
+    pub fn pool(&self) -> &rayon::ThreadPool {
+        &self.pool
+    }
 }
 
 impl<T: CiTest + Sync> Backend for ParallelCpu<'_, T> {
     fn name(&self) -> String {
         format!("cpu ({} threads)", self.threads())
+    }
+
+    fn row_split(&mut self) -> Option<&mut dyn crate::rows::RowSplit> {
+        Some(self)
     }
 
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {

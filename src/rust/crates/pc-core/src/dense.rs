@@ -435,4 +435,8 @@ impl<B: crate::backend::Backend, D: DenseLevels> crate::backend::Backend for Wit
     fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
         Some(&mut self.dense)
     }
+
+    fn row_split(&mut self) -> Option<&mut dyn crate::rows::RowSplit> {
+        self.planned.row_split()
+    }
 }

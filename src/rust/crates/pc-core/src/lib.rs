@@ -22,6 +22,7 @@ pub mod par;
 pub mod plan;
 pub mod ranks;
 pub mod rounds;
+pub mod rows;
 pub mod skeleton;
 pub mod threads;
 

@@ -33,12 +33,13 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::backend::{Backend, Watch};
+use crate::backend::{Backend, Control, Watch};
 use crate::dense::{DenseLevelReport, DenseLevels};
 use crate::error::{PcError, Result};
 use crate::graph::{Adjacency, BitMatrix};
 use crate::multi::weighted_blocks;
 use crate::plan::{EdgeOutcome, LevelPlan, Order};
+use crate::rows::{KeyBoard, NO_KEY};
 
 /// How the ranks of one search reach each other (MPI's `MPI_COMM_WORLD` in R, through Rmpi;
 /// threads in the tests). Every rank calls [`Transport::allgather`] the same number of times.
@@ -67,6 +68,12 @@ pub struct RankLevel {
     /// their gap is the level's load imbalance.
     pub slowest_seconds: f64,
     pub fastest_seconds: f64,
+    /// Collectives of the level: 1 for a level split by edges; for one split by rows, the
+    /// exchanges of keys while the ranks ran, and the last one.
+    pub exchanges: u64,
+    /// The level was split by rows (the ranks posting their successes to each other as they ran),
+    /// not by edges.
+    pub by_rows: bool,
 }
 
 /// A local backend run as one rank of several: see the module's text.
@@ -88,6 +95,9 @@ pub struct Ranks<'t, B> {
     /// Slices dealt to each rank per level ([`SLICES_PER_RANK`]; 1 gives each rank one contiguous
     /// block, for comparisons). Every rank must use the same: the exchange checks it.
     pub slices_per_rank: usize,
+    /// Whether "stable" levels >= 2 are split by rows ([`RowsMode`]); every rank must use the
+    /// same (the search's start compares it, as part of [`dense_kind`]).
+    pub rows: RowsMode,
     /// A failure this rank reports at its first exchange instead of stopping alone (the others
     /// would wait there for it): the host memory of levels planned after all.
     pub pending: Option<PcError>,
@@ -134,6 +144,7 @@ impl<'t, B: Backend> Ranks<'t, B> {
             dense_every_rank: false,
             perturb_dense: false,
             slices_per_rank: SLICES_PER_RANK,
+            rows: RowsMode::Auto,
             threads: 1,
             pending: None,
             dense_ran: false,
@@ -154,10 +165,28 @@ impl<'t, B: Backend> Ranks<'t, B> {
 
 const START: u8 = 0xA6;
 
+/// Whether the ranks split "stable" levels >= 2 by rows (`rows.rs`) rather than by edges:
+/// where the backend says it pays (a GPU's set kernels), always (the CPU twin, for tests), or
+/// never (for comparisons). `GPUPC_RANK_ROWS` = 1 / 0 in R.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RowsMode {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// Whether `backend`'s rank splits its levels by rows under `mode`.
+pub fn rows_wanted(backend: &mut dyn Backend, mode: RowsMode) -> bool {
+    mode != RowsMode::Never && backend.row_split().is_some_and(|r| mode == RowsMode::Always || r.pays())
+}
+
 /// The dense levels' engine of a backend for `order`, if it runs them (see
-/// [`DenseLevels::dense_kind`]).
-pub fn dense_kind(backend: &mut dyn Backend, order: Order) -> Option<String> {
-    backend.dense().filter(|d| d.dense_order_ok(order)).map(|d| d.dense_kind())
+/// [`DenseLevels::dense_kind`]), and whether its levels >= 2 split by rows under `rows`: ranks
+/// that agree on this run levels 0-1 each and split the others alike.
+pub fn dense_kind(backend: &mut dyn Backend, order: Order, rows: RowsMode) -> Option<String> {
+    let by_rows = rows_wanted(backend, rows);
+    backend.dense().filter(|d| d.dense_order_ok(order)).map(|d| if by_rows { format!("{}; levels >= 2 by rows", d.dense_kind()) } else { d.dense_kind() })
 }
 
 /// The ranks' first exchange of a search, before its first level: every rank says whether it got
@@ -337,6 +366,9 @@ impl<B: Backend> Backend for Ranks<'_, B> {
     }
 
     fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        if self.by_rows(plan) {
+            return self.run_rows(plan, watch);
+        }
         let (rank, size) = (self.rank(), self.size());
         let slices = rank_slices(plan, size, self.slices_per_rank);
         let my_slices = slices_of(&slices, rank, size).count();
@@ -404,6 +436,8 @@ impl<B: Backend> Backend for Ranks<'_, B> {
             collective_seconds,
             slowest_seconds: secs.clone().fold(0.0, f64::max),
             fastest_seconds: secs.fold(f64::INFINITY, f64::min),
+            exchanges: 1,
+            by_rows: false,
         });
         // the same decision on every rank: the lowest rank that failed, else the lowest whose plan
         // differs from rank 0's
@@ -461,6 +495,270 @@ impl<B: Backend> Backend for Ranks<'_, B> {
         } else {
             None
         }
+    }
+}
+
+const ROWS: u8 = 0xA9;
+const ROWS_END: u8 = 0xAA;
+/// magic, status, finished, level (u32), edges, tests, plan hash, deltas (u64 each)
+const ROWS_HEADER: usize = 3 + 4 + 8 * 4;
+/// magic, status, seconds, tests, fallbacks (u64 each), then a word per edge
+const ROWS_END_HEADER: usize = 2 + 8 * 3;
+
+/// How often the ranks of a level split by rows exchange the keys found since their last
+/// exchange, in milliseconds (`GPUPC_RANK_EXCHANGE_MS`; each exchange is a collective that waits
+/// for every rank, and carries 12 bytes per new key).
+const ROW_EXCHANGE_MS: u64 = 10;
+
+fn row_exchange_every() -> std::time::Duration {
+    let ms = std::env::var("GPUPC_RANK_EXCHANGE_MS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(ROW_EXCHANGE_MS);
+    std::time::Duration::from_millis(ms)
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    b.get(at..at + 8).and_then(|s| s.try_into().ok()).map_or(0, u64::from_le_bytes)
+}
+
+fn rows_message(plan: &LevelPlan, status: u8, finished: bool, deltas: &[(u32, u64)], error: Option<&str>) -> Vec<u8> {
+    let (level, edges, tests, hash) = fingerprint(plan);
+    let mut m = Vec::with_capacity(ROWS_HEADER + deltas.len() * 12);
+    m.extend_from_slice(&[ROWS, status, finished as u8]);
+    m.extend_from_slice(&level.to_le_bytes());
+    for v in [edges, tests, hash, deltas.len() as u64] {
+        put_u64(&mut m, v);
+    }
+    match error {
+        Some(e) => m.extend_from_slice(e.as_bytes()),
+        None => {
+            for &(k, key) in deltas {
+                m.extend_from_slice(&k.to_le_bytes());
+                put_u64(&mut m, key);
+            }
+        }
+    }
+    m
+}
+
+impl<B: Backend> Ranks<'_, B> {
+    /// Whether `plan` runs split by rows: several ranks whose engines agreed on it at the start
+    /// ([`dense_kind`]), a "stable" level >= 2 the backend splits so.
+    fn by_rows(&mut self, plan: &LevelPlan) -> bool {
+        self.size() > 1
+            && self.dense_every_rank
+            && plan.order == Order::Stable
+            && plan.level >= 2
+            && plan.edges.len() < u32::MAX as usize
+            && rows_wanted(&mut self.local, self.rows)
+            && self.local.row_split().is_some_and(|r| r.splits(plan))
+    }
+
+    /// A level split by rows (`rows.rs`): each rank runs the rows dealt to it ([`weighted_blocks`]
+    /// of the rows' work into slices, slice k to rank k mod size) on a worker thread, while this
+    /// thread exchanges with every other rank, every [`ROW_EXCHANGE_MS`], the keys found since,
+    /// until every rank's rows are done; then one exchange of every rank's largest failures, and
+    /// every rank computes the level's outcomes from the same merged keys.
+    fn run_rows(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        let (rank, size) = (self.rank(), self.size());
+        let fp = fingerprint(plan);
+        let ne = plan.edges.len();
+        let t0 = Instant::now();
+        let injected = self.pending.take().or_else(|| {
+            (self.fail_at_level == Some(plan.level)).then(|| PcError::Internal(format!("a failure injected at level {} for the tests", plan.level)))
+        });
+        let per_rank = self.slices_per_rank;
+        let transport = &mut *self.transport;
+        let local = self.local.row_split().ok_or_else(|| PcError::Internal("a row split without a backend that splits rows".into()))?;
+        let (prepared, mut outcome) = match injected.map_or_else(|| local.row_level(plan).and_then(|lv| Ok((lv, KeyBoard::new(ne)?))), Err) {
+            Ok(x) => (Some(x), None),
+            Err(e) => (None, Some(Err(e))),
+        };
+        let picked: Vec<usize> = match &prepared {
+            Some((lv, _)) => slices_of(&weighted_blocks(lv.weights(), per_rank.max(1) * size), rank, size).flat_map(|r| r.clone()).collect(),
+            None => Vec::new(),
+        };
+        let every = row_exchange_every();
+        let ctl = Control::default();
+        let (mut sent_bytes, mut received_bytes, mut exchanges, mut collective_s) = (0u64, 0u64, 0u64, 0.0f64);
+        let mut local_s = 0.0;
+        // outcome: this rank's keys (or why not); and the first other rank that failed
+        let mut other_failed: Option<(usize, u8, String)> = None;
+        let watcher = std::thread::current();
+        let exchanged: Result<()> = std::thread::scope(|sc| {
+            let mut worker = match &prepared {
+                Some((lv, board)) => {
+                    let (lv, board, ctl, picked, watcher) = (&**lv, board, &ctl, &picked, watcher.clone());
+                    Some(sc.spawn(move || {
+                        let r = lv.run(picked, board, ctl);
+                        watcher.unpark();
+                        r
+                    }))
+                }
+                None => None,
+            };
+            let mut sent: Vec<u64> = if prepared.is_some() { crate::mem::try_vec(ne, "p", "the level's keys sent")? } else { Vec::new() };
+            sent.resize(if prepared.is_some() { ne } else { 0 }, NO_KEY);
+            let mut deltas: Vec<(u32, u64)> = Vec::new();
+            let mut last = Instant::now();
+            loop {
+                if worker.as_ref().is_some_and(|h| !h.is_finished()) {
+                    let wait = every.saturating_sub(last.elapsed());
+                    if !wait.is_zero() {
+                        std::thread::park_timeout(wait);
+                    }
+                    if worker.as_ref().is_some_and(|h| !h.is_finished()) && last.elapsed() < every {
+                        continue;
+                    }
+                }
+                if !watch.tick(ctl.edges_done.load(std::sync::atomic::Ordering::Relaxed), ne as u64) {
+                    ctl.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                // finished is read before the keys are collected, so a finished rank's message
+                // holds all its keys
+                if worker.as_ref().is_some_and(|h| h.is_finished()) {
+                    let h = worker.take().expect("a finished worker");
+                    outcome = Some(h.join().unwrap_or_else(|e| Err(PcError::Internal(crate::backend::panic_message(&*e)))));
+                    local_s = t0.elapsed().as_secs_f64();
+                }
+                let finished = worker.is_none();
+                deltas.clear();
+                if let Some((_, board)) = &prepared {
+                    for (k, s) in sent.iter_mut().enumerate() {
+                        let b = board.get(k);
+                        if b < *s {
+                            *s = b;
+                            deltas.push((k as u32, b));
+                        }
+                    }
+                }
+                let (status, text) = match &outcome {
+                    Some(Err(PcError::Interrupted)) => (STATUS_INTERRUPTED, Some(PcError::Interrupted.to_string())),
+                    Some(Err(e)) => (STATUS_FAILED, Some(e.to_string())),
+                    _ => (STATUS_OK, None),
+                };
+                let msg = rows_message(plan, status, finished, &deltas, text.as_deref());
+                let t = Instant::now();
+                let all = transport.allgather(&msg)?;
+                collective_s += t.elapsed().as_secs_f64();
+                exchanges += 1;
+                last = Instant::now();
+                sent_bytes += msg.len() as u64;
+                if all.len() != size {
+                    return Err(PcError::Internal(format!("the exchange returned {} messages for {size} ranks", all.len())));
+                }
+                let mut all_finished = true;
+                for (r, m) in all.iter().enumerate() {
+                    if m.len() < ROWS_HEADER || m[0] != ROWS {
+                        return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where a level's keys were due)", m.len())));
+                    }
+                    if r != rank {
+                        received_bytes += m.len() as u64;
+                    }
+                    let theirs = (u32::from_le_bytes(m[3..7].try_into().unwrap_or([0; 4])), u64_at(m, 7), u64_at(m, 15), u64_at(m, 23));
+                    if m[1] != STATUS_OK {
+                        if other_failed.is_none() {
+                            other_failed = Some((r, m[1], String::from_utf8_lossy(&m[ROWS_HEADER..]).into_owned()));
+                        }
+                        continue;
+                    }
+                    if theirs != fp {
+                        let (l, e, t, _) = theirs;
+                        return Err(PcError::invalid(
+                            "cluster",
+                            format!("rank {r} planned level {l} with {e} edges and {t} tests, rank {rank} level {} with {} edges and {} tests: the ranks' calls differ (every rank must make the same call on the same data)", fp.0, fp.1, fp.2),
+                        ));
+                    }
+                    all_finished &= m[2] != 0;
+                    let n = u64_at(m, 31) as usize;
+                    if m.len() != ROWS_HEADER + 12 * n {
+                        return Err(PcError::Internal(format!("rank {r}'s keys are cut short or malformed")));
+                    }
+                    if r == rank {
+                        continue;
+                    }
+                    if let Some((_, board)) = &prepared {
+                        for d in m[ROWS_HEADER..].chunks_exact(12) {
+                            let k = u32::from_le_bytes(d[..4].try_into().unwrap_or([0; 4])) as usize;
+                            let key = u64_at(d, 4);
+                            if k >= ne {
+                                return Err(PcError::Internal(format!("rank {r} sent a key of edge {k} of {ne}")));
+                            }
+                            board.lower(k, key);
+                            // the board holds it now: not this rank's to send again
+                            sent[k] = sent[k].min(key);
+                        }
+                    }
+                }
+                if other_failed.is_some() || all_finished {
+                    break;
+                }
+            }
+            if let Some(h) = worker.take() {
+                ctl.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                let r = h.join().unwrap_or_else(|e| Err(PcError::Internal(crate::backend::panic_message(&*e))));
+                outcome.get_or_insert(r);
+                local_s = t0.elapsed().as_secs_f64();
+            }
+            Ok(())
+        });
+        exchanged?;
+        let mut level = RankLevel { level: plan.level, edges: ne, local_edges: ne, local_seconds: local_s, by_rows: true, ..Default::default() };
+        if let Some((r, status, text)) = other_failed {
+            (level.slowest_seconds, level.fastest_seconds) = (local_s, local_s);
+            (level.bytes_sent, level.bytes_received, level.collective_seconds, level.exchanges) = (sent_bytes, received_bytes, collective_s, exchanges);
+            self.levels.push(level);
+            if matches!(outcome, Some(Err(PcError::Interrupted))) {
+                return Err(PcError::Interrupted);
+            }
+            return Err(PcError::OnRank { rank: r, message: if status == STATUS_INTERRUPTED { format!("{text} there") } else { text } });
+        }
+        let mut keys = match outcome {
+            Some(Ok(k)) => k,
+            _ => return Err(PcError::Internal("a rank's failure was not reported".into())),
+        };
+        let Some((lv, board)) = &prepared else { return Err(PcError::Internal("a failed rank ran on".into())) };
+        // the board holds every rank's keys now (each sent them all before saying it finished)
+        keys.best = board.snapshot();
+        let mut msg = Vec::with_capacity(ROWS_END_HEADER + 8 * ne);
+        msg.extend_from_slice(&[ROWS_END, STATUS_OK]);
+        for v in [local_s.to_bits(), keys.tests, keys.fallbacks] {
+            put_u64(&mut msg, v);
+        }
+        for &w in &keys.maxfail {
+            put_u64(&mut msg, w);
+        }
+        let t = Instant::now();
+        let all = transport.allgather(&msg)?;
+        collective_s += t.elapsed().as_secs_f64();
+        exchanges += 1;
+        sent_bytes += msg.len() as u64;
+        let (mut slowest, mut fastest) = (0.0f64, f64::INFINITY);
+        for (r, m) in all.iter().enumerate() {
+            if m.len() != ROWS_END_HEADER + 8 * ne || m[0] != ROWS_END {
+                return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where a level's failures were due)", m.len())));
+            }
+            let secs = f64::from_bits(u64_at(m, 2));
+            slowest = slowest.max(secs);
+            fastest = fastest.min(secs);
+            if r == rank {
+                continue;
+            }
+            received_bytes += m.len() as u64;
+            keys.tests += u64_at(m, 10);
+            keys.fallbacks += u64_at(m, 18);
+            for (a, w) in keys.maxfail.iter_mut().zip(m[ROWS_END_HEADER..].chunks_exact(8)) {
+                *a = (*a).max(u64_at(w, 0));
+            }
+        }
+        (level.slowest_seconds, level.fastest_seconds) = (slowest, fastest);
+        (level.bytes_sent, level.bytes_received, level.collective_seconds, level.exchanges) = (sent_bytes, received_bytes, collective_s, exchanges);
+        self.levels.push(level);
+        let out = lv.outcomes(&keys);
+        let stats = lv.stats();
+        drop(prepared);
+        if let Some(rs) = self.local.row_split() {
+            rs.row_level_done(plan.level, stats, t0.elapsed().as_secs_f64());
+        }
+        out
     }
 }
 
@@ -842,7 +1140,7 @@ mod tests {
                         let mut with = WithDense { planned: ParallelCpu::new(t, 2).unwrap(), dense: Renamed { inner: DenseCpu::new(t, 2).unwrap(), kind, fail_at } };
                         let mut planned = ParallelCpu::new(t, 1).unwrap();
                         let b: &mut dyn Backend = if matches!(engine, Engine::Planned) { &mut planned } else { &mut with };
-                        let kind = dense_kind(b, prm.order);
+                        let kind = dense_kind(b, prm.order, RowsMode::Auto);
                         let agreed = match start_search(tr, None, kind.as_deref()) {
                             Ok(a) => a,
                             Err(e) => return (Err(e), Vec::new(), false),
@@ -875,6 +1173,80 @@ mod tests {
                     assert!(exchanged.iter().all(|&l| l >= 2), "{what}: exchanged {exchanged:?}");
                     assert_eq!(exchanged.len(), res.levels.iter().filter(|l| l.level >= 2).count(), "{what}");
                 }
+            }
+        }
+    }
+
+    /// The search on `k` ranks of one kind whose levels >= 2 split by rows (the CPU twin, forced),
+    /// the exchange of keys after every test's worth of time; `fail` makes rank r fail at a level.
+    fn rows_on_ranks(prm: &SkeletonParams, t: &HashTest, k: usize, fail: Option<(usize, usize)>) -> Vec<(Result<SkeletonResult>, Vec<RankLevel>)> {
+        let mut ts = transports(k);
+        std::thread::scope(|s| {
+            let hs: Vec<_> = ts
+                .iter_mut()
+                .map(|tr| {
+                    s.spawn(move || {
+                        let rank = tr.rank;
+                        let mut b = WithDense { planned: ParallelCpu::new(t, 2).unwrap(), dense: DenseCpu::new(t, 2).unwrap() };
+                        let kind = dense_kind(&mut b, prm.order, RowsMode::Always);
+                        assert!(kind.as_deref().is_some_and(|k| k.ends_with("; levels >= 2 by rows")), "{kind:?}");
+                        let agreed = start_search(tr, None, kind.as_deref()).unwrap();
+                        let mut r = Ranks::new(&mut b, tr).unwrap();
+                        r.dense_every_rank = agreed;
+                        r.rows = RowsMode::Always;
+                        r.fail_at_level = fail.filter(|f| f.0 == rank).map(|f| f.1);
+                        let res = run_skeleton(prm, &mut r, &mut NullWatch);
+                        (res, r.levels)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    #[test]
+    fn ranks_splitting_levels_by_rows_give_one_process_result() {
+        let mut split = 0;
+        for seed in 20..28u64 {
+            let p = 12 + (seed as usize * 5) % 15;
+            let alpha = [0.5, 0.8, 0.9, 0.95][seed as usize % 4];
+            let prm = params(p, seed, Order::Stable, alpha, None, seed % 3 != 0);
+            let t = HashTest { seed };
+            let want = run_skeleton(&prm, &mut ParallelCpu::new(&t, 1).unwrap(), &mut NullWatch).unwrap();
+            for k in [2usize, 3, 4] {
+                for (rank, (res, levels)) in rows_on_ranks(&prm, &t, k, None).into_iter().enumerate() {
+                    let what = format!("seed {seed}, p {p}, {k} ranks, rank {rank}");
+                    let res = res.unwrap();
+                    same(&res, &want, &what);
+                    assert_eq!(levels.len(), res.levels.iter().filter(|l| l.level >= 2).count(), "{what}");
+                    // a level left without edges has nothing to split
+                    for l in levels.iter().filter(|l| l.edges > 0) {
+                        assert!(l.by_rows && l.exchanges >= 2 && l.local_edges == l.edges, "{what}: {l:?}");
+                        assert!(l.fastest_seconds <= l.slowest_seconds, "{what}: {l:?}");
+                    }
+                    split += levels.iter().filter(|l| l.by_rows).count();
+                }
+            }
+        }
+        assert!(split >= 16, "levels split by rows: {split}");
+    }
+
+    #[test]
+    fn a_rank_failing_in_a_level_split_by_rows_stops_every_rank() {
+        let prm = params(20, 9, Order::Stable, 0.995, None, false);
+        let t = HashTest { seed: 9 };
+        let want = run_skeleton(&prm, &mut ParallelCpu::new(&t, 1).unwrap(), &mut NullWatch).unwrap();
+        assert!(want.max_ord >= 3, "the case reaches level 3");
+        for (k, failing, level) in [(2usize, 1usize, 2usize), (3, 0, 3), (4, 2, 2)] {
+            for (rank, (res, levels)) in rows_on_ranks(&prm, &t, k, Some((failing, level))).into_iter().enumerate() {
+                match res {
+                    Err(e @ PcError::OnRank { .. }) => {
+                        let m = e.to_string();
+                        assert!(m.starts_with(&format!("rank {failing}: internal error: a failure injected at level {level}")), "rank {rank}: {m}");
+                    }
+                    other => panic!("rank {rank} of {k}: expected rank {failing}'s error, got {other:?}"),
+                }
+                assert_eq!(levels.last().map(|l| l.level), Some(level), "rank {rank} of {k}");
             }
         }
     }

@@ -305,6 +305,14 @@ impl Backend for Engine<'_> {
     fn dense(&mut self) -> Option<&mut dyn DenseLevels> {
         each!(self, b => b.dense())
     }
+    /// One device's Gaussian levels split by rows between MPI ranks; a rank of several devices
+    /// splits its share by edges, as the others.
+    fn row_split(&mut self) -> Option<&mut dyn pc_core::rows::RowSplit> {
+        match self {
+            Engine::Gauss(b) => Some(b),
+            _ => None,
+        }
+    }
 }
 
 impl Engine<'_> {

@@ -29,9 +29,10 @@ pub(crate) mod dense;
 pub mod host;
 pub mod multi;
 mod params;
+mod rows;
 mod stable_fast;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use cudarc::driver::{result as dres, CudaSlice, DevicePtrMut, LaunchConfig};
@@ -49,6 +50,9 @@ use host::{BLOCK, NO_KEY, SET_KERNEL_VARIANTS};
 use pc_core::par::{par_collect, symmetry_and_nan};
 use pc_core::rounds::level0::level0_outcome;
 use pc_core::rounds::row_sets;
+// a row-split level's keys and the board its devices (or ranks) post them to: the same words as
+// the kernels' (NO_KEY, the max-fail word)
+use pc_core::rows::{KeyBoard, RowKeys};
 use crate::runtime::module::{self, Family};
 
 /// The Cholesky fast path is taken when ||L^-1||_F^2 * PD_MARGIN * m * trace(M) * eps < 1 (and
@@ -109,52 +113,6 @@ struct DenseKernels {
     level1: Kernel,
 }
 
-/// A level's keys from some of its rows (`CudaGauss::sets_keys`).
-pub(super) struct SetKeys {
-    pub best: Vec<u64>,
-    /// `host::fail_bits` of the largest failing p (0: none).
-    pub maxfail: Vec<u64>,
-    pub tests: u64,
-    pub fallbacks: u64,
-}
-
-/// The smallest success key of every edge of a level that several devices split by rows, as
-/// far as any device has found it. An edge (x, y) is tested from row x and from row y, and a
-/// success from x's side ends both sides' tests; a device that never learns of a success found by
-/// another device's row would enumerate its own row's sets for that edge to the end (at
-/// p = 55,572 four GPUs were slower than one). So each device posts its keys here between rounds
-/// and takes back the others' before deciding which of its rows are still alive.
-pub(super) struct SharedKeys {
-    best: Vec<AtomicU64>,
-}
-
-impl SharedKeys {
-    pub fn new(ne: usize) -> Result<Self> {
-        let mut best = pc_core::mem::try_vec::<AtomicU64>(ne, "suffStat", "the level's shared keys")?;
-        best.extend((0..ne).map(|_| AtomicU64::new(NO_KEY)));
-        Ok(SharedKeys { best })
-    }
-
-    /// Lowers the shared keys to `mine` where smaller, and `mine` to the shared ones. On threads
-    /// of its own (scoped), not rayon's global pool, which a forked R child may inherit broken.
-    fn exchange(&self, mine: &mut [u64]) {
-        let chunk = mine.len().div_ceil(8).max(1 << 16);
-        std::thread::scope(|sc| {
-            for (m, s) in mine.chunks_mut(chunk).zip(self.best.chunks(chunk)) {
-                sc.spawn(move || {
-                    for (a, b) in m.iter_mut().zip(s) {
-                        *a = b.fetch_min(*a, Ordering::Relaxed).min(*a);
-                    }
-                });
-            }
-        });
-    }
-
-    fn snapshot(&self) -> Vec<u64> {
-        self.best.iter().map(|b| b.load(Ordering::Relaxed)).collect()
-    }
-}
-
 /// How often a device of a row-split level exchanges its keys with the others, in milliseconds (a
 /// round of the set kernels takes well under a millisecond at deep levels; an exchange moves 8
 /// bytes per edge each way). `GPUPC_KEY_EXCHANGE_MS` overrides it (0: after every round, how the
@@ -164,20 +122,6 @@ const KEY_EXCHANGE_MS: u64 = 10;
 fn key_exchange_every() -> std::time::Duration {
     let ms = std::env::var("GPUPC_KEY_EXCHANGE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(KEY_EXCHANGE_MS);
     std::time::Duration::from_millis(ms)
-}
-
-impl SetKeys {
-    /// Another share's keys of the same level: the smaller key, the larger failure.
-    pub fn merge(&mut self, o: &SetKeys) {
-        for (a, b) in self.best.iter_mut().zip(&o.best) {
-            *a = (*a).min(*b);
-        }
-        for (a, b) in self.maxfail.iter_mut().zip(&o.maxfail) {
-            *a = (*a).max(*b);
-        }
-        self.tests += o.tests;
-        self.fallbacks += o.fallbacks;
-    }
 }
 
 /// The CUDA Gaussian backend; see the module docs.
@@ -490,11 +434,11 @@ impl CudaGauss {
     /// Level >= 2's tests of the subsets of `rows` (every row with work on one device; a share of
     /// them on each of several): per plan edge the smallest key of a success and the largest
     /// failing p of the tests these rows ran. Several devices' keys merge by min and max
-    /// (`SetKeys::merge`), since a success ends an edge at its smallest key and every failure
+    /// (`RowKeys::merge`), since a success ends an edge at its smallest key and every failure
     /// before it is below alpha. `total_sets`: the sets of the whole level, for the progress.
     /// `shared`: the keys of the devices that split the level with this one.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn sets_keys(&self, plan: &LevelPlan, li: &row_sets::LevelInputs, mut rows: Vec<row_sets::RowWork>, total_sets: u128, shared: Option<&SharedKeys>, ctl: &Control, clock: &mut Clock) -> Result<SetKeys> {
+    pub(super) fn sets_keys(&self, plan: &LevelPlan, li: &row_sets::LevelInputs, mut rows: Vec<row_sets::RowWork>, total_sets: u128, shared: Option<&KeyBoard>, ctl: &Control, clock: &mut Clock) -> Result<RowKeys> {
         self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let l = plan.level;
         let (maxl, sets_fn, _) = self.set_kernels(l)?;
@@ -601,7 +545,7 @@ impl CudaGauss {
         }
         let maxfail = self.gpu.down(clock, &maxfail, ne, "max p")?;
         let st = self.gpu.down(clock, &stats, 2, "counters")?;
-        Ok(SetKeys { best, maxfail, tests: st[0], fallbacks: st[1] })
+        Ok(RowKeys { best, maxfail, tests: st[0], fallbacks: st[1] })
     }
 
     /// The p-value of each edge's winning test (`best`, NaN where none), recomputed by the same
@@ -774,10 +718,10 @@ mod tests {
     // the counts add up, whatever the order of the shares
     #[test]
     fn set_keys_merge_by_min_and_max() {
-        let a = SetKeys { best: vec![NO_KEY, 7, 1 << 63, 3], maxfail: vec![0, 5, 9, 2], tests: 10, fallbacks: 1 };
-        let b = SetKeys { best: vec![4, NO_KEY, 12, 3], maxfail: vec![6, 0, 1, 8], tests: 5, fallbacks: 0 };
+        let a = RowKeys { best: vec![NO_KEY, 7, 1 << 63, 3], maxfail: vec![0, 5, 9, 2], tests: 10, fallbacks: 1 };
+        let b = RowKeys { best: vec![4, NO_KEY, 12, 3], maxfail: vec![6, 0, 1, 8], tests: 5, fallbacks: 0 };
         for (x, y) in [(&a, &b), (&b, &a)] {
-            let mut m = SetKeys { best: x.best.clone(), maxfail: x.maxfail.clone(), tests: x.tests, fallbacks: x.fallbacks };
+            let mut m = RowKeys { best: x.best.clone(), maxfail: x.maxfail.clone(), tests: x.tests, fallbacks: x.fallbacks };
             m.merge(y);
             assert_eq!(m.best, vec![4, 7, 12, 3]);
             assert_eq!(m.maxfail, vec![6, 5, 9, 8]);
@@ -789,7 +733,7 @@ mod tests {
     // taking back at least what was posted before it
     #[test]
     fn shared_keys_keep_the_smallest_success() {
-        let sh = SharedKeys::new(4).unwrap();
+        let sh = KeyBoard::new(4).unwrap();
         let mut a = vec![NO_KEY, 7, 1 << 63, 3];
         sh.exchange(&mut a);
         assert_eq!(a, vec![NO_KEY, 7, 1 << 63, 3]);
@@ -803,7 +747,7 @@ mod tests {
         assert_eq!(sh.snapshot(), vec![4, 2, 12, 3]);
         // as many keys as a level holds edges, in parallel chunks
         let n = 100_000;
-        let sh = SharedKeys::new(n).unwrap();
+        let sh = KeyBoard::new(n).unwrap();
         let mut x: Vec<u64> = (0..n as u64).collect();
         let mut y: Vec<u64> = (0..n as u64).rev().collect();
         sh.exchange(&mut x);

@@ -13,7 +13,7 @@
 //! - levels >= 2 of "stable": split by rows ([`MultiGauss::split_sets`]): blocks of rows of about
 //!   equal work handed to whichever device is free, each device testing its rows' subsets against
 //!   every edge, the keys merged on the host (the smallest success, the largest failure). The
-//!   devices post their successes to each other between rounds (`SharedKeys`): an edge's two
+//!   devices post their successes to each other between rounds (`KeyBoard`): an edge's two
 //!   rows may lie on two devices, and a row whose edges the other side decided stops early. Edge
 //!   blocks would not divide the work: the subsets of row(x) serve every edge of x, so each
 //!   device would enumerate them for nearly every row.
@@ -47,7 +47,8 @@ use pc_core::{Adjacency, BitMatrix, PcError};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::gauss::host;
-use crate::gauss::{outcome_of, params, CudaGauss, SetKeys, SharedKeys};
+use crate::gauss::{outcome_of, params, CudaGauss};
+use pc_core::rows::{KeyBoard, RowKeys};
 use pc_core::par::par_collect;
 use pc_core::rounds::row_sets;
 use crate::runtime::launch::DeviceAddr;
@@ -513,14 +514,14 @@ impl MultiGauss {
         // a row's work: its sets, each tested against the row's other entries
         let weights: Vec<u64> = rows.iter().map(|r| r.total.saturating_mul(li.off[r.row as usize + 1] - li.off[r.row as usize] - l as u64).max(1)).collect();
         let blocks = multi::weighted_blocks(&weights, self.devs.len() * multi::BLOCKS_PER_DEVICE);
-        let shared = SharedKeys::new(plan.edges.len())?;
+        let shared = KeyBoard::new(plan.edges.len())?;
         let host_s = t.elapsed().as_secs_f64();
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let (devs, labels) = (&self.devs, &self.labels);
         let (li, rows, blocks, next, stop, shared) = (&li, &rows, &blocks, &next, &stop, &shared);
         let shares = run_watched(plan.edges.len() as u64, watch, std::time::Duration::from_millis(100), |ctl| {
-            let per: Vec<Result<(Option<SetKeys>, Clock)>> = std::thread::scope(|s| {
+            let per: Vec<Result<(Option<RowKeys>, Clock)>> = std::thread::scope(|s| {
                 let hs: Vec<_> = devs
                     .iter()
                     .enumerate()
@@ -528,7 +529,7 @@ impl MultiGauss {
                         s.spawn(move || {
                             let run = || {
                                 let mut clock = Clock::default();
-                                let mut acc: Option<SetKeys> = None;
+                                let mut acc: Option<RowKeys> = None;
                                 while !stop.load(Ordering::Relaxed) {
                                     let Some(r) = blocks.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
                                     let k = d.sets_keys(plan, li, rows[r.clone()].to_vec(), total, Some(shared), ctl, &mut clock)?;
@@ -552,7 +553,7 @@ impl MultiGauss {
             per.into_iter().collect::<Result<Vec<_>>>()
         })?;
         let ne = plan.edges.len();
-        let mut keys = SetKeys { best: vec![host::NO_KEY; ne], maxfail: vec![0; ne], tests: 0, fallbacks: 0 };
+        let mut keys = RowKeys { best: vec![host::NO_KEY; ne], maxfail: vec![0; ne], tests: 0, fallbacks: 0 };
         let mut clock = Clock { host: host_s, ..Default::default() };
         for (k, c) in shares {
             if let Some(k) = k {
