@@ -47,14 +47,17 @@ if (mode == "table") {
   for (nm in names(runs)[ord]) {
     r <- runs[[nm]]
     verdict <- if (nm == ref_name) "reference" else same(r, ref)
-    ex <- if (is.null(r$ranks)) "" else sprintf(", exchanged %.1f MB in %.3f s over %d levels, input check %.3f s",
+    ex <- if (is.null(r$ranks)) "" else sprintf(", exchanged %.1f MB in %.3f s over %d levels, input check %.3f s, levels 0-1 check %.3f s",
                                                 sum(r$ranks$levels$bytes_received) / 1e6, r$ranks$allgather_s,
-                                                nrow(r$ranks$levels), r$ranks$check_s)
+                                                nrow(r$ranks$levels), r$ranks$check_s, r$ranks$dense_check_s %||% NA)
     cat(sprintf("%s | %s | %.3f s | %.2fx | %s | edges %d, max.ord %d, tests %.0f | %s%s\n", r$label, r$how,
                 r$seconds, ref$seconds / r$seconds, verdict, r$edges, r$max.ord, r$tests,
                 paste(sprintf("%s %.3f", names(r$phases), r$phases), collapse = ", "), ex))
-    if (is.null(r$ranks) && length(r$levels) && nrow(r$levels))
-      cat(sprintf("    level %d: %.3f s, %.0f tests\n", r$levels$level, r$levels$seconds, r$levels$tests), sep = "")
+    # the level loop's own figures (a rank's too: its level holds the exchanges, the rank's share
+    # and the level's planning and bookkeeping, which every rank does whole)
+    if (length(r$levels) && nrow(r$levels))
+      cat(sprintf("    level %d: %.3f s (plan %.3f s, backend %.3f s), %.0f tests\n", r$levels$level, r$levels$seconds,
+                  r$levels$plan_seconds %||% NA, r$levels$backend_seconds %||% NA, r$levels$tests), sep = "")
     if (!is.null(r$ranks))
       with(r$ranks$levels, cat(sprintf("    level %d: %.0f edges, rank 0's %.0f in %.3f s (ranks %.3f-%.3f s); split by %s, %.0f exchange(s); sent %.2f MB, received %.2f MB in %.3f s\n",
                                      level, edges, local_edges, local_s, fastest_s, slowest_s, split %||% "edges",

@@ -502,8 +502,10 @@ const ROWS: u8 = 0xA9;
 const ROWS_END: u8 = 0xAA;
 /// magic, status, finished, level (u32), edges, tests, plan hash, deltas (u64 each)
 const ROWS_HEADER: usize = 3 + 4 + 8 * 4;
-/// magic, status, seconds, tests, fallbacks (u64 each), then a word per edge
-const ROWS_END_HEADER: usize = 2 + 8 * 3;
+/// magic, status, seconds, tests, fallbacks, entries (u64 each), then per edge whose tests ran
+/// on this rank its index (u32) and largest failure's word (u64): each edge's sides run on at
+/// most two ranks, so every rank receives at most 24 bytes an edge in all, whatever the ranks
+const ROWS_END_HEADER: usize = 2 + 8 * 4;
 
 /// How often the ranks of a level split by rows exchange the keys found since their last
 /// exchange, in milliseconds (`GPUPC_RANK_EXCHANGE_MS`; each exchange is a collective that waits
@@ -555,8 +557,8 @@ impl<B: Backend> Ranks<'_, B> {
     /// A level split by rows (`rows.rs`): each rank runs the rows dealt to it ([`weighted_blocks`]
     /// of the rows' work into slices, slice k to rank k mod size) on a worker thread, while this
     /// thread exchanges with every other rank, every [`ROW_EXCHANGE_MS`], the keys found since,
-    /// until every rank's rows are done; then one exchange of every rank's largest failures, and
-    /// every rank computes the level's outcomes from the same merged keys.
+    /// until every rank's rows are done; then one exchange of the largest failures of the edges
+    /// each rank tested, and every rank computes the level's outcomes from the same merged keys.
     fn run_rows(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         let (rank, size) = (self.rank(), self.size());
         let fp = fingerprint(plan);
@@ -718,12 +720,14 @@ impl<B: Backend> Ranks<'_, B> {
         let Some((lv, board)) = &prepared else { return Err(PcError::Internal("a failed rank ran on".into())) };
         // the board holds every rank's keys now (each sent them all before saying it finished)
         keys.best = board.snapshot();
-        let mut msg = Vec::with_capacity(ROWS_END_HEADER + 8 * ne);
+        let failed = keys.maxfail.iter().filter(|&&w| w != 0).count();
+        let mut msg = Vec::with_capacity(ROWS_END_HEADER + 12 * failed);
         msg.extend_from_slice(&[ROWS_END, STATUS_OK]);
-        for v in [local_s.to_bits(), keys.tests, keys.fallbacks] {
+        for v in [local_s.to_bits(), keys.tests, keys.fallbacks, failed as u64] {
             put_u64(&mut msg, v);
         }
-        for &w in &keys.maxfail {
+        for (k, &w) in keys.maxfail.iter().enumerate().filter(|(_, &w)| w != 0) {
+            msg.extend_from_slice(&(k as u32).to_le_bytes());
             put_u64(&mut msg, w);
         }
         let t = Instant::now();
@@ -733,7 +737,7 @@ impl<B: Backend> Ranks<'_, B> {
         sent_bytes += msg.len() as u64;
         let (mut slowest, mut fastest) = (0.0f64, f64::INFINITY);
         for (r, m) in all.iter().enumerate() {
-            if m.len() != ROWS_END_HEADER + 8 * ne || m[0] != ROWS_END {
+            if m.len() < ROWS_END_HEADER || m[0] != ROWS_END || m.len() != ROWS_END_HEADER + 12 * u64_at(m, 26) as usize {
                 return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where a level's failures were due)", m.len())));
             }
             let secs = f64::from_bits(u64_at(m, 2));
@@ -745,8 +749,10 @@ impl<B: Backend> Ranks<'_, B> {
             received_bytes += m.len() as u64;
             keys.tests += u64_at(m, 10);
             keys.fallbacks += u64_at(m, 18);
-            for (a, w) in keys.maxfail.iter_mut().zip(m[ROWS_END_HEADER..].chunks_exact(8)) {
-                *a = (*a).max(u64_at(w, 0));
+            for e in m[ROWS_END_HEADER..].chunks_exact(12) {
+                let k = u32::from_le_bytes(e[..4].try_into().unwrap_or([0; 4])) as usize;
+                let a = keys.maxfail.get_mut(k).ok_or_else(|| PcError::Internal(format!("rank {r} sent a failure of edge {k} of {ne}")))?;
+                *a = (*a).max(u64_at(e, 4));
             }
         }
         (level.slowest_seconds, level.fastest_seconds) = (slowest, fastest);
