@@ -338,7 +338,10 @@ attach_sepsets <- function(out, sepsets) {
 #'   exchanged level its `edges`, this rank's
 #'   `local_edges`, `bytes_sent` and `bytes_received` (the other ranks' outcomes), `local_s`,
 #'   `allgather_s`, and `slowest_s` / `fastest_s`, the slowest and the fastest rank's seconds on
-#'   their share of the level (their gap is the time lost to load imbalance); and
+#'   their share of the level (their gap is the time lost to load imbalance), `split` (`"edges"`,
+#'   or `"rows"` where each rank ran some rows of a gaussCItest level on its GPU and the ranks
+#'   exchanged their separating sets while they ran; `GPUPC_RANK_ROWS=0` turns that off, `1`
+#'   splits by rows on the CPU as well) and `exchanges` (that level's collectives); and
 #'   `phases`, the call's wall seconds by part: `r_checks_s` (checking the arguments in R),
 #'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
 #'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building
