@@ -106,6 +106,10 @@ default_threads <- function() {
   if (nzchar(lim) && !identical(toupper(lim), "FALSE")) return(2L)
   omp <- suppressWarnings(as.integer(Sys.getenv("OMP_THREAD_LIMIT", "")))
   if (!is.na(omp) && omp >= 1) return(omp)
+  # ranks that an MPI launcher started on one host share its cores (each with all of them, four
+  # ranks would run four times as many threads as cores)
+  local <- mpi_local_size()
+  if (!is.na(local) && local > 1L) return(max(1L, as.integer(rs_cpu_threads() %/% local)))
   0L
 }
 

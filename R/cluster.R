@@ -130,6 +130,16 @@ mpi_local_rank <- function() {
   NA_integer_
 }
 
+# The ranks an MPI launcher started on this host (NA when none did, or it does not say).
+mpi_local_size <- function() {
+  if (!under_mpi_launcher()) return(NA_integer_)
+  for (v in c("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE")) {
+    x <- suppressWarnings(as.integer(Sys.getenv(v)))
+    if (!is.na(x) && x >= 1L) return(x)
+  }
+  NA_integer_
+}
+
 # A GPU rank's device when the call names none (`choice`: resolve_backend()'s answer, on the
 # GPU): the rank's place on its host modulo the usable GPUs, so the ranks of one host share its
 # GPUs instead of each taking every one.

@@ -82,7 +82,10 @@
 #' @param numCores `NULL` (the default) uses every core; a number `> 0` runs `floor(numCores)`
 #'   threads, at least 1 and at most the machine's cores. Unlike pcalg, this applies to every method.
 #'   `NULL` means `getOption("gpupc.threads")` when set, else 2 under R CMD check's
-#'   `_R_CHECK_LIMIT_CORES_`, else `OMP_THREAD_LIMIT` when set, else every core.
+#'   `_R_CHECK_LIMIT_CORES_`, else `OMP_THREAD_LIMIT` when set, else, in a process an MPI
+#'   launcher started with other ranks on the same host, the cores divided by those ranks
+#'   (`OMPI_COMM_WORLD_LOCAL_SIZE`, `MPI_LOCALNRANKS`, `MV2_COMM_WORLD_LOCAL_SIZE` or
+#'   `SLURM_NTASKS_PER_NODE`), else every core.
 #' @param backend `"auto"` (GPU when one is usable and the problem is large enough, else CPU),
 #'   `"cpu"` or `"cuda"`. Defaults to `getOption("gpupc.backend", "auto")`.
 #' @param devices the GPUs to use with the CUDA backend, as numbered by

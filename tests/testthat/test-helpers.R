@@ -107,7 +107,17 @@ test_that("expect_same_pcalgo fails on a real difference, and skips only on a ti
 test_that("numCores = NULL follows the gpupc.threads option, then R CMD check's core limit", {
   cores <- gpupc:::rs_cpu_threads()
   withr::local_options(gpupc.threads = NULL)
-  withr::with_envvar(c(`_R_CHECK_LIMIT_CORES_` = NA, OMP_THREAD_LIMIT = NA),
+  no_mpi <- c(OMPI_COMM_WORLD_SIZE = NA, PMI_SIZE = NA, PMI_RANK = NA, PMIX_RANK = NA, MV2_COMM_WORLD_SIZE = NA)
+  withr::with_envvar(c(`_R_CHECK_LIMIT_CORES_` = NA, OMP_THREAD_LIMIT = NA, no_mpi),
+                     expect_identical(gpupc:::check_threads(NULL), 0L))
+  # four ranks of an MPI job on this host share its cores; a local size without a launcher's
+  # variables (or of one rank) changes nothing
+  withr::with_envvar(c(`_R_CHECK_LIMIT_CORES_` = NA, OMP_THREAD_LIMIT = NA, no_mpi, OMPI_COMM_WORLD_SIZE = "8",
+                       OMPI_COMM_WORLD_LOCAL_SIZE = "4"),
+                     expect_identical(gpupc:::check_threads(NULL), max(1L, as.integer(cores %/% 4))))
+  withr::with_envvar(c(`_R_CHECK_LIMIT_CORES_` = NA, OMP_THREAD_LIMIT = NA, no_mpi, OMPI_COMM_WORLD_LOCAL_SIZE = "4"),
+                     expect_identical(gpupc:::check_threads(NULL), 0L))
+  withr::with_envvar(c(`_R_CHECK_LIMIT_CORES_` = NA, OMP_THREAD_LIMIT = NA, no_mpi, PMI_SIZE = "2", MPI_LOCALNRANKS = "1"),
                      expect_identical(gpupc:::check_threads(NULL), 0L))
   withr::with_envvar(c(`_R_CHECK_LIMIT_CORES_` = "TRUE", OMP_THREAD_LIMIT = NA),
                      expect_identical(gpupc:::check_threads(NULL), min(2L, cores)))
