@@ -570,9 +570,20 @@ impl<B: Backend> Ranks<'_, B> {
         let per_rank = self.slices_per_rank;
         let transport = &mut *self.transport;
         let local = self.local.row_split().ok_or_else(|| PcError::Internal("a row split without a backend that splits rows".into()))?;
-        let (prepared, mut outcome) = match injected.map_or_else(|| local.row_level(plan).and_then(|lv| Ok((lv, KeyBoard::new(ne)?))), Err) {
-            Ok(x) => (Some(x), None),
-            Err(e) => (None, Some(Err(e))),
+        // the level's rows, its board, and the keys this rank sent or learned; a failure here is
+        // this rank's, reported at the first exchange like any other
+        let (prepared, mut sent, mut outcome) = match injected.map_or_else(
+            || {
+                let lv = local.row_level(plan)?;
+                let board = KeyBoard::new(ne)?;
+                let mut sent = crate::mem::try_vec::<u64>(ne, "p", "the level's keys sent")?;
+                sent.resize(ne, NO_KEY);
+                Ok((lv, board, sent))
+            },
+            Err,
+        ) {
+            Ok((lv, board, sent)) => (Some((lv, board)), sent, None),
+            Err(e) => (None, Vec::new(), Some(Err(e))),
         };
         let picked: Vec<usize> = match &prepared {
             Some((lv, _)) => slices_of(&weighted_blocks(lv.weights(), per_rank.max(1) * size), rank, size).flat_map(|r| r.clone()).collect(),
@@ -597,110 +608,113 @@ impl<B: Backend> Ranks<'_, B> {
                 }
                 None => None,
             };
-            let mut sent: Vec<u64> = if prepared.is_some() { crate::mem::try_vec(ne, "p", "the level's keys sent")? } else { Vec::new() };
-            sent.resize(if prepared.is_some() { ne } else { 0 }, NO_KEY);
             let mut deltas: Vec<(u32, u64)> = Vec::new();
             let mut last = Instant::now();
-            loop {
-                if worker.as_ref().is_some_and(|h| !h.is_finished()) {
-                    let wait = every.saturating_sub(last.elapsed());
-                    if !wait.is_zero() {
-                        std::thread::park_timeout(wait);
-                    }
-                    if worker.as_ref().is_some_and(|h| !h.is_finished()) && last.elapsed() < every {
-                        continue;
-                    }
-                }
-                if !watch.tick(ctl.edges_done.load(std::sync::atomic::Ordering::Relaxed), ne as u64) {
-                    ctl.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                // finished is read before the keys are collected, so a finished rank's message
-                // holds all its keys
-                if worker.as_ref().is_some_and(|h| h.is_finished()) {
-                    let h = worker.take().expect("a finished worker");
-                    outcome = Some(h.join().unwrap_or_else(|e| Err(PcError::Internal(crate::backend::panic_message(&*e)))));
-                    local_s = t0.elapsed().as_secs_f64();
-                }
-                let finished = worker.is_none();
-                deltas.clear();
-                if let Some((_, board)) = &prepared {
-                    for (k, s) in sent.iter_mut().enumerate() {
-                        let b = board.get(k);
-                        if b < *s {
-                            *s = b;
-                            deltas.push((k as u32, b));
+            // an exchange that fails (MPI) ends the level here: the worker is told to stop
+            // rather than run its rows to the end first
+            let exchanged = (|| -> Result<()> {
+                loop {
+                    if worker.as_ref().is_some_and(|h| !h.is_finished()) {
+                        let wait = every.saturating_sub(last.elapsed());
+                        if !wait.is_zero() {
+                            std::thread::park_timeout(wait);
+                        }
+                        if worker.as_ref().is_some_and(|h| !h.is_finished()) && last.elapsed() < every {
+                            continue;
                         }
                     }
-                }
-                let (status, text) = match &outcome {
-                    Some(Err(PcError::Interrupted)) => (STATUS_INTERRUPTED, Some(PcError::Interrupted.to_string())),
-                    Some(Err(e)) => (STATUS_FAILED, Some(e.to_string())),
-                    _ => (STATUS_OK, None),
-                };
-                let msg = rows_message(plan, status, finished, &deltas, text.as_deref());
-                let t = Instant::now();
-                let all = transport.allgather(&msg)?;
-                collective_s += t.elapsed().as_secs_f64();
-                exchanges += 1;
-                last = Instant::now();
-                sent_bytes += msg.len() as u64;
-                if all.len() != size {
-                    return Err(PcError::Internal(format!("the exchange returned {} messages for {size} ranks", all.len())));
-                }
-                let mut all_finished = true;
-                for (r, m) in all.iter().enumerate() {
-                    if m.len() < ROWS_HEADER || m[0] != ROWS {
-                        return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where a level's keys were due)", m.len())));
+                    if !watch.tick(ctl.edges_done.load(std::sync::atomic::Ordering::Relaxed), ne as u64) {
+                        ctl.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
-                    if r != rank {
-                        received_bytes += m.len() as u64;
+                    // finished is read before the keys are collected, so a finished rank's message
+                    // holds all its keys
+                    if worker.as_ref().is_some_and(|h| h.is_finished()) {
+                        let h = worker.take().expect("a finished worker");
+                        outcome = Some(h.join().unwrap_or_else(|e| Err(PcError::Internal(crate::backend::panic_message(&*e)))));
+                        local_s = t0.elapsed().as_secs_f64();
                     }
-                    let theirs = (u32::from_le_bytes(m[3..7].try_into().unwrap_or([0; 4])), u64_at(m, 7), u64_at(m, 15), u64_at(m, 23));
-                    if m[1] != STATUS_OK {
-                        if other_failed.is_none() {
-                            other_failed = Some((r, m[1], String::from_utf8_lossy(&m[ROWS_HEADER..]).into_owned()));
-                        }
-                        continue;
-                    }
-                    if theirs != fp {
-                        let (l, e, t, _) = theirs;
-                        return Err(PcError::invalid(
-                            "cluster",
-                            format!("rank {r} planned level {l} with {e} edges and {t} tests, rank {rank} level {} with {} edges and {} tests: the ranks' calls differ (every rank must make the same call on the same data)", fp.0, fp.1, fp.2),
-                        ));
-                    }
-                    all_finished &= m[2] != 0;
-                    let n = u64_at(m, 31) as usize;
-                    if m.len() != ROWS_HEADER + 12 * n {
-                        return Err(PcError::Internal(format!("rank {r}'s keys are cut short or malformed")));
-                    }
-                    if r == rank {
-                        continue;
-                    }
+                    let finished = worker.is_none();
+                    deltas.clear();
                     if let Some((_, board)) = &prepared {
-                        for d in m[ROWS_HEADER..].chunks_exact(12) {
-                            let k = u32::from_le_bytes(d[..4].try_into().unwrap_or([0; 4])) as usize;
-                            let key = u64_at(d, 4);
-                            if k >= ne {
-                                return Err(PcError::Internal(format!("rank {r} sent a key of edge {k} of {ne}")));
+                        for (k, s) in sent.iter_mut().enumerate() {
+                            let b = board.get(k);
+                            if b < *s {
+                                *s = b;
+                                deltas.push((k as u32, b));
                             }
-                            board.lower(k, key);
-                            // the board holds it now: not this rank's to send again
-                            sent[k] = sent[k].min(key);
                         }
                     }
+                    let (status, text) = match &outcome {
+                        Some(Err(PcError::Interrupted)) => (STATUS_INTERRUPTED, Some(PcError::Interrupted.to_string())),
+                        Some(Err(e)) => (STATUS_FAILED, Some(e.to_string())),
+                        _ => (STATUS_OK, None),
+                    };
+                    let msg = rows_message(plan, status, finished, &deltas, text.as_deref());
+                    let t = Instant::now();
+                    let all = transport.allgather(&msg)?;
+                    collective_s += t.elapsed().as_secs_f64();
+                    exchanges += 1;
+                    last = Instant::now();
+                    sent_bytes += msg.len() as u64;
+                    if all.len() != size {
+                        return Err(PcError::Internal(format!("the exchange returned {} messages for {size} ranks", all.len())));
+                    }
+                    let mut all_finished = true;
+                    for (r, m) in all.iter().enumerate() {
+                        if m.len() < ROWS_HEADER || m[0] != ROWS {
+                            return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where a level's keys were due)", m.len())));
+                        }
+                        if r != rank {
+                            received_bytes += m.len() as u64;
+                        }
+                        let theirs = (u32::from_le_bytes(m[3..7].try_into().unwrap_or([0; 4])), u64_at(m, 7), u64_at(m, 15), u64_at(m, 23));
+                        if m[1] != STATUS_OK {
+                            if other_failed.is_none() {
+                                other_failed = Some((r, m[1], String::from_utf8_lossy(&m[ROWS_HEADER..]).into_owned()));
+                            }
+                            continue;
+                        }
+                        if theirs != fp {
+                            let (l, e, t, _) = theirs;
+                            return Err(PcError::invalid(
+                                "cluster",
+                                format!("rank {r} planned level {l} with {e} edges and {t} tests, rank {rank} level {} with {} edges and {} tests: the ranks' calls differ (every rank must make the same call on the same data)", fp.0, fp.1, fp.2),
+                            ));
+                        }
+                        all_finished &= m[2] != 0;
+                        let n = u64_at(m, 31) as usize;
+                        if m.len() != ROWS_HEADER + 12 * n {
+                            return Err(PcError::Internal(format!("rank {r}'s keys are cut short or malformed")));
+                        }
+                        if r == rank {
+                            continue;
+                        }
+                        if let Some((_, board)) = &prepared {
+                            for d in m[ROWS_HEADER..].chunks_exact(12) {
+                                let k = u32::from_le_bytes(d[..4].try_into().unwrap_or([0; 4])) as usize;
+                                let key = u64_at(d, 4);
+                                if k >= ne {
+                                    return Err(PcError::Internal(format!("rank {r} sent a key of edge {k} of {ne}")));
+                                }
+                                board.lower(k, key);
+                                // the board holds it now: not this rank's to send again
+                                sent[k] = sent[k].min(key);
+                            }
+                        }
+                    }
+                    if other_failed.is_some() || all_finished {
+                        break;
+                    }
                 }
-                if other_failed.is_some() || all_finished {
-                    break;
-                }
-            }
+                Ok(())
+            })();
             if let Some(h) = worker.take() {
                 ctl.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
                 let r = h.join().unwrap_or_else(|e| Err(PcError::Internal(crate::backend::panic_message(&*e))));
                 outcome.get_or_insert(r);
                 local_s = t0.elapsed().as_secs_f64();
             }
-            Ok(())
+            exchanged
         });
         exchanged?;
         let mut level = RankLevel { level: plan.level, edges: ne, local_edges: ne, local_seconds: local_s, by_rows: true, ..Default::default() };
