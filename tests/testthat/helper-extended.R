@@ -9,3 +9,7 @@ extended_mode <- function() isTRUE(as.logical(Sys.getenv("GPUPC_EXTENDED", "fals
 
 ## How many cases of a sweep to run: `full` in the extended mode, else `default`.
 sweep_n <- function(full, default) if (extended_mode()) full else min(default, full)
+
+## For a test of a file the extended mode runs for its long cases, which the test command has run
+## already: skipped in the extended mode, so that CI does not run it twice.
+skip_if_run_before <- function() skip_if(extended_mode(), "run by the test command; the extended mode adds the long cases")

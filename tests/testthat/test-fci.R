@@ -339,6 +339,7 @@ test_that("conservative and majority-rule FCI, with and without Possible-D-SEP, 
 fixed_suff <- fci_data(31, 12, 0.3, 1000, 2)
 
 test_that("JCI with context variables, fixedGaps and fixedEdges, an R-function test", {
+  skip_if_run_before()
   p <- ncol(fixed_suff$C)
   for (jci in c("1", "12", "123"))
     run_both("fci", fixed_suff, pcalg::gaussCItest, 0.01,
@@ -358,6 +359,7 @@ test_that("JCI with context variables, fixedGaps and fixedEdges, an R-function t
 })
 
 test_that("binary data with binCItest", {
+  skip_if_run_before()
   suff <- fci_data(77, 10, 0.3, 3000, 2, "dis")
   suff$dm <- (suff$dm > 0L) + 0L
   suff$nlev <- NULL
@@ -369,6 +371,7 @@ test_that("binary data with binCItest", {
 })
 
 test_that("cmiknnCItest on non-linear data", {
+  skip_if_run_before()
   set.seed(9)
   n <- 150
   z <- stats::rnorm(n); h <- stats::rnorm(n)
@@ -384,6 +387,7 @@ test_that("cmiknnCItest on non-linear data", {
 })
 
 test_that("pcalg's errors for type, m.max, conservative with maj.rule, jci and contextVars", {
+  skip_if_run_before()
   p <- ncol(fixed_suff$C)
   err <- function(fun, pattern, ..., suff = fixed_suff) {
     f <- switch(fun, fci = gpupc::gpu_fci, rfci = gpupc::gpu_rfci)
@@ -409,6 +413,7 @@ test_that("pcalg's errors for type, m.max, conservative with maj.rule, jci and c
 })
 
 test_that("gpupc_last_run() has the stages after the skeleton", {
+  skip_if_run_before()
   f <- gpupc::gpu_fci(fixed_suff, pcalg::gaussCItest, 0.01, p = ncol(fixed_suff$C), backend = "cpu")
   ph <- gpupc::gpupc_last_run()$phases
   expect_true(all(c("pdsep_s", "orient_s") %in% names(ph)))
@@ -428,6 +433,7 @@ test_that("gpupc_last_run() has the stages after the skeleton", {
 })
 
 test_that("gpu_rfci(verbose = TRUE) prints pcalg's trace and still agrees", {
+  skip_if_run_before()
   p <- ncol(fixed_suff$C)
   out <- utils::capture.output(got <- gpupc::gpu_rfci(fixed_suff, pcalg::gaussCItest, 0.01, p = p,
                                                       backend = "cpu", verbose = TRUE))

@@ -10,8 +10,11 @@ mpirun_path <- function() Sys.which("mpirun")[[1]]
 ## whose variables the launcher below must not inherit.
 rmpi_installed <- function() nzchar(system.file(package = "Rmpi"))
 
-skip_without_mpi <- function() {
+## `sweep`: the test belongs to the extended mode; the others, having run in the test command,
+## are not run again there (it adds only the long cases).
+skip_without_mpi <- function(sweep = FALSE) {
   skip_on_cran()
+  if (!sweep) skip_if_run_before()
   skip_if(!rmpi_installed(), "Rmpi is not installed")
   skip_if(!nzchar(mpirun_path()), "mpirun is not installed")
   skip_if(!nzchar(Sys.which("timeout")[[1]]), "timeout (coreutils) is not installed")
@@ -300,7 +303,7 @@ test_that("ranks whose levels 0-1 differ all stop with an error naming the clust
 })
 
 test_that("four ranks (some with no edges at a level), and a failure at level 0", {
-  skip_without_mpi()
+  skip_without_mpi(sweep = TRUE)
   skip_if_not(extended_mode(), "extended mode only")
   want <- plain_fits("all")
   check_ranks(run_ranks(4, "all", limit = 300), want, 4)

@@ -108,6 +108,7 @@ for (maj in c(FALSE, TRUE)) {
 }
 
 test_that("an R-function indepTest is called exactly as pc.cons.intern() calls it (through pcalg's own checks)", {
+  skip_if_run_before()
   set.seed(16)
   for (i in 1:12) {
     p <- sample(5:15, 1)
@@ -167,6 +168,7 @@ test_that("gpu_pc() equals pc() on learned graphs: every orientation variant, bo
 })
 
 test_that("gpu_pc() equals pc() with conservative / majority rule on discrete data", {
+  skip_if_run_before()
   set.seed(18)
   compared <- 0
   for (i in 1:8) {
@@ -191,6 +193,7 @@ test_that("gpu_pc() equals pc() with conservative / majority rule on discrete da
 })
 
 test_that("gpu_pc() with m.max < 0 (sepsets made in R, not deferred) equals pc() with the triple checks", {
+  skip_if_run_before()
   set.seed(19)
   data(gmG, package = "pcalg")
   ss <- list(C = cor(gmG8$x), n = nrow(gmG8$x))
@@ -206,6 +209,7 @@ test_that("gpu_pc() with m.max < 0 (sepsets made in R, not deferred) equals pc()
 })
 
 test_that("gpupc_last_run() has the orientation phase and counts", {
+  skip_if_run_before()
   data(gmG, package = "pcalg")
   ss <- list(C = cor(gmG8$x), n = nrow(gmG8$x))
   gpu_pc(ss, gaussCItest, 0.01, labels = colnames(gmG8$x), conservative = TRUE, backend = "cpu")
@@ -216,6 +220,7 @@ test_that("gpupc_last_run() has the orientation phase and counts", {
 })
 
 test_that("orientation rejects malformed sepsets with an error naming sepset", {
+  skip_if_run_before()
   sk <- fake_skeleton(6, 3)
   m <- as(sk@graph, "matrix") != 0
   pr <- which(!m & upper.tri(m) & ((m + 0) %*% (m + 0)) > 0, arr.ind = TRUE)
@@ -227,6 +232,7 @@ test_that("orientation rejects malformed sepsets with an error naming sepset", {
 })
 
 test_that("the triple checks take over the skeleton's test once, and read suffStat again without it", {
+  skip_if_run_before()
   set.seed(19)
   X <- rmvDAG(500, randomDAG(12, prob = 0.3))
   d <- rmvDAG(2000, randomDAG(8, prob = 0.3))
@@ -250,6 +256,7 @@ test_that("the triple checks take over the skeleton's test once, and read suffSt
 })
 
 test_that("triple checks whose GPU fails run on the CPU with a message only where asked", {
+  skip_if_run_before()
   skip_if(isTRUE(gpupc::gpu_info()$usable), "a usable GPU does not fail")
   data(gmG, package = "pcalg")
   ss <- list(C = cor(gmG8$x), n = nrow(gmG8$x))

@@ -213,6 +213,7 @@ test_that(sprintf("native udag2pag() equals pcalg::udag2pag() on %d random input
 ## Graphs where a single rule decides the result, each against pcalg with the rule on and off
 ## (a rule that is off must change the result here, so every rule is seen to run).
 test_that("each rule, on a graph where it fires, as pcalg's with the rule on and off", {
+  skip_if_run_before()
   O <- 1; A <- 2; T <- 3
   graph <- function(p, edges) {
     m <- matrix(0, p, p)
@@ -247,6 +248,7 @@ test_that("each rule, on a graph where it fires, as pcalg's with the rule on and
 })
 
 test_that("the matrix's type and names, pcalg's warning, and bad input named", {
+  skip_if_run_before()
   sk <- fake_skeleton(6, 2.5)
   m <- methods::as(sk@graph, "matrix")
   storage.mode(m) <- "integer"
@@ -276,6 +278,7 @@ test_that("the matrix's type and names, pcalg's warning, and bad input named", {
 })
 
 test_that("gpu_fci() orients in Rust, and with verbose = TRUE through pcalg's udag2pag() and its trace", {
+  skip_if_run_before()
   set.seed(12)
   X <- pcalg::rmvDAG(1000, pcalg::randomDAG(11, 0.35))[, -c(3, 8)]
   suff <- list(C = stats::cor(X), n = nrow(X))

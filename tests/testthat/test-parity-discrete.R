@@ -117,6 +117,7 @@ for (i in seq_len(nrow(DISC_CASES))) {
 }
 
 test_that("the discrete case table covers what it should", {
+  skip_if_run_before()
   cs <- DISC_CASES
   expect_gte(nrow(cs), 60)
   expect_true(all(cs$m.max[cs$test %in% c("dis", "wrapdis")] <= 4))
@@ -141,6 +142,7 @@ test_that("the default part of the discrete case table still takes every kind of
 })
 
 test_that("fixtures are valid discrete data", {
+  skip_if_run_before()
   for (net in c("asia", "cancer", "earthquake", "survey", "sachs", "child", "insurance", "alarm")) {
     o <- load_disc(net)
     expect_true(is.integer(o$dm) && is.matrix(o$dm), label = net)
@@ -166,6 +168,7 @@ g2_reference <- function(x, y, S, dm, nlev) {
 }
 
 test_that("|S| >= 5: pcalg's disCItest returns p = 1, gpupc computes G^2 and keeps the edge", {
+  skip_if_run_before()
   ## X (1) and Y (2) strongly dependent; Z1..Z5 (3..7) are noisy copies of X, so they stay adjacent
   ## to X, while Y _||_ Zi | X removes the Y - Zi edges. The edge X - Y then reaches level 5 with
   ## S = {Z1..Z5}, where pcalg's gSquareDis gives p = 1 and deletes it.

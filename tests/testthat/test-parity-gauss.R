@@ -144,6 +144,7 @@ for (i in seq_len(nrow(GAUSS_CASES))) {
 }
 
 test_that("the Gaussian case table covers what it should", {
+  skip_if_run_before()
   cs <- GAUSS_CASES
   expect_gte(nrow(cs), 120)
   expect_true(all(c(5, 200) %in% cs$p))
@@ -158,6 +159,7 @@ test_that("the Gaussian case table covers what it should", {
 })
 
 test_that("skel.method = 'original' is handed to pcalg (with a message) and equals it", {
+  skip_if_run_before()
   skip_if(selftest())
   suff <- gauss_suffstat(12001, 15, 3, 500)
   want <- pcalg::skeleton(suff, pcalg::gaussCItest, 0.05, p = 15, method = "original")
@@ -171,6 +173,7 @@ test_that("skel.method = 'original' is handed to pcalg (with a message) and equa
 })
 
 test_that("gaussCItest with n <= |S| + 3 gives p = 1 like pcalg, with a warning naming n", {
+  skip_if_run_before()
   skip_if(selftest())
   ## 6 observations of 7 variables and alpha = 0.9: edges survive to level 3, where
   ## n - |S| - 3 = 0 makes pcalg's z zero and p = 1.
@@ -188,6 +191,7 @@ test_that("gaussCItest with n <= |S| + 3 gives p = 1 like pcalg, with a warning 
 })
 
 test_that("repeated gpupc runs are bit-identical", {
+  skip_if_run_before()
   skip_if(selftest())
   suff <- gauss_suffstat(12003, 40, 4, 800)
   for (m in c("stable", "stable.fast")) {
