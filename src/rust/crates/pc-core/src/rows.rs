@@ -217,8 +217,10 @@ impl<T: CiTest + Sync> RowLevel for CpuRows<'_, '_, T> {
     fn run(&self, picked: &[usize], board: &KeyBoard, ctl: &Control) -> Result<RowKeys> {
         let (plan, test) = (self.plan, self.cpu.test());
         let ne = plan.edges.len();
-        let best: Vec<AtomicU64> = (0..ne).map(|_| AtomicU64::new(NO_KEY)).collect();
-        let fail: Vec<AtomicU64> = (0..ne).map(|_| AtomicU64::new(0)).collect();
+        let mut best = crate::mem::try_vec::<AtomicU64>(ne, "p", "this rank's keys of the level")?;
+        best.extend((0..ne).map(|_| AtomicU64::new(NO_KEY)));
+        let mut fail = crate::mem::try_vec::<AtomicU64>(ne, "p", "this rank's failures of the level")?;
+        fail.extend((0..ne).map(|_| AtomicU64::new(0)));
         let tests = AtomicU64::new(0);
         let work: Vec<(u32, u8)> = picked.iter().flat_map(|&r| self.sides[r].iter().copied()).collect();
         self.cpu.pool().install(|| {

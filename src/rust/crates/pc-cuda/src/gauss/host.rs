@@ -4,17 +4,9 @@
 /// Threads per block of the Gaussian kernels (their `__launch_bounds__`, `-DBLOCK`).
 pub const BLOCK: u32 = 256;
 
-/// `key` value meaning "no success" (the kernels' NO_KEY).
-pub const NO_KEY: u64 = u64::MAX;
-
-/// Decodes the kernels' max-fail word (0: none, else the bits of a non-negative double + 1).
-pub fn decode_max_fail(v: u64) -> f64 {
-    if v == 0 {
-        f64::NEG_INFINITY
-    } else {
-        f64::from_bits(v - 1)
-    }
-}
+/// `key` value meaning "no success" (the kernels' NO_KEY), and the kernels' max-fail word (0:
+/// none, else the bits of a non-negative double + 1): pc-core's, which the row splits share.
+pub use pc_core::rows::{decode_fail_word as decode_max_fail, NO_KEY};
 
 /// sqrt(n - l - 3) * 0.5, as R evaluates the first factors of `zStat` (NaN when n - l - 3 < 0).
 pub fn z_factor(n: f64, l: usize) -> f64 {

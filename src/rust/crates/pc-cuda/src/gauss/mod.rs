@@ -124,6 +124,12 @@ fn key_exchange_every() -> std::time::Duration {
     std::time::Duration::from_millis(ms)
 }
 
+/// Each row's work at level `l`, by which the devices and the ranks split a level: its sets, each
+/// tested against the row's other entries.
+pub(super) fn row_weights(li: &row_sets::LevelInputs, rows: &[row_sets::RowWork], l: usize) -> Vec<u64> {
+    rows.iter().map(|r| r.total.saturating_mul(li.off[r.row as usize + 1] - li.off[r.row as usize] - l as u64).max(1)).collect()
+}
+
 /// The CUDA Gaussian backend; see the module docs.
 pub struct CudaGauss {
     gpu: Gpu,

@@ -511,8 +511,7 @@ impl MultiGauss {
         let li = row_sets::level_inputs(plan, true)?;
         let rows = row_sets::work_rows(&li, l)?;
         let total: u128 = rows.iter().map(|r| r.total as u128).sum();
-        // a row's work: its sets, each tested against the row's other entries
-        let weights: Vec<u64> = rows.iter().map(|r| r.total.saturating_mul(li.off[r.row as usize + 1] - li.off[r.row as usize] - l as u64).max(1)).collect();
+        let weights = super::row_weights(&li, &rows, l);
         let blocks = multi::weighted_blocks(&weights, self.devs.len() * multi::BLOCKS_PER_DEVICE);
         let shared = KeyBoard::new(plan.edges.len())?;
         let host_s = t.elapsed().as_secs_f64();

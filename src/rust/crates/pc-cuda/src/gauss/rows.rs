@@ -46,9 +46,7 @@ impl RowSplit for CudaGauss {
         let li = row_sets::level_inputs(plan, true)?;
         let rows = row_sets::work_rows(&li, plan.level)?;
         let total: u128 = rows.iter().map(|r| r.total as u128).sum();
-        // a row's work: its sets, each tested against the row's other entries (as `split_sets`)
-        let l = plan.level as u64;
-        let weights = rows.iter().map(|r| r.total.saturating_mul(li.off[r.row as usize + 1] - li.off[r.row as usize] - l).max(1)).collect();
+        let weights = super::row_weights(&li, &rows, plan.level);
         let clock = Mutex::new(Clock { host: t.elapsed().as_secs_f64(), ..Default::default() });
         Ok(Box::new(GaussRows { g: &*self, plan, li, rows, total, weights, clock, counts: Mutex::new((0, 0)) }))
     }
