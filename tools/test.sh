@@ -29,10 +29,10 @@
 #     before.
 # (d) the test files that read the package's source tree (no-development-words; under R CMD check
 #     they skip, its copy of the tests has no sources beside it), against the package (c) installed.
-# (e) --extended: the sweeps of tests/testthat (the files that call sweep_n() or extended_mode(),
-#     see helper-extended.R) with GPUPC_EXTENDED=true: every case of them, where (c) runs a first
-#     part; against the package (c) installed, when gpupc.Rcheck was checked from these very sources
-#     (else (b) and (c) run first).
+# (e) --extended: the sweeps of tests/testthat (the files that call sweep_cases() or extended_mode(),
+#     see helper-extended.R) with GPUPC_EXTENDED=true: the cases after the first part that (c)
+#     ran, and the long cases only this mode runs; against the package (c) installed, when
+#     gpupc.Rcheck was checked from these very sources (else (b) and (c) run first).
 # (f) --extended: R CMD INSTALL of the tarball as CRAN would (no GPUPC_* or NOT_CRAN variables: the
 #     crates unpacked and built inside the package's temporary copy, offline, the target removed),
 #     then one gpu_pc() call against pc(); beside (e).
@@ -370,7 +370,7 @@ if [ "$do_ext" = 1 ]; then
     t=$(date +%s)
     echo "== (f) R CMD INSTALL $(basename "$tarball") as CRAN would: beside (e), its log follows (e)"
     cran_install & cran_pid=$!
-    files=$(cd tests/testthat && grep -lE 'sweep_n\(|extended_mode\(\)' test-*.R | sed 's/^test-//; s/\.[rR]$//' | paste -sd'|' -)
+    files=$(cd tests/testthat && grep -lE 'sweep_cases\(|extended_mode\(\)' test-*.R | sed 's/^test-//; s/\.[rR]$//' | paste -sd'|' -)
     echo "== (e) testthat, extended mode (GPUPC_EXTENDED=true): ${files//|/, }"
     counts="$work/extended-counts"
     GPUPC_EXTENDED=true run_testthat "$checkdir" "$counts" "^(${files})\$"

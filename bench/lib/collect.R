@@ -234,6 +234,8 @@ suite_tables <- function(suite, raw) {
       gpu = csvs(raw, "^jtree\\.csv$"),
       profile = csvs(raw, "^jtree-profile\\.csv$"),
       nomaps = csvs(raw, "^jtree-nomaps\\.csv$"),
+      base = csvs(raw, "^jtree-base\\.csv$"),
+      "profile-base" = csvs(raw, "^jtree-profile-base\\.csv$"),
       grain = csvs(raw, "^grain-summary.*\\.csv$"),
       path = csvs(raw, "^path\\.csv$"),
       "pyagrum-single" = csvs(raw, "^pyagrum-(single|link)\\.csv$"),

@@ -124,8 +124,8 @@ case_args <- function(cs, p) {
   a
 }
 
-n_cases <- sweep_n(200, 36)
-CASES <- fci_cases(n_cases)
+n_cases <- 200
+CASES <- fci_cases(n_cases)[sweep_cases(n_cases, 36)]
 
 for (cs in CASES) {
   test_that(sprintf("random case %d/%d: gpu_%s() equals pcalg's %s()", cs$i, n_cases, cs$fun, cs$fun), {
@@ -154,11 +154,11 @@ test_that("the Possible-D-SEP stage over its options, on graphs where it runs th
 ## The stage alone on random skeletons with random sepsets (helper-orient.R's fake_skeleton(), so
 ## the arrowheads and Possible-D-SEP sets take many shapes), on Gaussian data of as many
 ## variables: gpupc's native stage against pcalg::pdsep() on the same input.
-n_pdsep <- sweep_n(300, 40)
+pdsep_cases <- sweep_cases(300, 40)
 
-test_that(sprintf("the native Possible-D-SEP stage equals pcalg::pdsep() on %d random skeletons and sepsets", n_pdsep), {
+test_that(sprintf("the native Possible-D-SEP stage equals pcalg::pdsep() on random skeletons and sepsets (%s)", sweep_label(pdsep_cases, 300)), {
   set.seed(4242)
-  for (i in seq_len(n_pdsep)) {
+  for (i in seq_len(max(pdsep_cases, 0))) {
     p <- sample(6:11, 1)
     sk <- fake_skeleton(p, deg = stats::runif(1, 1.5, 3.5))
     bicc <- i %% 3 == 0
@@ -173,6 +173,7 @@ test_that(sprintf("the native Possible-D-SEP stage equals pcalg::pdsep() on %d r
     m.max <- if (i %% 4 == 0) sample(1:2, 1) else Inf
     pdsep.max <- if (i %% 7 == 0) 3 else Inf
     alpha <- sample(c(0.01, 0.05, 0.2), 1)
+    if (!i %in% pdsep_cases) next
     want <- quietly(pcalg::pdsep(sk@graph, suff, pcalg::gaussCItest, p = p, sepset = sk@sepset,
                                  alpha = alpha, pMax = sk@pMax, m.max = m.max, pdsep.max = pdsep.max,
                                  biCC = bicc, fixedEdges = fixed))
@@ -189,13 +190,13 @@ test_that(sprintf("the native Possible-D-SEP stage equals pcalg::pdsep() on %d r
 ## RFCI's stages after the skeleton (find.unsh.triple(), rfci.vStruc(), udag2apag()) run in Rust
 ## for the native tests: here against pcalg's functions on random skeletons and sepsets, where
 ## dep.triple() and rule 4's checkEdges() remove edges often, with the same number of tests.
-n_rfci_stage <- sweep_n(400, 60)
+stage_cases <- sweep_cases(400, 60)
 
-test_that(sprintf("the native RFCI stages equal pcalg's rfci.vStruc() and udag2apag() on %d random skeletons and sepsets", n_rfci_stage), {
+test_that(sprintf("the native RFCI stages equal pcalg's rfci.vStruc() and udag2apag() on random skeletons and sepsets (%s)", sweep_label(stage_cases, 400)), {
   set.seed(5151)
   calls <- 0
   counted <- function(x, y, S, suffStat) { calls <<- calls + 1; pcalg::gaussCItest(x, y, S, suffStat) }
-  for (i in seq_len(n_rfci_stage)) {
+  for (i in seq_len(max(stage_cases, 0))) {
     p <- sample(6:13, 1)
     sk <- fake_skeleton(p, deg = stats::runif(1, 1.5, 4.5))
     suff <- fci_data(i, p + 2, 0.3, sample(c(100, 500), 1), 2)
@@ -203,6 +204,7 @@ test_that(sprintf("the native RFCI stages equal pcalg's rfci.vStruc() and udag2a
     cons <- i %% 3 == 1
     maj <- i %% 3 == 2
     rules <- if (i %% 4 == 0) stats::runif(10) < 0.6 else rep(TRUE, 10)
+    if (!i %in% stage_cases) next
     A <- methods::as(sk@graph, "matrix")
     calls <- 0
     want <- quietly({
@@ -245,8 +247,8 @@ rfci_cases <- function(k) {
   })
 }
 
-n_rfci <- sweep_n(150, 20)
-for (cs in rfci_cases(n_rfci)) {
+n_rfci <- 150
+for (cs in rfci_cases(n_rfci)[sweep_cases(n_rfci, 20)]) {
   test_that(sprintf("RFCI case %d/%d: gpu_rfci() equals pcalg's rfci()", cs$i, n_rfci), {
     suff <- fci_data(cs$seed, cs$p, cs$prob, cs$n, cs$drop, cs$kind)
     p <- if (cs$kind == "gauss") ncol(suff$C) else ncol(suff$dm)
@@ -262,12 +264,12 @@ for (cs in rfci_cases(n_rfci)) {
 ## skeletons with random sepsets on data that the graph does not describe (so many triples are
 ## ambiguous, or have no independent test): `unfTripl`, the list udag2pag() is given (the fciAlgo
 ## does not hold it), and every sepset.
-n_checks <- sweep_n(240, 30)
+check_cases <- sweep_cases(240, 30)
 
-test_that(sprintf("the native triple checks equal pcalg::pc.cons.intern() on %d random skeletons and sepsets", n_checks), {
+test_that(sprintf("the native triple checks equal pcalg::pc.cons.intern() on random skeletons and sepsets (%s)", sweep_label(check_cases, 240)), {
   set.seed(9191)
   listed <- c(0, 0)
-  for (i in seq_len(n_checks)) {
+  for (i in seq_len(max(check_cases, 0))) {
     p <- sample(6:10, 1)
     sk <- fake_skeleton(p, deg = stats::runif(1, 1.5, 3.5))
     kind <- if (i %% 3 == 0) "dis" else "gauss"
@@ -276,6 +278,7 @@ test_that(sprintf("the native triple checks equal pcalg::pc.cons.intern() on %d 
     version <- 1L + i %% 2L
     maj <- i %% 4 >= 2
     alpha <- sample(c(0.01, 0.05, 0.2), 1)
+    if (!i %in% check_cases) next
     # Possible-D-SEP's sets are doubles with biCC; pcalg writes each checked pair back as integers
     if (i %% 5 == 0)
       sk@sepset <- lapply(sk@sepset, function(r) lapply(r, function(s) if (length(s)) as.double(s) else s))
@@ -289,7 +292,7 @@ test_that(sprintf("the native triple checks equal pcalg::pc.cons.intern() on %d 
     listed[version] <- listed[version] + (length(want$unfTripl) > 0)
   }
   # unfaithful triples were listed under both versions, so a wrong list would have failed
-  expect_true(all(listed >= n_checks / 8), label = paste("cases with unfaithful triples:", paste(listed, collapse = ", ")))
+  expect_true(all(listed >= length(check_cases) / 8), label = paste("cases with unfaithful triples:", paste(listed, collapse = ", ")))
 })
 
 ## pcalg's own graph and sepsets just before fci()'s triple checks: the skeleton, then

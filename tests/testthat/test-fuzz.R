@@ -4,20 +4,21 @@
 ## child. Every case must give pcalg's result (or an error from both), or, for gpupc's documented
 ## refusals, an error naming the argument (and where pcalg's C++ fails on a data-frame C, pcalg's
 ## result for as.matrix(C)). Crashes, hangs and silent differences must be 0.
-## The extended mode runs all 220 generated inputs, the default the first 80 of the same stream
-## (helper-extended.R); at least 100 in 220 must give pcalg's result and 10 in 220 a refusal, in
-## proportion for the default's part.
+## The default runs the first 80 of the 220 generated inputs, the extended mode the other 140 of
+## the same stream (helper-extended.R); at least 100 in 220 must give pcalg's result and 10 in 220
+## a refusal, in proportion for each part.
 
 skip_if(selftest())
 skip_on_os("windows")
 skip_if(!nzchar(Sys.which("timeout")), "needs coreutils' timeout")
 
-n_fuzz <- sweep_n(220, 80)
+fuzz_ids <- sweep_cases(220, 80)
+n_fuzz <- length(fuzz_ids)
 
-test_that(sprintf("%d generated inputs: no crash, no hang, no difference from pcalg", n_fuzz), {
+test_that(sprintf("generated inputs (%s): no crash, no hang, no difference from pcalg", sweep_label(fuzz_ids, 220)), {
   here <- test_path("fuzz")
   source(file.path(here, "generate.R"), local = TRUE)
-  cases <- fuzz_cases(n_fuzz)
+  cases <- fuzz_cases(max(fuzz_ids, 0))[fuzz_ids]
   dir <- tempfile("gpupc-fuzz-")
   dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE))
@@ -44,7 +45,7 @@ test_that(sprintf("%d generated inputs: no crash, no hang, no difference from pc
   expect_gte(sum(verdicts == "same"), ceiling(100 * n_fuzz / 220))
   expect_gte(sum(verdicts == "refused"), ceiling(10 * n_fuzz / 220))
   for (id in which(!ok))
-    fail(sprintf("fuzz case %d (%s, test %s, %s): %s", id, cases[[id]]$fun, cases[[id]]$test,
+    fail(sprintf("fuzz case %d (%s, test %s, %s): %s", cases[[id]]$id, cases[[id]]$fun, cases[[id]]$test,
                  deparse1(cases[[id]]$args[setdiff(names(cases[[id]]$args), c("fixedGaps", "fixedEdges"))]),
                  verdicts[id]))
   expect_true(all(ok))

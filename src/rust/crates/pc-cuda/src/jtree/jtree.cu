@@ -56,18 +56,71 @@ __device__ __forceinline__ Lanes lanes(u32 lw) {
     return l;
 }
 
+// Collect's runs are unrolled by RUN cells (collect_run).
+#define RUN 4
+
+// Collect with the cell maps, cells t..t+U of a run for one row: the U cells' loads first (a
+// thread has U chains of dependent loads in flight rather than one), then the stores and the sum
+// in cell order. Each value is the potential, times the evidence of its homed variables, times
+// its children's messages in child order (per value exactly the one-cell loop's product), stored
+// into its table and added (or maxed) into acc.
+template <int U>
+__device__ __forceinline__ double collect_run(u32 t, u32 b, u32 B, bool ident, const u32* op, u32 bj, const u32* mp, u32 e,
+                                              const double* pot, u32 nh, const u32* hm, u32 nch, const int* hard,
+                                              const int* soft_col, const double* soft, const double* msg, double* tb,
+                                              int mode, double acc) {
+    u32 r[U];
+    const u32* m[U];
+    double v[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        r[u] = bj + (ident ? t + u : op[t + u]);
+        m[u] = mp + (u64)r[u] * e;
+        v[u] = pot[r[u]];
+    }
+    for (u32 h = 0; h < nh; h++) {
+        u32 var = hm[3 * h];
+        int hv = hard[(u64)var * B + b];
+        int col = soft_col[var];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            int s = (int)m[u][1 + nch + h];
+            if (hv >= 0 && hv != s) v[u] = 0.0;
+            if (col >= 0) v[u] *= soft[((u64)col + (u64)s) * B + b];
+        }
+    }
+    for (u32 q = 0; q < nch; q++) {
+#pragma unroll
+        for (int u = 0; u < U; u++) v[u] *= msg[(u64)m[u][1 + q] * B + b];
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        tb[(u64)r[u] * B + b] = v[u];
+        if (mode == 0) acc += v[u]; else if (v[u] > acc) acc = v[u];
+    }
+    return acc;
+}
+
 // Projections p0..p0+np of the tables (mode 0 sum, 1 max); item k of projection i is (j, part)
 // = (k / parts, k % parts), a run of at most `split` configurations. Items start at istart[i];
 // a projection of one part writes its output, one of several its partial sums (to scratch, at
-// the item's place counted from istart[p0]), which jt_combine then adds in order. With `ratio`
-// (distribute) the output is the scatter factor, the sum over the message sent up from the same
-// cells (0 where that is 0): what the CPU engine's scatter multiplies by, computed once per
-// separator cell instead of once per clique cell.
+// the item's place counted from istart[p0]), which jt_combine then adds in order.
+// The tables hold what collect wrote: a projection of a non-root clique's table (fac[i] != 0)
+// reads each value times the clique's distribute factor at its up separator cell (dm), the
+// calibrated value the CPU engine's scatter writes into its table, so no table is written after
+// collect. That cell is fa[p.base + j] + fb[fb_off[i] + t]: the base and the offset hold the
+// digits of disjoint variables, so their up separator cells add. With `ratio` (distribute) the
+// output is the distribute factor of the projection's child, its sum over the message sent up
+// from the same cells (0 where that is 0), written into dm (out null): computed once per
+// separator cell instead of once per clique cell. Distribute reads the factors of one depth's
+// cliques and writes the next depth's (disjoint cells of dm).
 extern "C" __global__ void jt_reduce(const Proj* pj, const u64* istart, u32 p0, u32 np, u64 items, u32 B, u32 lw,
                                      int mode, u64 split, const u32* bpool, const u32* opool, const double* tables,
-                                     double* out, double* scratch, int ratio, const double* old) {
+                                     double* out, double* scratch, int ratio, const double* old, const u32* fac,
+                                     const u64* fa, const u64* fb_off, const u32* fb, double* dm) {
     Lanes l = lanes(lw);
     u64 lo = istart[p0];
+    double* res = out ? out : dm;
     for (u64 g = l.grp; g < items; g += l.ngrp) {
         u32 i = p0 + find_start(istart + p0, lo, np, g);
         const Proj& p = pj[i];
@@ -76,18 +129,27 @@ extern "C" __global__ void jt_reduce(const Proj* pj, const u64* istart, u32 p0, 
         u64 j = k / parts, part = k % parts;
         const double* tb = tables + (p.table + bpool[p.base + j]) * B;
         u32 t0 = (u32)(part * split), t1 = (u32)min(p.len, (part + 1) * split);
-        double* dst = parts == 1 ? out + (p.out + j) * B : scratch + g * B;
+        double* dst = parts == 1 ? res + (p.out + j) * B : scratch + g * B;
         const u32* op = opool + p.off;
         bool ident = p.off_ident != 0;
+        bool fc = fac[i] != 0;
+        const double* f = dm + (fc ? fa[p.base + j] : 0) * B;
+        const u32* fo = fb + fb_off[i];
         for (u32 b = l.b0; b < B; b += l.bstep) {
             const double* tr = tb + b;
             double acc = 0.0;
-            if (mode == 0) {
+            // the sums keep one loop per layout (the index work out of the loop)
+            if (mode == 0 && !fc) {
                 if (ident) for (u32 t = t0; t < t1; t++) acc += tr[(u64)t * B];
                 else for (u32 t = t0; t < t1; t++) acc += tr[(u64)op[t] * B];
+            } else if (mode == 0) {
+                const double* fr = f + b;
+                if (ident) for (u32 t = t0; t < t1; t++) acc += __dmul_rn(tr[(u64)t * B], fr[(u64)fo[t] * B]);
+                else for (u32 t = t0; t < t1; t++) acc += __dmul_rn(tr[(u64)op[t] * B], fr[(u64)fo[t] * B]);
             } else {
                 for (u32 t = t0; t < t1; t++) {
                     double x = tr[(u64)(ident ? t : op[t]) * B];
+                    if (fc) x = __dmul_rn(x, f[(u64)fo[t] * B + b]);
                     if (x > acc) acc = x;
                 }
             }
@@ -166,24 +228,14 @@ extern "C" __global__ void jt_collect(const Proj* pj, const u64* istart, u32 p0,
             // the cell maps: a cell's separator cells and homed states read, not divided out
             u32 nch = c1 - c0, nh = h1 - h0, e = 1 + nch + nh;
             const u32* mp = map + map_off[i];
+            const u32* hm = homed + 3 * h0;
             for (u32 b = l.b0; b < B; b += l.bstep) {
                 double acc = 0.0;
-                for (u32 t = t0; t < t1; t++) {
-                    u32 r = bj + (ident ? t : op[t]);
-                    const u32* m = mp + (u64)r * e;
-                    double v = pot[r];
-                    for (u32 h = 0; h < nh; h++) {
-                        u32 var = homed[3 * (h0 + h)];
-                        int s = (int)m[1 + nch + h];
-                        int hv = hard[(u64)var * B + b];
-                        if (hv >= 0 && hv != s) v = 0.0;
-                        int col = soft_col[var];
-                        if (col >= 0) v *= soft[((u64)col + (u64)s) * B + b];
-                    }
-                    for (u32 q = 0; q < nch; q++) v *= msg[(u64)m[1 + q] * B + b];
-                    tb[(u64)r * B + b] = v;
-                    if (mode == 0) acc += v; else if (v > acc) acc = v;
-                }
+                u32 t = t0;
+                for (; t + RUN <= t1; t += RUN)
+                    acc = collect_run<RUN>(t, b, B, ident, op, bj, mp, e, pot, nh, hm, nch, hard, soft_col, soft, msg, tb, mode, acc);
+                for (; t < t1; t++)
+                    acc = collect_run<1>(t, b, B, ident, op, bj, mp, e, pot, nh, hm, nch, hard, soft_col, soft, msg, tb, mode, acc);
                 dst[b] = acc;
             }
             continue;
@@ -210,31 +262,6 @@ extern "C" __global__ void jt_collect(const Proj* pj, const u64* istart, u32 p0,
             }
             dst[b] = acc;
         }
-    }
-}
-
-// Cliques c0..c0+nc (one depth) take their parent's separator marginal over their own message:
-// times the factor jt_reduce computed per separator cell (`ratio`). The separator cell from the
-// cell map where there is one.
-extern "C" __global__ void jt_scatter(const u64* cl_off, u32 c0, u32 nc, u64 cells, u32 B, u32 lw, const Proj* pj,
-                                      const u32* dig, const double* ratio, double* tables, const u64* map_off,
-                                      const u32* map, const u32* cl_child, const u32* homed_start) {
-    Lanes l = lanes(lw);
-    u64 lo = cl_off[c0];
-    for (u64 g = l.grp; g < cells; g += l.ngrp) {
-        u32 c = c0 + find_start(cl_off + c0, lo, nc, g);
-        u32 r = (u32)(lo + g - cl_off[c]);
-        u64 m;
-        if (map) {
-            u32 e = 1 + cl_child[2 * c + 1] + homed_start[c + 1] - homed_start[c];
-            m = map[map_off[c] + (u64)r * e];
-        } else {
-            const Proj& p = pj[c];
-            m = p.out + subset_cell(p, dig, r);
-        }
-        const double* f = ratio + m * B;
-        double* tr = tables + (lo + g) * B;
-        for (u32 b = l.b0; b < B; b += l.bstep) tr[b] *= f[b];
     }
 }
 

@@ -7,8 +7,10 @@
 //! build their tables, potentials times evidence times their children's messages, the CPU
 //! engine's init and absorb value for value, store them and marginalise them onto their
 //! separators in the same pass; runs longer than `REDUCE_SPLIT` in parts, then `jt_combine` adds
-//! the parts in order, as the CPU engine does); for marginals per depth from the root one `jt_reduce` (parents onto separators) and
-//! one `jt_scatter`, then one `jt_reduce` for every variable's marginal; for the MPE one
+//! the parts in order, as the CPU engine does); for marginals per depth from the root one `jt_reduce` (parents onto separators:
+//! each child's distribute factor), then one `jt_reduce` for every variable's marginal, both reading
+//! a non-root clique's collected values times its distribute factor (the CPU engine's scatter, applied
+//! as the values are read, so no table is written after collect); for the MPE one
 //! `jt_decode` (a thread per row). The host normalises with pc-jtree's own code, for one chunk
 //! while the GPU runs the next.
 //!
@@ -127,6 +129,15 @@ struct Flat {
     homed: Vec<u32>,
     vars_start: Vec<u32>,
     vars: Vec<u32>,
+    /// Per projection: the clique whose table it reads, + 1, where that clique is calibrated by
+    /// its distribute factor (a parent or home projection of a non-root clique); else 0.
+    fac: Vec<u32>,
+    /// Beside `bpool`, per base of such a projection the clique's up separator cell of the base
+    /// (its `out` added; 0 elsewhere), read with the base.
+    fa: Vec<u64>,
+    /// Per projection, where its offsets' up separator cells start in `fb`.
+    fb_off: Vec<u64>,
+    fb: Vec<u32>,
 }
 
 fn flatten(plan: &Plan) -> Result<Flat> {
@@ -143,6 +154,10 @@ fn flatten(plan: &Plan) -> Result<Flat> {
         homed: Vec::new(),
         vars_start: vec![0],
         vars: Vec::new(),
+        fac: Vec::new(),
+        fa: Vec::new(),
+        fb_off: Vec::new(),
+        fb: Vec::new(),
     };
     let mut add = |p: &Projection| -> Result<()> {
         let ident = p.off.is_empty();
@@ -171,6 +186,7 @@ fn flatten(plan: &Plan) -> Result<Flat> {
     for p in plan.up.iter().chain(&plan.down).chain(&plan.marg) {
         add(p)?;
     }
+    factor_cells(plan, &mut f)?;
     for c in &plan.cliques {
         f.cl_off.push(c.offset);
         f.cl_child.extend_from_slice(&[c.first_child as u32, c.n_child as u32]);
@@ -187,6 +203,38 @@ fn flatten(plan: &Plan) -> Result<Flat> {
     Ok(f)
 }
 
+/// The distribute factors' cells of the projections that read a non-root clique's table (`Flat::fac`).
+fn factor_cells(plan: &Plan, f: &mut Flat) -> Result<()> {
+    let by_offset: BTreeMap<u64, usize> = plan.cliques.iter().enumerate().map(|(c, cl)| (cl.offset, c)).collect();
+    let oom = || PcError::Cuda("out of host memory for the distribute factors' cells".into());
+    f.fac = vec![0; plan.up.len()];
+    f.fb_off = vec![0; plan.up.len()];
+    f.fa.try_reserve_exact(f.bpool.len()).map_err(|_| oom())?;
+    f.fa.resize(plan.up.iter().map(|p| p.base.len()).sum(), 0);
+    for p in plan.down.iter().chain(&plan.marg) {
+        f.fb_off.push(f.fb.len() as u64);
+        let c = match by_offset.get(&p.table) {
+            Some(&c) if plan.cliques[c].parent.is_some() && !p.base.is_empty() => c,
+            _ => {
+                f.fac.push(0);
+                f.fa.resize(f.fa.len() + p.base.len(), 0);
+                continue;
+            }
+        };
+        f.fac.push(c as u32 + 1);
+        let up = &plan.up[c];
+        f.fa.extend(p.base.iter().map(|&b| up.out + up.subset_cell(b as u64)));
+        f.fb.try_reserve(p.len as usize).map_err(|_| oom())?;
+        // a clique has fewer than 2^32 cells, so has its separator
+        f.fb.extend((0..p.len as usize).map(|t| up.subset_cell(p.off_at(t)) as u32));
+    }
+    debug_assert_eq!(f.fa.len(), f.bpool.len());
+    // kernels may not take empty buffers
+    f.fa.push(0);
+    f.fb.push(0);
+    Ok(())
+}
+
 struct Dev {
     pj: CudaSlice<Proj>,
     outs: CudaSlice<u64>,
@@ -200,6 +248,10 @@ struct Dev {
     homed: CudaSlice<u32>,
     vars_start: CudaSlice<u32>,
     vars: CudaSlice<u32>,
+    fac: CudaSlice<u32>,
+    fa: CudaSlice<u64>,
+    fb_off: CudaSlice<u64>,
+    fb: CudaSlice<u32>,
     base: CudaSlice<f64>,
     /// The cell maps (per clique its first entry; the entries), where they fit.
     maps: Option<(CudaSlice<u64>, CudaSlice<u32>)>,
@@ -209,7 +261,7 @@ struct Dev {
 pub struct CudaJtree<'a> {
     plan: &'a Plan,
     gpu: Gpu,
-    f: [Kernel; 6],
+    f: [Kernel; 5],
     d: Dev,
     istart: Vec<u64>,
     static_bytes: usize,
@@ -232,10 +284,10 @@ impl<'a> CudaJtree<'a> {
             let gpu = Gpu::open_on(ordinal)?;
             let m = module::module_for(&gpu, module::Family::Jtree).map_err(PcError::Cuda)?;
             let get = |n: &str| m.function(n).map_err(PcError::Cuda);
-            let f = [get("jt_reduce")?, get("jt_collect")?, get("jt_scatter")?, get("jt_decode")?, get("jt_combine")?, get("jt_maps")?];
+            let f = [get("jt_reduce")?, get("jt_collect")?, get("jt_decode")?, get("jt_combine")?, get("jt_maps")?];
             let mut timings = Timings::opened(&m, 0.0);
             let fl = flatten(plan)?;
-            let static_bytes = 8 * plan.base.len() + 4 * (fl.bpool.len() + fl.opool.len()) + std::mem::size_of::<Proj>() * fl.pj.len();
+            let static_bytes = 8 * (plan.base.len() + fl.fa.len()) + 4 * (fl.bpool.len() + fl.opool.len() + fl.fb.len()) + std::mem::size_of::<Proj>() * fl.pj.len();
             gpu.ensure_free(static_bytes, "the potentials and projections")?;
             let mut clock = Clock::default();
             let d = Dev {
@@ -251,6 +303,10 @@ impl<'a> CudaJtree<'a> {
                 homed: gpu.up(&mut clock, &fl.homed, "uploading cliques")?,
                 vars_start: gpu.up(&mut clock, &fl.vars_start, "uploading cliques")?,
                 vars: gpu.up(&mut clock, &fl.vars, "uploading cliques")?,
+                fac: gpu.up(&mut clock, &fl.fac, "uploading projections")?,
+                fa: gpu.up(&mut clock, &fl.fa, "uploading projections")?,
+                fb_off: gpu.up(&mut clock, &fl.fb_off, "uploading projections")?,
+                fb: gpu.up(&mut clock, &fl.fb, "uploading projections")?,
                 base: gpu.up(&mut clock, &plan.base, "uploading the potentials")?,
                 maps: None,
             };
@@ -263,7 +319,7 @@ impl<'a> CudaJtree<'a> {
     }
 
     /// The cell maps (`jt_maps`): per clique cell its up separator cell, its children's separator
-    /// cells and its homed variables' states, so that collect and scatter read them instead of
+    /// cells and its homed variables' states, so that collect and distribute read them instead of
     /// dividing them out of the cell number for every row block. 4 bytes per entry, made on the
     /// device once per tree; only where they take at most a tenth of the free memory (the
     /// tables of the rows get the rest) and every separator cell has a 32-bit number.
@@ -288,7 +344,7 @@ impl<'a> CudaJtree<'a> {
             homed: &dev.homed, map_off: &map_off, map: &mut map,
         };
         // SAFETY: map holds the entries map_offsets counted.
-        unsafe { args.launch(&self.gpu, &self.f[5], self.cfg(cells), "jt_maps") }?;
+        unsafe { args.launch(&self.gpu, &self.f[4], self.cfg(cells), "jt_maps") }?;
         self.gpu.stream.synchronize().map_err(cuda_err("making the cell maps"))?;
         self.d.maps = Some((map_off, map));
         self.static_bytes += bytes as usize;
@@ -361,31 +417,34 @@ impl<'a> CudaJtree<'a> {
         let (cfg, lw) = self.shape(items, b);
         let t = Instant::now();
         let Bufs { tables, msg, dmsg, marg, scratch, .. } = bufs;
-        // distribute writes the scatter factor: its sums over the messages sent up (msg)
+        // distribute writes each child's factor: its sums over the messages sent up (msg)
         let ratio = matches!(out, Out::Dmsg) as i32;
-        let (dst, old) = match out {
-            Out::Msg => (msg, &self.d.base),
-            Out::Dmsg => (dmsg, &*msg),
-            Out::Marg => (marg, &*msg),
-        };
         let dev = &self.d;
-        match collect {
-            None => {
+        let (map_off, map) = dev.maps.as_ref().map(|(o, m)| (o, m)).unzip();
+        match (collect, out) {
+            (None, Out::Dmsg | Out::Marg) => {
+                // distribute writes into dm, whose parents' cells it reads (disjoint cells)
+                let out = if let Out::Marg = out { Some(&mut *marg) } else { None };
                 let args = params::Reduce {
                     pj: &dev.pj, istart: &dev.istart, p0: p0u, np: npu, items, B: bu, lw, mode, split, bpool: &dev.bpool, opool: &dev.opool,
-                    tables: &*tables, out: &mut *dst, scratch: &mut *scratch, ratio, old,
+                    tables: &*tables, out, scratch: &mut *scratch, ratio, old: &*msg, fac: &dev.fac, fa: &dev.fa,
+                    fb_off: &dev.fb_off, fb: &dev.fb, dm: &mut *dmsg,
                 };
                 // SAFETY: every index stays inside the plan's arrays; scratch holds the plan's
                 // scratch_cells x b values.
                 unsafe { args.launch(&self.gpu, &self.f[0], cfg, "jt_reduce") }?;
             }
-            Some(ev) => {
-                let (map_off, map) = dev.maps.as_ref().map(|(o, m)| (o, m)).unzip();
+            (None, Out::Msg) => return Err(PcError::Internal("the messages up are made by collect".into())),
+            (Some(ev), _) => {
+                let dst = match out {
+                    Out::Msg => &mut *msg,
+                    _ => return Err(PcError::Internal("collect writes the messages up".into())),
+                };
                 // the children's messages are read, this depth's written: msg is both (disjoint cells)
                 let args = params::Collect {
                     pj: &dev.pj, istart: &dev.istart, p0: p0u, np: npu, items, B: bu, lw, mode, split, bpool: &dev.bpool, opool: &dev.opool,
                     dig: &dev.dig, k: k32, cl_child: &dev.cl_child, homed_start: &dev.homed_start, homed: &dev.homed, base: &dev.base,
-                    hard: &ev.hard, soft_col: &ev.soft_col, soft: &ev.soft, tables: &mut *tables, msg: &mut *dst,
+                    hard: &ev.hard, soft_col: &ev.soft_col, soft: &ev.soft, tables: &mut *tables, msg: dst,
                     scratch: &mut *scratch, map_off, map,
                 };
                 // SAFETY: hard holds n x b, soft soft_width x b values; the messages read (children,
@@ -400,12 +459,18 @@ impl<'a> CudaJtree<'a> {
         if split_any {
             let (cfg, lw) = self.shape(cells, b);
             let t = Instant::now();
+            // `old` is read only with `ratio` (distribute)
+            let (dst, old) = match out {
+                Out::Msg => (msg, &dev.base),
+                Out::Dmsg => (dmsg, &*msg),
+                Out::Marg => (marg, &*msg),
+            };
             let args = params::Combine {
                 pj: &dev.pj, outs: &dev.outs, istart: &dev.istart, p0: p0u, np: npu, cells, B: bu, lw, mode, split, scratch: &*scratch,
-                out: &mut *dst, ratio, old,
+                out: dst, ratio, old,
             };
             // SAFETY: the same plan's arrays as the reduction's.
-            unsafe { args.launch(&self.gpu, &self.f[4], cfg, "jt_combine") }?;
+            unsafe { args.launch(&self.gpu, &self.f[3], cfg, "jt_combine") }?;
             *launches += 1;
             self.book(tag.0 + 1, "combine", tag.2, 8.0 * (items + cells) as f64 * b as f64, t)?;
         }
@@ -423,17 +488,11 @@ impl<'a> CudaJtree<'a> {
         }
     }
 
-    fn cells(&self, c0: usize, c1: usize) -> u64 {
-        let cl = &self.plan.cliques;
-        cl[c1 - 1].offset + cl[c1 - 1].cells - cl[c0].offset
-    }
-
     /// Init and collect (and for marginals distribute and the variables' projections) of one chunk.
     fn run_chunk(&self, ev: &Evidence, r0: usize, b: usize, max: bool, bufs: &mut Bufs, launches: &mut u64) -> Result<()> {
         let plan = self.plan;
         let n = plan.n_vars();
         let k = plan.cliques.len();
-        let bu = b as u32;
         let mut clock = Clock::default();
         // evidence by variable: value (var, row) at var * b + row
         let mut hard_t = vec![-1i32; n * b];
@@ -471,28 +530,14 @@ impl<'a> CudaJtree<'a> {
                 vars: &dev.vars, n: nu, tables: &bufs.tables, x: &mut bufs.states,
             };
             // SAFETY: states holds b x n ints.
-            unsafe { args.launch(&self.gpu, &self.f[3], self.cfg(bb), "jt_decode") }?;
+            unsafe { args.launch(&self.gpu, &self.f[2], self.cfg(bb), "jt_decode") }?;
             *launches += 1;
             self.book(o, "decode", 0, 0.0, t)?;
             return Ok(());
         }
         for d in 0..md {
             let o = o + 10 * d;
-            self.reduce(k + ds[d + 1], ds[d + 2] - ds[d + 1], b, false, None, bufs, Out::Dmsg, launches, (o, "distribute reduce", d))?;
-            let (c0, nc) = (ds[d + 1] as u32, (ds[d + 2] - ds[d + 1]) as u32);
-            let cells = self.cells(ds[d + 1], ds[d + 2]);
-            let (cfg, lw) = self.shape(cells, b);
-            let t = Instant::now();
-            let dev = &self.d;
-            let (map_off, map) = dev.maps.as_ref().map(|(o, m)| (o, m)).unzip();
-            let args = params::Scatter {
-                cl_off: &dev.cl_off, c0, nc, cells, B: bu, lw, pj: &dev.pj, dig: &dev.dig, ratio: &bufs.dmsg, tables: &mut bufs.tables, map_off,
-                map, cl_child: &dev.cl_child, homed_start: &dev.homed_start,
-            };
-            // SAFETY: every index stays inside the plan's arrays.
-            unsafe { args.launch(&self.gpu, &self.f[2], cfg, "jt_scatter") }?;
-            *launches += 1;
-            self.book(o + 2, "scatter", d + 1, 16.0 * cells as f64 * b as f64, t)?;
+            self.reduce(k + ds[d + 1], ds[d + 2] - ds[d + 1], b, false, None, bufs, Out::Dmsg, launches, (o, "distribute", d))?;
         }
         self.reduce(2 * k, n, b, false, None, bufs, Out::Marg, launches, (10 + 10 * (2 * md + 2), "marginals", 0))
     }
@@ -645,11 +690,53 @@ mod tests {
 
     #[test]
     fn kernel_source_declares_every_kernel_and_the_projection_layout() {
-        for k in ["jt_reduce", "jt_collect", "jt_scatter", "jt_decode", "jt_combine"] {
+        for k in ["jt_reduce", "jt_collect", "jt_decode", "jt_combine", "jt_maps"] {
             assert!(crate::runtime::module::JTREE_SRC.contains(&format!("__global__ void {k}(")), "{k}");
         }
         assert!(crate::runtime::module::JTREE_SRC.contains("u64 table, out, base, off, len;\n    u32 nbase, off_ident, dig, ndig;"));
         assert_eq!(std::mem::size_of::<Proj>(), 56);
+    }
+
+    /// A bundled network's plan (gzip reads the file, as pcbench does).
+    fn bundled_plan(name: &str) -> Plan {
+        let path = format!("{}/../../../../inst/extdata/networks/{name}.bif.gz", env!("CARGO_MANIFEST_DIR"));
+        let out = std::process::Command::new("gzip").arg("-dc").arg(&path).output().expect("gzip");
+        assert!(out.status.success(), "reading {path}");
+        let net = pc_jtree::bif::parse_bif(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
+        Plan::compile(&net, pc_jtree::compile::Heuristic::MinFill, pc_jtree::compile::Limits::default(), 2).unwrap()
+    }
+
+    #[test]
+    fn a_distribute_factors_cell_is_its_bases_plus_its_offsets() {
+        let mut roots = 0;
+        for name in ["alarm", "andes", "pigs"] {
+            let plan = bundled_plan(name);
+            let f = flatten(&plan).unwrap();
+            let k = plan.cliques.len();
+            let mut calibrated = 0;
+            for (i, p) in plan.up.iter().chain(&plan.down).chain(&plan.marg).enumerate() {
+                if f.fac[i] == 0 {
+                    // the up projections, a root's empty down projection, a root's variables
+                    let root = plan.cliques.iter().any(|c| c.offset == p.table && c.parent.is_none());
+                    assert!(i < k || p.base.is_empty() || root, "{name}: projection {i} reads a non-root table unscaled");
+                    roots += (i >= 2 * k) as usize;
+                    continue;
+                }
+                calibrated += 1;
+                let c = f.fac[i] as usize - 1;
+                assert_eq!(plan.cliques[c].offset, p.table);
+                let up = &plan.up[c];
+                for (j, &b) in p.base.iter().enumerate() {
+                    for t in 0..p.len as usize {
+                        let want = up.out + up.subset_cell(b as u64 + p.off_at(t));
+                        let got = f.fa[f.pj[i].base as usize + j] + f.fb[f.fb_off[i] as usize + t] as u64;
+                        assert_eq!(got, want, "{name}: projection {i}, base {j}, offset {t}");
+                    }
+                }
+            }
+            assert!(calibrated > k / 2, "{name}: {calibrated} calibrated projections");
+        }
+        assert!(roots > 0, "no variable homed in a root");
     }
 
     #[test]

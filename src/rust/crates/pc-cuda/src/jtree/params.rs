@@ -1,6 +1,7 @@
 //! The junction tree's kernel parameters, each struct mirroring the `extern "C" __global__`
 //! signature it names (`jtree.cu`), in its order; the tests below hold them to it. The cell maps
-//! are optional (a null pointer when the tree has none).
+//! are optional (a null pointer when the tree has none), and so is jt_reduce's `out` (null: the
+//! distribute factors, written into `dm`).
 
 use cudarc::driver::CudaSlice;
 
@@ -14,8 +15,9 @@ impl Elem for Proj {
 
 kernel_params!(Reduce = "jt_reduce" {
     pj: &'a CudaSlice<Proj>, istart: &'a CudaSlice<u64>, p0: u32, np: u32, items: u64, B: u32, lw: u32, mode: i32, split: u64,
-    bpool: &'a CudaSlice<u32>, opool: &'a CudaSlice<u32>, tables: &'a CudaSlice<f64>, out: &'a mut CudaSlice<f64>,
-    scratch: &'a mut CudaSlice<f64>, ratio: i32, old: &'a CudaSlice<f64>,
+    bpool: &'a CudaSlice<u32>, opool: &'a CudaSlice<u32>, tables: &'a CudaSlice<f64>, out: Option<&'a mut CudaSlice<f64>>,
+    scratch: &'a mut CudaSlice<f64>, ratio: i32, old: &'a CudaSlice<f64>, fac: &'a CudaSlice<u32>, fa: &'a CudaSlice<u64>,
+    fb_off: &'a CudaSlice<u64>, fb: &'a CudaSlice<u32>, dm: &'a mut CudaSlice<f64>,
 });
 
 kernel_params!(Combine = "jt_combine" {
@@ -30,12 +32,6 @@ kernel_params!(Collect = "jt_collect" {
     homed_start: &'a CudaSlice<u32>, homed: &'a CudaSlice<u32>, base: &'a CudaSlice<f64>, hard: &'a CudaSlice<i32>,
     soft_col: &'a CudaSlice<i32>, soft: &'a CudaSlice<f64>, tables: &'a mut CudaSlice<f64>, msg: &'a mut CudaSlice<f64>,
     scratch: &'a mut CudaSlice<f64>, map_off: Option<&'a CudaSlice<u64>>, map: Option<&'a CudaSlice<u32>>,
-});
-
-kernel_params!(Scatter = "jt_scatter" {
-    cl_off: &'a CudaSlice<u64>, c0: u32, nc: u32, cells: u64, B: u32, lw: u32, pj: &'a CudaSlice<Proj>,
-    dig: &'a CudaSlice<u32>, ratio: &'a CudaSlice<f64>, tables: &'a mut CudaSlice<f64>, map_off: Option<&'a CudaSlice<u64>>,
-    map: Option<&'a CudaSlice<u32>>, cl_child: &'a CudaSlice<u32>, homed_start: &'a CudaSlice<u32>,
 });
 
 kernel_params!(Maps = "jt_maps" {
@@ -62,7 +58,6 @@ mod tests {
             (Reduce::KERNEL, Reduce::fields()),
             (Combine::KERNEL, Combine::fields()),
             (Collect::KERNEL, Collect::fields()),
-            (Scatter::KERNEL, Scatter::fields()),
             (Maps::KERNEL, Maps::fields()),
             (Decode::KERNEL, Decode::fields()),
         ]);

@@ -84,6 +84,21 @@ impl<T: Elem> Param for Option<&CudaSlice<T>> {
     }
 }
 
+/// An optional output buffer: a null pointer when absent.
+impl<T: Elem> Param for Option<&mut CudaSlice<T>> {
+    fn push<'a>(&'a mut self, b: &mut LaunchArgs<'a>) {
+        static NULL: u64 = 0;
+        match self {
+            Some(s) => b.arg(&mut **s),
+            None => b.arg(&NULL),
+        };
+    }
+    #[cfg(test)]
+    fn c_type() -> String {
+        format!("{}*", T::C)
+    }
+}
+
 /// A device address of `T`s that several host threads write disjoint parts of at once (so no
 /// one of them holds the buffer mutably).
 pub(crate) struct DeviceAddr<T>(u64, PhantomData<T>);
