@@ -104,20 +104,59 @@ __device__ __forceinline__ double collect_run(u32 t, u32 b, u32 B, bool ident, c
 // Projections p0..p0+np of the tables (mode 0 sum, 1 max); item k of projection i is (j, part)
 // = (k / parts, k % parts), a run of at most `split` configurations. Items start at istart[i];
 // a projection of one part writes its output, one of several its partial sums (to scratch, at
-// the item's place counted from istart[p0]), which jt_combine then adds in order.
-// The tables hold what collect wrote: a projection of a non-root clique's table (fac[i] != 0)
-// reads each value times the clique's distribute factor at its up separator cell (dm), the
-// calibrated value the CPU engine's scatter writes into its table, so no table is written after
-// collect. That cell is fa[p.base + j] + fb[fb_off[i] + t]: the base and the offset hold the
-// digits of disjoint variables, so their up separator cells add. With `ratio` (distribute) the
-// output is the distribute factor of the projection's child, its sum over the message sent up
-// from the same cells (0 where that is 0), written into dm (out null): computed once per
-// separator cell instead of once per clique cell. Distribute reads the factors of one depth's
-// cliques and writes the next depth's (disjoint cells of dm).
+// the item's place counted from istart[p0]), which jt_combine then adds in order. With `ratio`
+// (distribute) the output is the child's distribute factor: the sum over the message sent up
+// from the same cells (0 where that is 0), computed once per separator cell instead of once per
+// clique cell. jt_reduce reads the tables as they are (the roots' projections at depth 0: a
+// root's collected values are calibrated); jt_reduce_cal the rest.
 extern "C" __global__ void jt_reduce(const Proj* pj, const u64* istart, u32 p0, u32 np, u64 items, u32 B, u32 lw,
                                      int mode, u64 split, const u32* bpool, const u32* opool, const double* tables,
-                                     double* out, double* scratch, int ratio, const double* old, const u32* fac,
-                                     const u64* fa, const u64* fb_off, const u32* fb, double* dm) {
+                                     double* out, double* scratch, int ratio, const double* old) {
+    Lanes l = lanes(lw);
+    u64 lo = istart[p0];
+    for (u64 g = l.grp; g < items; g += l.ngrp) {
+        u32 i = p0 + find_start(istart + p0, lo, np, g);
+        const Proj& p = pj[i];
+        u64 parts = (p.len + split - 1) / split;
+        u64 k = g - (istart[i] - lo);
+        u64 j = k / parts, part = k % parts;
+        const double* tb = tables + (p.table + bpool[p.base + j]) * B;
+        u32 t0 = (u32)(part * split), t1 = (u32)min(p.len, (part + 1) * split);
+        double* dst = parts == 1 ? out + (p.out + j) * B : scratch + g * B;
+        const u32* op = opool + p.off;
+        bool ident = p.off_ident != 0;
+        for (u32 b = l.b0; b < B; b += l.bstep) {
+            const double* tr = tb + b;
+            double acc = 0.0;
+            if (mode == 0) {
+                if (ident) for (u32 t = t0; t < t1; t++) acc += tr[(u64)t * B];
+                else for (u32 t = t0; t < t1; t++) acc += tr[(u64)op[t] * B];
+            } else {
+                for (u32 t = t0; t < t1; t++) {
+                    double x = tr[(u64)(ident ? t : op[t]) * B];
+                    if (x > acc) acc = x;
+                }
+            }
+            if (ratio && parts == 1) {
+                double o = old[(p.out + j) * B + b];
+                acc = o == 0.0 ? 0.0 : acc / o;
+            }
+            dst[b] = acc;
+        }
+    }
+}
+
+// jt_reduce over calibrated values, with no table written after collect: a projection of a
+// non-root clique's table (fac[i] != 0) reads each value times the clique's distribute factor
+// at its up separator cell (in dm): the value the CPU engine's scatter writes into the table and
+// its reduce reads (the same product, summed in the same order). That cell is
+// fa[p.base + j] + fb[fb_off[i] + t]: the base and the offset hold the digits of disjoint
+// variables, so their up separator cells add. Distribute (`ratio`) writes the children's factors
+// into dm (out null) while it reads their parents' (disjoint cells); the marginals write `out`.
+extern "C" __global__ void jt_reduce_cal(const Proj* pj, const u64* istart, u32 p0, u32 np, u64 items, u32 B, u32 lw,
+                                         int mode, u64 split, const u32* bpool, const u32* opool, const double* tables,
+                                         double* out, double* scratch, int ratio, const double* old, const u32* fac,
+                                         const u64* fa, const u64* fb_off, const u32* fb, double* dm) {
     Lanes l = lanes(lw);
     u64 lo = istart[p0];
     double* res = out ? out : dm;
@@ -137,21 +176,12 @@ extern "C" __global__ void jt_reduce(const Proj* pj, const u64* istart, u32 p0, 
         const u32* fo = fb + fb_off[i];
         for (u32 b = l.b0; b < B; b += l.bstep) {
             const double* tr = tb + b;
+            const double* fr = f + b;
             double acc = 0.0;
-            // the sums keep one loop per layout (the index work out of the loop)
-            if (mode == 0 && !fc) {
-                if (ident) for (u32 t = t0; t < t1; t++) acc += tr[(u64)t * B];
-                else for (u32 t = t0; t < t1; t++) acc += tr[(u64)op[t] * B];
-            } else if (mode == 0) {
-                const double* fr = f + b;
-                if (ident) for (u32 t = t0; t < t1; t++) acc += __dmul_rn(tr[(u64)t * B], fr[(u64)fo[t] * B]);
-                else for (u32 t = t0; t < t1; t++) acc += __dmul_rn(tr[(u64)op[t] * B], fr[(u64)fo[t] * B]);
-            } else {
-                for (u32 t = t0; t < t1; t++) {
-                    double x = tr[(u64)(ident ? t : op[t]) * B];
-                    if (fc) x = __dmul_rn(x, f[(u64)fo[t] * B + b]);
-                    if (x > acc) acc = x;
-                }
+            for (u32 t = t0; t < t1; t++) {
+                u32 o = ident ? t : op[t];
+                double x = fc ? __dmul_rn(tr[(u64)o * B], fr[(u64)fo[t] * B]) : tr[(u64)o * B];
+                if (mode == 0) acc += x; else if (x > acc) acc = x;
             }
             if (ratio && parts == 1) {
                 double o = old[(p.out + j) * B + b];

@@ -9,8 +9,9 @@
 //! separators in the same pass; runs longer than `REDUCE_SPLIT` in parts, then `jt_combine` adds
 //! the parts in order, as the CPU engine does); for marginals per depth from the root one `jt_reduce` (parents onto separators:
 //! each child's distribute factor), then one `jt_reduce` for every variable's marginal, both reading
-//! a non-root clique's collected values times its distribute factor (the CPU engine's scatter, applied
-//! as the values are read, so no table is written after collect); for the MPE one
+//! a non-root clique's collected values times its distribute factor as they are read (the products
+//! the CPU engine's scatter writes into its tables, so no table is written after collect; a
+//! root's projections, at depth 0, take the plain `jt_reduce`); for the MPE one
 //! `jt_decode` (a thread per row). The host normalises with pc-jtree's own code, for one chunk
 //! while the GPU runs the next.
 //!
@@ -261,9 +262,11 @@ struct Dev {
 pub struct CudaJtree<'a> {
     plan: &'a Plan,
     gpu: Gpu,
-    f: [Kernel; 5],
+    f: [Kernel; 6],
     d: Dev,
     istart: Vec<u64>,
+    /// `Flat::fac`: which projections read calibrated values (those launches take jt_reduce_cal).
+    fac: Vec<u32>,
     static_bytes: usize,
     /// Of the last call: times (`setup_s` the cell maps, `host_s` normalising the chunks'
     /// results, overlapped with the next chunk's kernels) and how it was cut.
@@ -284,7 +287,7 @@ impl<'a> CudaJtree<'a> {
             let gpu = Gpu::open_on(ordinal)?;
             let m = module::module_for(&gpu, module::Family::Jtree).map_err(PcError::Cuda)?;
             let get = |n: &str| m.function(n).map_err(PcError::Cuda);
-            let f = [get("jt_reduce")?, get("jt_collect")?, get("jt_decode")?, get("jt_combine")?, get("jt_maps")?];
+            let f = [get("jt_reduce")?, get("jt_collect")?, get("jt_decode")?, get("jt_combine")?, get("jt_maps")?, get("jt_reduce_cal")?];
             let mut timings = Timings::opened(&m, 0.0);
             let fl = flatten(plan)?;
             let static_bytes = 8 * (plan.base.len() + fl.fa.len()) + 4 * (fl.bpool.len() + fl.opool.len() + fl.fb.len()) + std::mem::size_of::<Proj>() * fl.pj.len();
@@ -312,7 +315,7 @@ impl<'a> CudaJtree<'a> {
             };
             gpu.stream.synchronize().map_err(cuda_err("uploading the tree"))?;
             timings.upload_s = clock.transfer;
-            let mut me = CudaJtree { plan, gpu, f, d, static_bytes, timings, layout: JtLayout::default(), istart: fl.istart, prof: None };
+            let mut me = CudaJtree { plan, gpu, f, d, static_bytes, timings, layout: JtLayout::default(), istart: fl.istart, fac: fl.fac, prof: None };
             me.make_maps()?;
             Ok(me)
         })
@@ -422,16 +425,26 @@ impl<'a> CudaJtree<'a> {
         let dev = &self.d;
         let (map_off, map) = dev.maps.as_ref().map(|(o, m)| (o, m)).unzip();
         match (collect, out) {
-            (None, Out::Dmsg | Out::Marg) => {
+            (None, Out::Dmsg | Out::Marg) if self.fac[p0..p0 + np].iter().any(|&c| c != 0) => {
                 // distribute writes into dm, whose parents' cells it reads (disjoint cells)
                 let out = if let Out::Marg = out { Some(&mut *marg) } else { None };
-                let args = params::Reduce {
+                let args = params::ReduceCal {
                     pj: &dev.pj, istart: &dev.istart, p0: p0u, np: npu, items, B: bu, lw, mode, split, bpool: &dev.bpool, opool: &dev.opool,
                     tables: &*tables, out, scratch: &mut *scratch, ratio, old: &*msg, fac: &dev.fac, fa: &dev.fa,
                     fb_off: &dev.fb_off, fb: &dev.fb, dm: &mut *dmsg,
                 };
                 // SAFETY: every index stays inside the plan's arrays; scratch holds the plan's
                 // scratch_cells x b values.
+                unsafe { args.launch(&self.gpu, &self.f[5], cfg, "jt_reduce_cal") }?;
+            }
+            (None, Out::Dmsg | Out::Marg) => {
+                // the roots' projections (distribute at depth 0): their tables are calibrated
+                let out = if let Out::Marg = out { &mut *marg } else { &mut *dmsg };
+                let args = params::Reduce {
+                    pj: &dev.pj, istart: &dev.istart, p0: p0u, np: npu, items, B: bu, lw, mode, split, bpool: &dev.bpool, opool: &dev.opool,
+                    tables: &*tables, out, scratch: &mut *scratch, ratio, old: &*msg,
+                };
+                // SAFETY: as above.
                 unsafe { args.launch(&self.gpu, &self.f[0], cfg, "jt_reduce") }?;
             }
             (None, Out::Msg) => return Err(PcError::Internal("the messages up are made by collect".into())),
@@ -690,7 +703,7 @@ mod tests {
 
     #[test]
     fn kernel_source_declares_every_kernel_and_the_projection_layout() {
-        for k in ["jt_reduce", "jt_collect", "jt_decode", "jt_combine", "jt_maps"] {
+        for k in ["jt_reduce", "jt_reduce_cal", "jt_collect", "jt_decode", "jt_combine", "jt_maps"] {
             assert!(crate::runtime::module::JTREE_SRC.contains(&format!("__global__ void {k}(")), "{k}");
         }
         assert!(crate::runtime::module::JTREE_SRC.contains("u64 table, out, base, off, len;\n    u32 nbase, off_ident, dig, ndig;"));

@@ -1,7 +1,7 @@
 //! The junction tree's kernel parameters, each struct mirroring the `extern "C" __global__`
 //! signature it names (`jtree.cu`), in its order; the tests below hold them to it. The cell maps
-//! are optional (a null pointer when the tree has none), and so is jt_reduce's `out` (null: the
-//! distribute factors, written into `dm`).
+//! are optional (a null pointer when the tree has none), and so is jt_reduce_cal's `out` (null:
+//! the distribute factors, written into `dm`).
 
 use cudarc::driver::CudaSlice;
 
@@ -14,6 +14,12 @@ impl Elem for Proj {
 }
 
 kernel_params!(Reduce = "jt_reduce" {
+    pj: &'a CudaSlice<Proj>, istart: &'a CudaSlice<u64>, p0: u32, np: u32, items: u64, B: u32, lw: u32, mode: i32, split: u64,
+    bpool: &'a CudaSlice<u32>, opool: &'a CudaSlice<u32>, tables: &'a CudaSlice<f64>, out: &'a mut CudaSlice<f64>,
+    scratch: &'a mut CudaSlice<f64>, ratio: i32, old: &'a CudaSlice<f64>,
+});
+
+kernel_params!(ReduceCal = "jt_reduce_cal" {
     pj: &'a CudaSlice<Proj>, istart: &'a CudaSlice<u64>, p0: u32, np: u32, items: u64, B: u32, lw: u32, mode: i32, split: u64,
     bpool: &'a CudaSlice<u32>, opool: &'a CudaSlice<u32>, tables: &'a CudaSlice<f64>, out: Option<&'a mut CudaSlice<f64>>,
     scratch: &'a mut CudaSlice<f64>, ratio: i32, old: &'a CudaSlice<f64>, fac: &'a CudaSlice<u32>, fa: &'a CudaSlice<u64>,
@@ -56,6 +62,7 @@ mod tests {
     fn each_struct_mirrors_its_kernels_signature() {
         assert_mirrors(JTREE_SRC, &[
             (Reduce::KERNEL, Reduce::fields()),
+            (ReduceCal::KERNEL, ReduceCal::fields()),
             (Combine::KERNEL, Combine::fields()),
             (Collect::KERNEL, Collect::fields()),
             (Maps::KERNEL, Maps::fields()),
