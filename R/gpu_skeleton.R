@@ -339,9 +339,12 @@ attach_sepsets <- function(out, sepsets) {
 #'   results are compared at the end of those levels, and `dense_check_s` is the seconds that
 #'   took), else `"split"` (planned and exchanged like the later levels), and `levels`, per
 #'   exchanged level its `edges`, this rank's
-#'   `local_edges`, `bytes_sent` and `bytes_received` (the other ranks' outcomes), `local_s`,
-#'   `allgather_s`, and `slowest_s` / `fastest_s`, the slowest and the fastest rank's seconds on
-#'   their share of the level (their gap is the time lost to load imbalance), `split` (`"edges"`,
+#'   `local_edges`, `bytes_sent` and `bytes_received` (the other ranks' outcomes), `local_s` (its
+#'   share), `prepare_s` (of `local_s`, making the level ready before the share ran: split by
+#'   rows, every rank makes the whole level's rows and keys), `allgather_s`, `finish_s` (the
+#'   level's outcomes made from every rank's after the last exchange: by rows, for the whole
+#'   level on every rank), and `slowest_s` / `fastest_s`, the slowest and the fastest rank's
+#'   seconds on their share of the level (their gap is the time lost to load imbalance), `split` (`"edges"`,
 #'   or `"rows"` where each rank ran some rows of a gaussCItest level on its GPU and the ranks
 #'   exchanged their separating sets while they ran; `GPUPC_RANK_ROWS=0` turns that off, `1`
 #'   splits by rows on the CPU as well) and `exchanges` (that level's collectives); and

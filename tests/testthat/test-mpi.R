@@ -130,6 +130,8 @@ check_ranks <- function(run, want, np, rounds = 0, by_rows = FALSE) {
       expect_true(all(lv$local_edges[rows] == lv$edges[rows]), label = what)
       # every rank's seconds on its share travel too: this rank's lie between the extremes
       expect_true(all(lv$fastest_s <= lv$local_s & lv$local_s <= lv$slowest_s), label = what)
+      # making the level ready is part of the share; making its outcomes follows the exchanges
+      expect_true(all(lv$prepare_s >= 0 & lv$prepare_s <= lv$local_s & lv$finish_s >= 0), label = what)
       if (np == 1) expect_true(all(lv$bytes_received == 0 & lv$local_edges == lv$edges))
     }
   }

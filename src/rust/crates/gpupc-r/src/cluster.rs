@@ -96,12 +96,13 @@ impl Transport for RTransport {
 
 /// What `gpupc_last_run()$ranks` shows of a run: this rank, the ranks, where levels 0 and 1 ran
 /// (whole on every rank, or split like the others) and the seconds of their check, and per
-/// exchanged level the edges, bytes and seconds (the slowest and fastest rank's among them), its
+/// exchanged level the edges, bytes and seconds (of its share, of which making the level ready;
+/// in the exchanges; making the outcomes after them; the slowest and fastest rank's shares), its
 /// collectives, and whether it was split by rows or by edges.
 pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_check_s): (bool, f64)) -> Robj {
     let col = |f: &dyn Fn(&RankLevel) -> f64| Robj::from(levels.iter().map(f).collect::<Vec<f64>>());
     let lv = List::from_names_and_values(
-        ["level", "edges", "local_edges", "bytes_sent", "bytes_received", "local_s", "allgather_s", "slowest_s", "fastest_s", "exchanges", "split"],
+        ["level", "edges", "local_edges", "bytes_sent", "bytes_received", "local_s", "prepare_s", "allgather_s", "finish_s", "slowest_s", "fastest_s", "exchanges", "split"],
         [
             Robj::from(levels.iter().map(|l| l.level as i32).collect::<Vec<_>>()),
             col(&|l| l.edges as f64),
@@ -109,7 +110,9 @@ pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_che
             col(&|l| l.bytes_sent as f64),
             col(&|l| l.bytes_received as f64),
             col(&|l| l.local_seconds),
+            col(&|l| l.prepare_seconds),
             col(&|l| l.collective_seconds),
+            col(&|l| l.finish_seconds),
             col(&|l| l.slowest_seconds),
             col(&|l| l.fastest_seconds),
             col(&|l| l.exchanges as f64),

@@ -74,6 +74,13 @@ pub struct RankLevel {
     /// The level was split by rows (the ranks posting their successes to each other as they ran),
     /// not by edges.
     pub by_rows: bool,
+    /// Of `local_seconds`, making the level ready on this rank before its share ran: split by rows,
+    /// the whole level's rows and keys (every rank makes them); by edges, this rank's edges listed.
+    pub prepare_seconds: f64,
+    /// After the last exchange, the level's outcomes made from every rank's (split by rows: from
+    /// the merged keys, for the whole level, on every rank; by edges: the other ranks' decoded and
+    /// dealt back into plan order).
+    pub finish_seconds: f64,
 }
 
 /// A local backend run as one rank of several: see the module's text.
@@ -374,6 +381,7 @@ impl<B: Backend> Backend for Ranks<'_, B> {
         let my_slices = slices_of(&slices, rank, size).count();
         let mine: usize = slices_of(&slices, rank, size).map(|s| s.len()).sum();
         let t0 = Instant::now();
+        let mut prepare_seconds = 0.0;
         let local = if let Some(e) = self.pending.take() {
             Err(e)
         } else if self.fail_at_level == Some(plan.level) {
@@ -388,6 +396,7 @@ impl<B: Backend> Backend for Ranks<'_, B> {
                 edges.extend_from_slice(&plan.edges[s.clone()]);
             }
             let sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges, qualifying: plan.qualifying };
+            prepare_seconds = t0.elapsed().as_secs_f64();
             self.local.run_level(&sub, watch)
         };
         let local = local.and_then(|o| {
@@ -438,6 +447,8 @@ impl<B: Backend> Backend for Ranks<'_, B> {
             fastest_seconds: secs.fold(f64::INFINITY, f64::min),
             exchanges: 1,
             by_rows: false,
+            prepare_seconds,
+            finish_seconds: 0.0,
         });
         // the same decision on every rank: the lowest rank that failed, else the lowest whose plan
         // differs from rank 0's
@@ -457,6 +468,7 @@ impl<B: Backend> Backend for Ranks<'_, B> {
             ));
         }
         // every rank's outcomes in the order of its slices, then dealt back into plan order
+        let t2 = Instant::now();
         let mut theirs = Vec::with_capacity(size);
         for (r, m) in msgs.iter().enumerate() {
             let (want_slices, want_edges) = (slices_of(&slices, r, size).count(), slices_of(&slices, r, size).map(|s| s.len()).sum::<usize>());
@@ -480,6 +492,9 @@ impl<B: Backend> Backend for Ranks<'_, B> {
             let src: &[EdgeOutcome] = if r == rank { own } else { &theirs[r] };
             out.extend_from_slice(&src[at[r]..at[r] + s.len()]);
             at[r] += s.len();
+        }
+        if let Some(l) = self.levels.last_mut() {
+            l.finish_seconds = t2.elapsed().as_secs_f64();
         }
         Ok(out)
     }
@@ -589,6 +604,7 @@ impl<B: Backend> Ranks<'_, B> {
             Some((lv, _)) => slices_of(&weighted_blocks(lv.weights(), per_rank.max(1) * size), rank, size).flat_map(|r| r.clone()).collect(),
             None => Vec::new(),
         };
+        let prepare_s = t0.elapsed().as_secs_f64();
         let every = row_exchange_every();
         let ctl = Control::default();
         let (mut sent_bytes, mut received_bytes, mut exchanges, mut collective_s) = (0u64, 0u64, 0u64, 0.0f64);
@@ -717,7 +733,7 @@ impl<B: Backend> Ranks<'_, B> {
             exchanged
         });
         exchanged?;
-        let mut level = RankLevel { level: plan.level, edges: ne, local_edges: ne, local_seconds: local_s, by_rows: true, ..Default::default() };
+        let mut level = RankLevel { level: plan.level, edges: ne, local_edges: ne, local_seconds: local_s, by_rows: true, prepare_seconds: prepare_s, ..Default::default() };
         if let Some((r, status, text)) = other_failed {
             (level.slowest_seconds, level.fastest_seconds) = (local_s, local_s);
             (level.bytes_sent, level.bytes_received, level.collective_seconds, level.exchanges) = (sent_bytes, received_bytes, collective_s, exchanges);
@@ -771,8 +787,10 @@ impl<B: Backend> Ranks<'_, B> {
         }
         (level.slowest_seconds, level.fastest_seconds) = (slowest, fastest);
         (level.bytes_sent, level.bytes_received, level.collective_seconds, level.exchanges) = (sent_bytes, received_bytes, collective_s, exchanges);
-        self.levels.push(level);
+        let t = Instant::now();
         let out = lv.outcomes(&keys);
+        level.finish_seconds = t.elapsed().as_secs_f64();
+        self.levels.push(level);
         let stats = lv.stats();
         drop(prepared);
         if let Some(rs) = self.local.row_split() {
@@ -1097,6 +1115,7 @@ mod tests {
                     }
                     for l in &levels {
                         assert!(l.fastest_seconds <= l.local_seconds && l.local_seconds <= l.slowest_seconds, "{l:?}");
+                        assert!(l.prepare_seconds <= l.local_seconds && l.finish_seconds >= 0.0, "{l:?}");
                     }
                 }
             }
@@ -1242,6 +1261,7 @@ mod tests {
                     // a level left without edges has nothing to split
                     for l in levels.iter().filter(|l| l.edges > 0) {
                         assert!(l.by_rows && l.exchanges >= 2 && l.local_edges == l.edges, "{what}: {l:?}");
+                        assert!(l.prepare_seconds <= l.local_seconds && l.finish_seconds >= 0.0, "{what}: {l:?}");
                         assert!(l.fastest_seconds <= l.slowest_seconds, "{what}: {l:?}");
                     }
                     split += levels.iter().filter(|l| l.by_rows).count();
