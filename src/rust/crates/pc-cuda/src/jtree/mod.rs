@@ -322,7 +322,7 @@ impl<'a> CudaJtree<'a> {
     }
 
     /// The cell maps (`jt_maps`): per clique cell its up separator cell, its children's separator
-    /// cells and its homed variables' states, so that collect and distribute read them instead of
+    /// cells and its homed variables' states, so that collect reads them instead of
     /// dividing them out of the cell number for every row block. 4 bytes per entry, made on the
     /// device once per tree; only where they take at most a tenth of the free memory (the
     /// tables of the rows get the rest) and every separator cell has a 32-bit number.
