@@ -236,6 +236,8 @@ suite_tables <- function(suite, raw) {
       nomaps = csvs(raw, "^jtree-nomaps\\.csv$"),
       base = csvs(raw, "^jtree-base\\.csv$"),
       "profile-base" = csvs(raw, "^jtree-profile-base\\.csv$"),
+      cpu = csvs(raw, "^jtree-cpu\\.csv$"),
+      "cpu-base" = csvs(raw, "^jtree-cpu-base\\.csv$"),
       grain = csvs(raw, "^grain-summary.*\\.csv$"),
       path = csvs(raw, "^path\\.csv$"),
       "pyagrum-single" = csvs(raw, "^pyagrum-(single|link)\\.csv$"),

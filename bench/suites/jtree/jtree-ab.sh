@@ -7,6 +7,9 @@
 # (default: pcbench-base beside pcbench), NETS and RAW set (bench/lib/env.sh).
 #     -> jtree.csv, jtree-profile.csv (the new build), jtree-base.csv, jtree-profile-base.csv,
 #        jtree-ab.txt (both builds' output, in order)
+# With AB_CPU=1 (bench/run jtree ab-cpu, any machine) the CPU engines alone, on THREADS threads:
+# each build times a few evidence sets (--cpu-only; the GPU engine is not run).
+#     -> jtree-cpu.csv, jtree-cpu-base.csv, jtree-ab-cpu.txt
 set -uo pipefail
 : "${PCBENCH:?}" "${NETS:?}" "${RAW:?}"
 BASE=${PCBENCH_BASE:-$(dirname "$PCBENCH")/pcbench-base}
@@ -15,8 +18,18 @@ export LC_ALL=C
 T0=$(date +%s)
 el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
 J="$RAW/jtree-ab.txt"
+cpu=${AB_CPU:-0}
+[ "$cpu" = 1 ] && J="$RAW/jtree-ab-cpu.txt"
 # rows of each network: the batch, the CPU engine's rows, the MPE rows, the repeated rows, the profile's rows
 args_for() {
+  if [ "$cpu" = 1 ]; then
+    case $1 in
+      andes|pigs) echo "--cpu-only --rows 400 --cpu-rows 400" ;;
+      munin|diabetes|mildew) echo "--cpu-only --rows 8 --cpu-rows 8" ;;
+      *) echo "--cpu-only --rows 4 --cpu-rows 4" ;;
+    esac
+    return
+  fi
   case $1 in
     andes|pigs) echo "--rows 10000 --cpu-rows 200 --mpe-rows 50 --repeat-rows 2000 --profile-rows 2000" ;;
     munin|diabetes|mildew) echo "--rows 10000 --cpu-rows 8 --mpe-rows 8 --repeat-rows 1000 --profile-rows 2000" ;;
@@ -26,16 +39,21 @@ args_for() {
 run() {  # build (base|new) network round
   local bin=$PCBENCH csv=$RAW/jtree.csv prof=$RAW/jtree-profile.csv
   [ "$1" = base ] && { bin=$BASE; csv=$RAW/jtree-base.csv; prof=$RAW/jtree-profile-base.csv; }
+  [ "$cpu" = 1 ] && { csv=${csv%.csv}-cpu.csv; csv=${csv/jtree-base-cpu/jtree-cpu-base}; }
   local a
   a=$(args_for "$2")
   [ "$3" = 2 ] && a=$(echo "$a" | sed 's/--profile-rows [0-9]*/--profile-rows 0/')
   echo "== build $1, $2, round $3"
-  timeout 120 "$bin" jtree --csv "$csv" --profile-csv "$prof" "$NETS/$2.bif.gz" $a 2>&1
+  if [ "$cpu" = 1 ]; then
+    timeout 300 "$bin" jtree --csv "$csv" --threads "${THREADS:-0}" "$NETS/$2.bif.gz" $a 2>&1
+  else
+    timeout 120 "$bin" jtree --csv "$csv" --profile-csv "$prof" "$NETS/$2.bif.gz" $a 2>&1
+  fi
   echo "rc $?"
 }
 for n in ${AB_NETWORKS:-andes pigs munin diabetes mildew barley link}; do
   { run base "$n" 1; run new "$n" 1; run new "$n" 2; run base "$n" 2; } >> "$J"
   el "$n done"
 done
-grep -E "^== build|max \|marginal diff\||batch|rc " "$J" | head -200
+grep -E "^== build|max \|marginal diff\||batch|CPU [0-9]+ rows|rc " "$J" | head -200
 el "all done"

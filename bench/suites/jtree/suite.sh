@@ -7,6 +7,7 @@ baselines   6  gpu  gRain on the large networks beside the path (ALARM, LINK); p
 mpe         6  gpu  pyAgrum'"'"'s MPE against ours (pcbench --mpe-out), with gRain and the path beside
 check       5  any  jtree-check.R: marginals against gRain (asia, alarm, hepar2, andes, pigs; 100 evidence sets), CPU engine and GPU where there is one
 r-overhead  1  any  the R side of a batch (evidence read into codes, Munin, 30,000 sets), character and factor columns
+ab-cpu      9  any  the CPU engines of the same two builds alone (AB_CPU=1), a few evidence sets per network on THREADS threads
 ab          4  gpu  two pcbench builds (PCBENCH_BASE: the build before a change; PCBENCH) in one run, alternating, on the large networks: batch times, launch profiles, each build against the CPU engine bit for bit
 '
 S=$BENCH/suites/jtree
@@ -18,5 +19,6 @@ part_check() {
   needs r || return 1
   step check 590 "$R" "$S/jtree-check.R" "$RAW/jtree-check.csv" "${ROWS:-100}" ${NETWORKS:-asia alarm hepar2 andes pigs}
 }
+part_ab-cpu() { needs pcbench || return 1; AB_CPU=1 step ab-cpu 590 bash "$S/jtree-ab.sh"; }
 part_ab() { needs pcbench gpu bif:diabetes bif:mildew bif:barley || return 1; step ab 590 bash "$S/jtree-ab.sh"; }
 part_r-overhead() { needs r || return 1; step r-overhead 300 "$R" "$S/jtree-r-overhead.R" munin "${SETS:-30000}"; }

@@ -161,30 +161,80 @@ fn reduce(ps: &[Projection], tables: &[f64], out: &mut [f64], b: usize, mode: Mo
     });
 }
 
-/// Cliques c0..c1 (contiguous tables): `f(clique, cell in clique, values of the B rows)`.
-fn for_cells(plan: &Plan, c0: usize, c1: usize, tables: &mut [f64], b: usize, f: impl Fn(usize, u64, &mut [f64]) + Sync) {
+/// A clique's cell as its variables' states (by the clique's variable order), carried from one
+/// cell to the next by additions: the engine's index work without a division per cell.
+struct Odometer {
+    states: Vec<u32>,
+    /// Positions by increasing stride (the first varies fastest), and each position's cardinality.
+    order: Vec<usize>,
+    card: Vec<u32>,
+}
+
+impl Odometer {
+    fn at(plan: &Plan, c: usize, r: u64) -> Odometer {
+        let cl = &plan.cliques[c];
+        let card: Vec<u32> = cl.vars.iter().map(|&v| plan.card[v] as u32).collect();
+        let states = cl.strides.iter().zip(&card).map(|(&st, &cd)| ((r / st) % cd as u64) as u32).collect();
+        let mut order: Vec<usize> = (0..cl.vars.len()).collect();
+        order.sort_by_key(|&i| cl.strides[i]);
+        Odometer { states, order, card }
+    }
+
+    #[inline]
+    fn next(&mut self) {
+        for &i in &self.order {
+            self.states[i] += 1;
+            if self.states[i] < self.card[i] {
+                return;
+            }
+            self.states[i] = 0;
+        }
+    }
+}
+
+/// Cells of one task of [`for_cells`]: enough that a block's start (its states found by division)
+/// is a small part of it.
+const CELL_BLOCK: usize = 256;
+
+/// Cliques c0..c1 (contiguous tables): `f(clique, cell in clique, the cell's states by the clique's
+/// variable order, values of the B rows)`, in blocks of consecutive cells.
+fn for_cells(plan: &Plan, c0: usize, c1: usize, tables: &mut [f64], b: usize, f: impl Fn(usize, u64, &[u32], &mut [f64]) + Sync) {
     if c0 >= c1 {
         return;
     }
     let lo = plan.cliques[c0].offset;
     let hi = plan.cliques[c1 - 1].offset + plan.cliques[c1 - 1].cells;
     let starts: Vec<u64> = plan.cliques[c0..c1].iter().map(|c| c.offset - lo).collect();
-    tables[lo as usize * b..hi as usize * b].par_chunks_mut(b).with_min_len(64.max(1024 / b)).enumerate().for_each(|(g, v)| {
-        let i = find(&starts, g as u64);
-        f(c0 + i, g as u64 - starts[i], v)
+    let per = (1024 / b.max(1)).clamp(1, CELL_BLOCK);
+    tables[lo as usize * b..hi as usize * b].par_chunks_mut(b * per).with_min_len(4).enumerate().for_each(|(k, block)| {
+        let g0 = (k * per) as u64;
+        let mut i = find(&starts, g0);
+        let mut r = g0 - starts[i];
+        let mut od = Odometer::at(plan, c0 + i, r);
+        for v in block.chunks_mut(b) {
+            if r == plan.cliques[c0 + i].cells {
+                i += 1;
+                r = 0;
+                od = Odometer::at(plan, c0 + i, 0);
+            }
+            f(c0 + i, r, &od.states, v);
+            r += 1;
+            od.next();
+        }
     });
 }
 
 /// The potentials times the evidence of rows r0..r0+b.
 fn init(plan: &Plan, ev: &Evidence, r0: usize, tables: &mut [f64], b: usize) {
     let n = plan.n_vars();
-    for_cells(plan, 0, plan.cliques.len(), tables, b, |c, r, v| {
-        let x0 = plan.base[(plan.cliques[c].offset + r) as usize];
+    for_cells(plan, 0, plan.cliques.len(), tables, b, |c, r, states, v| {
+        let cl = &plan.cliques[c];
+        let x0 = plan.base[(cl.offset + r) as usize];
         for (k, x) in v.iter_mut().enumerate() {
             let row = r0 + k;
             let mut y = x0;
-            for &(var, st, cd) in &plan.cliques[c].homed {
-                let s = ((r as u32 / st) % cd) as i32;
+            for (&(var, _, _), &at) in cl.homed.iter().zip(&cl.homed_pos) {
+                let s = states[at as usize] as i32;
                 let h = ev.hard[row * n + var as usize];
                 if h >= 0 && h != s {
                     y = 0.0;
@@ -202,11 +252,11 @@ fn init(plan: &Plan, ev: &Evidence, r0: usize, tables: &mut [f64], b: usize) {
 /// Every clique of depth d - 1 multiplies in its children's messages.
 fn absorb(plan: &Plan, d: usize, tables: &mut [f64], msg: &[f64], b: usize) {
     let (c0, c1) = (plan.depth_start[d - 1], plan.depth_start[d]);
-    for_cells(plan, c0, c1, tables, b, |p, r, v| {
+    for_cells(plan, c0, c1, tables, b, |p, _, states, v| {
         let cl = &plan.cliques[p];
         for ch in cl.first_child..cl.first_child + cl.n_child {
             let pr = &plan.down[ch];
-            let m = &msg[(pr.out + pr.subset_cell(r)) as usize * b..][..b];
+            let m = &msg[(pr.out + pr.subset_cell_at(states)) as usize * b..][..b];
             v.iter_mut().zip(m).for_each(|(x, y)| *x *= *y);
         }
     });
@@ -215,9 +265,9 @@ fn absorb(plan: &Plan, d: usize, tables: &mut [f64], msg: &[f64], b: usize) {
 /// Every clique of depth d + 1 takes its parent's separator marginal over its own message.
 fn scatter(plan: &Plan, d: usize, tables: &mut [f64], msg: &[f64], dmsg: &[f64], b: usize) {
     let (c0, c1) = (plan.depth_start[d + 1], plan.depth_start[d + 2]);
-    for_cells(plan, c0, c1, tables, b, |c, r, v| {
+    for_cells(plan, c0, c1, tables, b, |c, _, states, v| {
         let pr = &plan.up[c];
-        let k = (pr.out + pr.subset_cell(r)) as usize * b;
+        let k = (pr.out + pr.subset_cell_at(states)) as usize * b;
         for (i, x) in v.iter_mut().enumerate() {
             let old = msg[k + i];
             *x *= if old == 0.0 { 0.0 } else { dmsg[k + i] / old };

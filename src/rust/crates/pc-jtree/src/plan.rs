@@ -32,15 +32,19 @@ pub struct Projection {
     pub len: u64,
     /// Per subset variable: (variable, stride in the clique, cardinality, stride in the subset).
     pub digits: Vec<(u32, u32, u32, u32)>,
+    /// Per subset variable, its position among the clique's variables (see `subset_cell_at`).
+    pub pos: Vec<u32>,
 }
 
 impl Projection {
     fn new(vars: &[usize], strides: &[u64], card: &[usize], subset: &[usize], table: u64, out: u64) -> Projection {
         let mut digits = Vec::new();
+        let mut pos = Vec::new();
         let mut s_stride = 1u64;
         for &v in subset {
             let i = vars.iter().position(|&u| u == v).expect("subset of the clique");
             digits.push((v as u32, strides[i] as u32, card[v] as u32, s_stride as u32));
+            pos.push(i as u32);
             s_stride *= card[v] as u64;
         }
         let enumerate = |which: &[usize]| -> Vec<u32> {
@@ -60,7 +64,7 @@ impl Projection {
         let len: u64 = rest.iter().map(|&v| card[v] as u64).product();
         let identity = vars[..rest.len()] == rest[..];
         let off = if identity { Vec::new() } else { enumerate(&rest) };
-        Projection { table, out, base: enumerate(subset), off, len, digits }
+        Projection { table, out, base: enumerate(subset), off, len, digits, pos }
     }
 
     /// Parts of `REDUCE_SPLIT` configurations its marginalisation is summed in.
@@ -76,6 +80,13 @@ impl Projection {
         } else {
             self.off[t] as u64
         }
+    }
+
+    /// The subset cell of the clique cell whose variables' states are `states` (by the clique's
+    /// variable order): [`Projection::subset_cell`] without its divisions.
+    #[inline]
+    pub fn subset_cell_at(&self, states: &[u32]) -> u64 {
+        self.pos.iter().zip(&self.digits).map(|(&i, &(_, _, _, ss))| states[i as usize] as u64 * ss as u64).sum()
     }
 
     /// The subset cell of clique cell `r`.
@@ -102,8 +113,10 @@ pub struct Clique {
     pub depth: usize,
     pub first_child: usize,
     pub n_child: usize,
-    /// Variables whose evidence enters here: (variable, stride, cardinality).
+    /// Variables whose evidence enters here: (variable, stride, cardinality), and each one's
+    /// position among `vars`.
     pub homed: Vec<(u32, u32, u32)>,
+    pub homed_pos: Vec<u32>,
 }
 
 /// A compiled junction forest, ready to propagate.
@@ -202,6 +215,7 @@ impl Plan {
                 first_child: kids.first().copied().unwrap_or(i + 1),
                 n_child: kids.len(),
                 homed: Vec::new(),
+                homed_pos: Vec::new(),
             });
             debug_assert!(kids.windows(2).all(|w| w[1] == w[0] + 1));
         }
@@ -232,6 +246,7 @@ impl Plan {
             let i = cliques[h].vars.iter().position(|&u| u == v).unwrap();
             let st = cliques[h].strides[i] as u32;
             cliques[h].homed.push((v as u32, st, card[v] as u32));
+            cliques[h].homed_pos.push(i as u32);
             marg.push(Projection::new(&cliques[h].vars, &cliques[h].strides, &card, &[v], cliques[h].offset, marg_cells));
             marg_cells += card[v] as u64;
         }

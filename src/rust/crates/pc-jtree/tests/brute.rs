@@ -369,3 +369,30 @@ fn a_batch_split_into_blocks_equals_the_whole_batch() {
         }
     }
 }
+
+#[test]
+fn a_subset_cell_from_the_states_equals_the_one_from_the_cell_number() {
+    let mut rng = Rng(0x51ed_270b_2712_4f31);
+    let mut checked = 0u64;
+    for case in 0..40 {
+        let (n, max_par) = (3 + rng.below(8), 1 + rng.below(3));
+        let net = random_network(&mut rng, n, max_par, case % 2 == 0);
+        let plan = Plan::compile(&net, Heuristic::MinFill, Limits::default(), 1).unwrap();
+        let projections = plan.up.iter().chain(plan.down.iter().filter(|p| !p.digits.is_empty())).chain(&plan.marg);
+        for p in projections {
+            let cl = plan.cliques.iter().find(|c| c.offset == p.table).expect("a projection reads a clique's table");
+            for r in 0..cl.cells {
+                let states: Vec<u32> = cl.vars.iter().zip(&cl.strides).map(|(&v, &st)| ((r / st) % net.cards()[v] as u64) as u32).collect();
+                assert_eq!(p.subset_cell_at(&states), p.subset_cell(r), "case {case}, cell {r}");
+                checked += 1;
+            }
+        }
+        for cl in &plan.cliques {
+            for (&(var, st, _), &at) in cl.homed.iter().zip(&cl.homed_pos) {
+                assert_eq!(cl.vars[at as usize], var as usize);
+                assert_eq!(cl.strides[at as usize], st as u64);
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} cells checked");
+}
