@@ -37,9 +37,10 @@ args_for() {
   esac
 }
 run() {  # build (base|new) network round
-  local bin=$PCBENCH csv=$RAW/jtree.csv prof=$RAW/jtree-profile.csv
-  [ "$1" = base ] && { bin=$BASE; csv=$RAW/jtree-base.csv; prof=$RAW/jtree-profile-base.csv; }
-  [ "$cpu" = 1 ] && { csv=${csv%.csv}-cpu.csv; csv=${csv/jtree-base-cpu/jtree-cpu-base}; }
+  local tag="" bin=$PCBENCH suffix=""
+  [ "$cpu" = 1 ] && tag=-cpu
+  [ "$1" = base ] && { bin=$BASE; suffix=-base; }
+  local csv=$RAW/jtree$tag$suffix.csv prof=$RAW/jtree-profile$suffix.csv
   local a
   a=$(args_for "$2")
   [ "$3" = 2 ] && a=$(echo "$a" | sed 's/--profile-rows [0-9]*/--profile-rows 0/')

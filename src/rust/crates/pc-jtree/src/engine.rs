@@ -163,28 +163,38 @@ fn reduce(ps: &[Projection], tables: &[f64], out: &mut [f64], b: usize, mode: Mo
 
 /// A clique's cell as its variables' states (by the clique's variable order), carried from one
 /// cell to the next by additions: the engine's index work without a division per cell.
-struct Odometer {
+struct Odometer<'a> {
     states: Vec<u32>,
-    /// Positions by increasing stride (the first varies fastest), and each position's cardinality.
+    radix: &'a Radix,
+}
+
+/// A clique's digits: its variables' positions by increasing stride (the first varies fastest),
+/// and each position's cardinality.
+struct Radix {
     order: Vec<usize>,
     card: Vec<u32>,
 }
 
-impl Odometer {
-    fn at(plan: &Plan, c: usize, r: u64) -> Odometer {
+impl Radix {
+    fn of(plan: &Plan, c: usize) -> Radix {
         let cl = &plan.cliques[c];
-        let card: Vec<u32> = cl.vars.iter().map(|&v| plan.card[v] as u32).collect();
-        let states = cl.strides.iter().zip(&card).map(|(&st, &cd)| ((r / st) % cd as u64) as u32).collect();
         let mut order: Vec<usize> = (0..cl.vars.len()).collect();
         order.sort_by_key(|&i| cl.strides[i]);
-        Odometer { states, order, card }
+        Radix { order, card: cl.vars.iter().map(|&v| plan.card[v] as u32).collect() }
+    }
+}
+
+impl<'a> Odometer<'a> {
+    fn at(plan: &Plan, c: usize, radix: &'a Radix, r: u64) -> Odometer<'a> {
+        let states = plan.cliques[c].strides.iter().zip(&radix.card).map(|(&st, &cd)| ((r / st) % cd as u64) as u32).collect();
+        Odometer { states, radix }
     }
 
     #[inline]
     fn next(&mut self) {
-        for &i in &self.order {
+        for &i in &self.radix.order {
             self.states[i] += 1;
-            if self.states[i] < self.card[i] {
+            if self.states[i] < self.radix.card[i] {
                 return;
             }
             self.states[i] = 0;
@@ -205,17 +215,18 @@ fn for_cells(plan: &Plan, c0: usize, c1: usize, tables: &mut [f64], b: usize, f:
     let lo = plan.cliques[c0].offset;
     let hi = plan.cliques[c1 - 1].offset + plan.cliques[c1 - 1].cells;
     let starts: Vec<u64> = plan.cliques[c0..c1].iter().map(|c| c.offset - lo).collect();
+    let radix: Vec<Radix> = (c0..c1).map(|c| Radix::of(plan, c)).collect();
     let per = (1024 / b.max(1)).clamp(1, CELL_BLOCK);
     tables[lo as usize * b..hi as usize * b].par_chunks_mut(b * per).with_min_len(4).enumerate().for_each(|(k, block)| {
         let g0 = (k * per) as u64;
         let mut i = find(&starts, g0);
         let mut r = g0 - starts[i];
-        let mut od = Odometer::at(plan, c0 + i, r);
+        let mut od = Odometer::at(plan, c0 + i, &radix[i], r);
         for v in block.chunks_mut(b) {
             if r == plan.cliques[c0 + i].cells {
                 i += 1;
                 r = 0;
-                od = Odometer::at(plan, c0 + i, 0);
+                od = Odometer::at(plan, c0 + i, &radix[i], 0);
             }
             f(c0 + i, r, &od.states, v);
             r += 1;
