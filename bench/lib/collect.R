@@ -236,6 +236,8 @@ suite_tables <- function(suite, raw) {
       nomaps = csvs(raw, "^jtree-nomaps\\.csv$"),
       base = csvs(raw, "^jtree-base\\.csv$"),
       "profile-base" = csvs(raw, "^jtree-profile-base\\.csv$"),
+      alt = csvs(raw, "^jtree-alt\\.csv$"),
+      "profile-alt" = csvs(raw, "^jtree-profile-alt\\.csv$"),
       cpu = csvs(raw, "^jtree-cpu\\.csv$"),
       "cpu-base" = csvs(raw, "^jtree-cpu-base\\.csv$"),
       grain = csvs(raw, "^grain-summary.*\\.csv$"),
@@ -244,7 +246,11 @@ suite_tables <- function(suite, raw) {
       "pyagrum-batch" = csvs(raw, "^pyagrum-batch\\.csv$"),
       "pyagrum-mpe" = csvs(raw, "^pyagrum-mpe\\.csv$"),
       check = csvs(raw, "^jtree-check\\.csv$"),
-      log = rbind_fill(list(logs(raw, "^grain-link\\.txt$"), logs(raw, "^r-overhead\\.log$")))),
+      log = rbind_fill(list(
+        logs(raw, "^grain-link\\.txt$"), logs(raw, "^r-overhead\\.log$"),
+        logs(raw, "^jtree-ncu-.*\\.txt$", keep = paste0(
+          "^  jt_[a-z_]+ \\(|Duration|DRAM Throughput|L2 Hit Rate|L1/TEX Hit Rate|Registers Per Thread|Occupancy  |",
+          "Issue Slots Busy|No Eligible|Issued Instructions  |L2 Compression Input|SM Frequency"))))),
     cmiknn = list(
       timings = cmiknn_timings(raw),
       dist = cmiknn_dist(file.path(raw, "cmiknn-dist.txt")),

@@ -7,6 +7,8 @@
 # (default: pcbench-base beside pcbench), NETS and RAW set (bench/lib/env.sh).
 #     -> jtree.csv, jtree-profile.csv (the new build), jtree-base.csv, jtree-profile-base.csv,
 #        jtree-ab.txt (both builds' output, in order)
+# With PCBENCH_ALT a third build (a variant of the new one) runs too, in the order base, new, alt,
+# alt, new, base -> jtree-alt.csv, jtree-profile-alt.csv (jtree-cpu-alt.csv).
 # With AB_CPU=1 (bench/run jtree ab-cpu, any machine) the CPU engines alone, on THREADS threads:
 # each build times a few evidence sets (--cpu-only; the GPU engine is not run).
 #     -> jtree-cpu.csv, jtree-cpu-base.csv, jtree-ab-cpu.txt
@@ -14,6 +16,8 @@ set -uo pipefail
 : "${PCBENCH:?}" "${NETS:?}" "${RAW:?}"
 BASE=${PCBENCH_BASE:-$(dirname "$PCBENCH")/pcbench-base}
 [ -x "$BASE" ] || { echo "jtree-ab: no base build at $BASE (PCBENCH_BASE)"; exit 1; }
+ALT=${PCBENCH_ALT:-}
+[ -z "$ALT" ] || [ -x "$ALT" ] || { echo "jtree-ab: no build at $ALT (PCBENCH_ALT)"; exit 1; }
 export LC_ALL=C
 T0=$(date +%s)
 el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
@@ -36,10 +40,11 @@ args_for() {
     *) echo "--rows 10000 --cpu-rows 2 --mpe-rows 4 --repeat-rows 500 --profile-rows 1000" ;;
   esac
 }
-run() {  # build (base|new) network round
+run() {  # build (base|new|alt) network round
   local tag="" bin=$PCBENCH suffix=""
   [ "$cpu" = 1 ] && tag=-cpu
   [ "$1" = base ] && { bin=$BASE; suffix=-base; }
+  [ "$1" = alt ] && { bin=$ALT; suffix=-alt; }
   local csv=$RAW/jtree$tag$suffix.csv prof=$RAW/jtree-profile$suffix.csv
   local a
   a=$(args_for "$2")
@@ -53,7 +58,11 @@ run() {  # build (base|new) network round
   echo "rc $?"
 }
 for n in ${AB_NETWORKS:-andes pigs munin diabetes mildew barley link}; do
-  { run base "$n" 1; run new "$n" 1; run new "$n" 2; run base "$n" 2; } >> "$J"
+  if [ -n "$ALT" ]; then
+    { run base "$n" 1; run new "$n" 1; run alt "$n" 1; run alt "$n" 2; run new "$n" 2; run base "$n" 2; } >> "$J"
+  else
+    { run base "$n" 1; run new "$n" 1; run new "$n" 2; run base "$n" 2; } >> "$J"
+  fi
   el "$n done"
 done
 grep -E "^== build|max \|marginal diff\||batch|CPU [0-9]+ rows|rc " "$J" | head -200

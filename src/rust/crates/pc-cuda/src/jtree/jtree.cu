@@ -56,6 +56,32 @@ __device__ __forceinline__ Lanes lanes(u32 lw) {
     return l;
 }
 
+// Item g (counted from istart[p0] = lo) of a launch over projections p0..p0+np: item k of
+// projection i is (j, part) = (k / parts, k % parts), a run t0..t1 of at most `split`
+// configurations. A projection of one part writes its output, one of several its partial sums
+// (to scratch, at the item's place), which jt_combine then adds in order.
+struct Item {
+    u32 i;
+    u64 j;
+    u32 t0, t1;
+    double* dst;
+};
+
+__device__ __forceinline__ Item item_at(const Proj* pj, const u64* istart, u32 p0, u32 np, u64 lo, u64 g, u64 split,
+                                        u32 B, double* out, double* scratch) {
+    Item it;
+    it.i = p0 + find_start(istart + p0, lo, np, g);
+    const Proj& p = pj[it.i];
+    u64 parts = (p.len + split - 1) / split;
+    u64 k = g - (istart[it.i] - lo);
+    it.j = k / parts;
+    u64 part = k % parts;
+    it.t0 = (u32)(part * split);
+    it.t1 = (u32)min(p.len, (part + 1) * split);
+    it.dst = parts == 1 ? out + (p.out + it.j) * B : scratch + g * B;
+    return it;
+}
+
 // Collect's runs are unrolled by RUN cells (collect_run).
 #define RUN 4
 
@@ -101,47 +127,40 @@ __device__ __forceinline__ double collect_run(u32 t, u32 b, u32 B, bool ident, c
     return acc;
 }
 
-// Projections p0..p0+np of the tables (mode 0 sum, 1 max); item k of projection i is (j, part)
-// = (k / parts, k % parts), a run of at most `split` configurations. Items start at istart[i];
-// a projection of one part writes its output, one of several its partial sums (to scratch, at
-// the item's place counted from istart[p0]), which jt_combine then adds in order. With `ratio`
+// Projections p0..p0+np of the tables (mode 0 sum, 1 max), an item (item_at) per group. With `ratio`
 // (distribute) the output is the child's distribute factor: the sum over the message sent up
 // from the same cells (0 where that is 0), computed once per separator cell instead of once per
 // clique cell. jt_reduce reads the tables as they are (the roots' projections at depth 0: a
 // root's collected values are calibrated); jt_reduce_cal the rest.
 extern "C" __global__ void jt_reduce(const Proj* pj, const u64* istart, u32 p0, u32 np, u64 items, u32 B, u32 lw,
-                                     int mode, u64 split, const u32* bpool, const u32* opool, const double* tables,
-                                     double* out, double* scratch, int ratio, const double* old) {
+                                     int mode, u64 split, const u32* bpool, const u32* opool,
+                                     const double* tables, double* out, double* scratch, int ratio, const double* old) {
     Lanes l = lanes(lw);
     u64 lo = istart[p0];
     for (u64 g = l.grp; g < items; g += l.ngrp) {
-        u32 i = p0 + find_start(istart + p0, lo, np, g);
-        const Proj& p = pj[i];
-        u64 parts = (p.len + split - 1) / split;
-        u64 k = g - (istart[i] - lo);
-        u64 j = k / parts, part = k % parts;
-        const double* tb = tables + (p.table + bpool[p.base + j]) * B;
-        u32 t0 = (u32)(part * split), t1 = (u32)min(p.len, (part + 1) * split);
-        double* dst = parts == 1 ? out + (p.out + j) * B : scratch + g * B;
+        Item it = item_at(pj, istart, p0, np, lo, g, split, B, out, scratch);
+        const Proj& p = pj[it.i];
+        bool whole = p.len <= split;
+        const double* tb = tables + (p.table + bpool[p.base + it.j]) * B;
         const u32* op = opool + p.off;
         bool ident = p.off_ident != 0;
         for (u32 b = l.b0; b < B; b += l.bstep) {
             const double* tr = tb + b;
             double acc = 0.0;
             if (mode == 0) {
-                if (ident) for (u32 t = t0; t < t1; t++) acc += tr[(u64)t * B];
-                else for (u32 t = t0; t < t1; t++) acc += tr[(u64)op[t] * B];
+                if (ident) for (u32 t = it.t0; t < it.t1; t++) acc += tr[(u64)t * B];
+                else for (u32 t = it.t0; t < it.t1; t++) acc += tr[(u64)op[t] * B];
             } else {
-                for (u32 t = t0; t < t1; t++) {
+                for (u32 t = it.t0; t < it.t1; t++) {
                     double x = tr[(u64)(ident ? t : op[t]) * B];
                     if (x > acc) acc = x;
                 }
             }
-            if (ratio && parts == 1) {
-                double o = old[(p.out + j) * B + b];
+            if (ratio && whole) {
+                double o = old[(p.out + it.j) * B + b];
                 acc = o == 0.0 ? 0.0 : acc / o;
             }
-            dst[b] = acc;
+            it.dst[b] = acc;
         }
     }
 }
@@ -154,40 +173,37 @@ extern "C" __global__ void jt_reduce(const Proj* pj, const u64* istart, u32 p0, 
 // variables, so their up separator cells add. Distribute (`ratio`) writes the children's factors
 // into dm (out null) while it reads their parents' (disjoint cells); the marginals write `out`.
 extern "C" __global__ void jt_reduce_cal(const Proj* pj, const u64* istart, u32 p0, u32 np, u64 items, u32 B, u32 lw,
-                                         int mode, u64 split, const u32* bpool, const u32* opool, const double* tables,
-                                         double* out, double* scratch, int ratio, const double* old, const u32* fac,
-                                         const u64* fa, const u64* fb_off, const u32* fb, double* dm) {
+                                         int mode, u64 split, const u32* bpool, const u32* opool,
+                                         const double* tables, double* out, double* scratch, int ratio,
+                                         const double* old, const u32* fac, const u64* fa, const u64* fb_off,
+                                         const u32* fb, double* dm) {
     Lanes l = lanes(lw);
     u64 lo = istart[p0];
     double* res = out ? out : dm;
     for (u64 g = l.grp; g < items; g += l.ngrp) {
-        u32 i = p0 + find_start(istart + p0, lo, np, g);
-        const Proj& p = pj[i];
-        u64 parts = (p.len + split - 1) / split;
-        u64 k = g - (istart[i] - lo);
-        u64 j = k / parts, part = k % parts;
-        const double* tb = tables + (p.table + bpool[p.base + j]) * B;
-        u32 t0 = (u32)(part * split), t1 = (u32)min(p.len, (part + 1) * split);
-        double* dst = parts == 1 ? res + (p.out + j) * B : scratch + g * B;
+        Item it = item_at(pj, istart, p0, np, lo, g, split, B, res, scratch);
+        const Proj& p = pj[it.i];
+        bool whole = p.len <= split;
+        const double* tb = tables + (p.table + bpool[p.base + it.j]) * B;
         const u32* op = opool + p.off;
         bool ident = p.off_ident != 0;
-        bool fc = fac[i] != 0;
-        const double* f = dm + (fc ? fa[p.base + j] : 0) * B;
-        const u32* fo = fb + fb_off[i];
+        bool fc = fac[it.i] != 0;
+        const double* f = dm + (fc ? fa[p.base + it.j] : 0) * B;
+        const u32* fo = fb + fb_off[it.i];
         for (u32 b = l.b0; b < B; b += l.bstep) {
             const double* tr = tb + b;
             const double* fr = f + b;
             double acc = 0.0;
-            for (u32 t = t0; t < t1; t++) {
+            for (u32 t = it.t0; t < it.t1; t++) {
                 u32 o = ident ? t : op[t];
                 double x = fc ? __dmul_rn(tr[(u64)o * B], fr[(u64)fo[t] * B]) : tr[(u64)o * B];
                 if (mode == 0) acc += x; else if (x > acc) acc = x;
             }
-            if (ratio && parts == 1) {
-                double o = old[(p.out + j) * B + b];
+            if (ratio && whole) {
+                double o = old[(p.out + it.j) * B + b];
                 acc = o == 0.0 ? 0.0 : acc / o;
             }
-            dst[b] = acc;
+            it.dst[b] = acc;
         }
     }
 }
@@ -240,14 +256,11 @@ extern "C" __global__ void jt_collect(const Proj* pj, const u64* istart, u32 p0,
     Lanes l = lanes(lw);
     u64 lo = istart[p0];
     for (u64 g = l.grp; g < items; g += l.ngrp) {
-        u32 i = p0 + find_start(istart + p0, lo, np, g);
+        Item it = item_at(pj, istart, p0, np, lo, g, split, B, msg, scratch);
+        u32 i = it.i, t0 = it.t0, t1 = it.t1;
         const Proj& p = pj[i];
-        u64 parts = (p.len + split - 1) / split;
-        u64 kk = g - (istart[i] - lo);
-        u64 j = kk / parts, part = kk % parts;
-        u32 bj = bpool[p.base + j];
-        u32 t0 = (u32)(part * split), t1 = (u32)min(p.len, (part + 1) * split);
-        double* dst = parts == 1 ? msg + (p.out + j) * B : scratch + g * B;
+        u32 bj = bpool[p.base + it.j];
+        double* dst = it.dst;
         const u32* op = opool + p.off;
         bool ident = p.off_ident != 0;
         const double* pot = base + p.table;
