@@ -250,7 +250,7 @@ suite_tables <- function(suite, raw) {
         logs(raw, "^grain-link\\.txt$"), logs(raw, "^r-overhead\\.log$"),
         logs(raw, "^jtree-ncu-.*\\.txt$", keep = paste0(
           "^  jt_[a-z_]+ \\(|Duration|DRAM Throughput|L2 Hit Rate|L1/TEX Hit Rate|Registers Per Thread|Occupancy  |",
-          "Issue Slots Busy|No Eligible|Issued Instructions  |L2 Compression Input|SM Frequency"))))),
+          "Issue Slots Busy|No Eligible|Issued Instructions  |L2 Compression Input|SM Frequency|dram__|lts__"))))),
     cmiknn = list(
       timings = cmiknn_timings(raw),
       dist = cmiknn_dist(file.path(raw, "cmiknn-dist.txt")),
