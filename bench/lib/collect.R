@@ -320,7 +320,8 @@ publish <- function(suite, new_csv, new_machine, dest) {
     o <- bench_table(cur, t); n <- bench_table(new, t)
     if (is.null(n)) return(o)
     if (is.null(o)) return(n)
-    if (t %in% c("compare", "cpu")) {
+    # the comparison rows (gauss's cpu table is one too; jtree's cpu table is pcbench rows)
+    if (t == "compare" || (t == "cpu" && suite != "jtree")) {
       o$table <- NULL; n$table <- NULL
       m <- merge_compare(list(o, n))
       m$table <- t

@@ -127,6 +127,28 @@ fn fold(acc: &mut [f64], x: &[f64], mode: Mode) {
     }
 }
 
+/// Configurations t0..t1 of one subset cell of a chunk of one row (clique cells base + off[t]),
+/// summed (or maxed) in t order from 0.
+#[inline]
+fn run_one(tables: &[f64], base: u64, p: &Projection, t0: usize, t1: usize, mode: Mode) -> f64 {
+    let cells = &tables[base as usize..];
+    let mut a = 0.0;
+    let mut take = |x: f64| match mode {
+        Mode::Sum => a += x,
+        Mode::Max => {
+            if x > a {
+                a = x
+            }
+        }
+    };
+    if p.off.is_empty() {
+        cells[t0..t1].iter().for_each(|&x| take(x));
+    } else {
+        p.off[t0..t1].iter().for_each(|&o| take(cells[o as usize]));
+    }
+    a
+}
+
 /// Marginalises the clique tables onto `ps` (outputs contiguous from ps[0].out). A run longer
 /// than `REDUCE_SPLIT` is summed in parts of that length, then the parts in order (as the GPU
 /// gives each part its own thread).
@@ -142,6 +164,11 @@ fn reduce(ps: &[Projection], tables: &[f64], out: &mut [f64], b: usize, mode: Mo
         let j = g - (p.out - lo) as usize;
         let base = p.table + p.base[j] as u64;
         let run = |t0: u64, t1: u64, acc: &mut [f64]| {
+            if b == 1 {
+                // one row (the large networks): the same sum or maximum, in a register
+                acc[0] = run_one(tables, base, p, t0 as usize, t1 as usize, mode);
+                return;
+            }
             acc.iter_mut().for_each(|a| *a = 0.0);
             for t in t0..t1 {
                 fold(acc, &tables[(base + p.off_at(t as usize)) as usize * b..][..b], mode);
@@ -162,42 +189,73 @@ fn reduce(ps: &[Projection], tables: &[f64], out: &mut [f64], b: usize, mode: Mo
 }
 
 /// A clique's cell as its variables' states (by the clique's variable order), carried from one
-/// cell to the next by additions: the engine's index work without a division per cell.
+/// cell to the next by additions, and the separator cells of some of the clique's projections
+/// (`seps`: out + subset cell) carried along by one addition each: the engine's index work
+/// without a division or a sum over digits per cell.
 struct Odometer<'a> {
     states: Vec<u32>,
+    seps: Vec<u64>,
     radix: &'a Radix,
 }
 
 /// A clique's digits: its variables' positions by increasing stride (the first varies fastest),
-/// and each position's cardinality.
+/// each position's cardinality, and per followed projection the change of its separator cell
+/// when a carry stops at digit k (`steps[q][k]`, k = 0..=digits: the k digits below went from
+/// their last state back to 0, digit k went up by one).
 struct Radix {
     order: Vec<usize>,
     card: Vec<u32>,
+    steps: Vec<Vec<i64>>,
 }
 
 impl Radix {
-    fn of(plan: &Plan, c: usize) -> Radix {
+    fn of(plan: &Plan, c: usize, seps: &[Projection]) -> Radix {
         let cl = &plan.cliques[c];
         let mut order: Vec<usize> = (0..cl.vars.len()).collect();
         order.sort_by_key(|&i| cl.strides[i]);
-        Radix { order, card: cl.vars.iter().map(|&v| plan.card[v] as u32).collect() }
+        let card: Vec<u32> = cl.vars.iter().map(|&v| plan.card[v] as u32).collect();
+        let steps = seps
+            .iter()
+            .map(|p| {
+                // each clique position's stride in the subset (0: not in it)
+                let mut ss = vec![0i64; cl.vars.len()];
+                for (&i, &(_, _, _, s)) in p.pos.iter().zip(&p.digits) {
+                    ss[i as usize] = s as i64;
+                }
+                let mut below = 0i64;
+                let mut st = Vec::with_capacity(order.len() + 1);
+                for &i in &order {
+                    st.push(ss[i] - below);
+                    below += (card[i] as i64 - 1) * ss[i];
+                }
+                st.push(-below);
+                st
+            })
+            .collect();
+        Radix { order, card, steps }
     }
 }
 
 impl<'a> Odometer<'a> {
-    fn at(plan: &Plan, c: usize, radix: &'a Radix, r: u64) -> Odometer<'a> {
-        let states = plan.cliques[c].strides.iter().zip(&radix.card).map(|(&st, &cd)| ((r / st) % cd as u64) as u32).collect();
-        Odometer { states, radix }
+    fn at(plan: &Plan, c: usize, radix: &'a Radix, seps: &[Projection], r: u64) -> Odometer<'a> {
+        let states: Vec<u32> = plan.cliques[c].strides.iter().zip(&radix.card).map(|(&st, &cd)| ((r / st) % cd as u64) as u32).collect();
+        let seps = seps.iter().map(|p| p.out + p.subset_cell_at(&states)).collect();
+        Odometer { states, seps, radix }
     }
 
     #[inline]
     fn next(&mut self) {
-        for &i in &self.radix.order {
+        let mut k = self.radix.order.len();
+        for (at, &i) in self.radix.order.iter().enumerate() {
             self.states[i] += 1;
             if self.states[i] < self.radix.card[i] {
-                return;
+                k = at;
+                break;
             }
             self.states[i] = 0;
+        }
+        for (s, st) in self.seps.iter_mut().zip(&self.radix.steps) {
+            *s = s.wrapping_add_signed(st[k]);
         }
     }
 }
@@ -207,28 +265,37 @@ impl<'a> Odometer<'a> {
 const CELL_BLOCK: usize = 256;
 
 /// Cliques c0..c1 (contiguous tables): `f(clique, cell in clique, the cell's states by the clique's
-/// variable order, values of the B rows)`, in blocks of consecutive cells.
-fn for_cells(plan: &Plan, c0: usize, c1: usize, tables: &mut [f64], b: usize, f: impl Fn(usize, u64, &[u32], &mut [f64]) + Sync) {
+/// variable order, the cell's separator cells in the clique's projections `seps(clique)`, values
+/// of the B rows)`, in blocks of consecutive cells.
+fn for_cells<'p>(
+    plan: &Plan,
+    c0: usize,
+    c1: usize,
+    tables: &mut [f64],
+    b: usize,
+    seps: impl Fn(usize) -> &'p [Projection] + Sync,
+    f: impl Fn(usize, u64, &[u32], &[u64], &mut [f64]) + Sync,
+) {
     if c0 >= c1 {
         return;
     }
     let lo = plan.cliques[c0].offset;
     let hi = plan.cliques[c1 - 1].offset + plan.cliques[c1 - 1].cells;
     let starts: Vec<u64> = plan.cliques[c0..c1].iter().map(|c| c.offset - lo).collect();
-    let radix: Vec<Radix> = (c0..c1).map(|c| Radix::of(plan, c)).collect();
+    let radix: Vec<Radix> = (c0..c1).map(|c| Radix::of(plan, c, seps(c))).collect();
     let per = (1024 / b.max(1)).clamp(1, CELL_BLOCK);
     tables[lo as usize * b..hi as usize * b].par_chunks_mut(b * per).with_min_len(4).enumerate().for_each(|(k, block)| {
         let g0 = (k * per) as u64;
         let mut i = find(&starts, g0);
         let mut r = g0 - starts[i];
-        let mut od = Odometer::at(plan, c0 + i, &radix[i], r);
+        let mut od = Odometer::at(plan, c0 + i, &radix[i], seps(c0 + i), r);
         for v in block.chunks_mut(b) {
             if r == plan.cliques[c0 + i].cells {
                 i += 1;
                 r = 0;
-                od = Odometer::at(plan, c0 + i, &radix[i], 0);
+                od = Odometer::at(plan, c0 + i, &radix[i], seps(c0 + i), 0);
             }
-            f(c0 + i, r, &od.states, v);
+            f(c0 + i, r, &od.states, &od.seps, v);
             r += 1;
             od.next();
         }
@@ -238,7 +305,7 @@ fn for_cells(plan: &Plan, c0: usize, c1: usize, tables: &mut [f64], b: usize, f:
 /// The potentials times the evidence of rows r0..r0+b.
 fn init(plan: &Plan, ev: &Evidence, r0: usize, tables: &mut [f64], b: usize) {
     let n = plan.n_vars();
-    for_cells(plan, 0, plan.cliques.len(), tables, b, |c, r, states, v| {
+    for_cells(plan, 0, plan.cliques.len(), tables, b, |_| &[], |c, r, states, _, v| {
         let cl = &plan.cliques[c];
         let x0 = plan.base[(cl.offset + r) as usize];
         for (k, x) in v.iter_mut().enumerate() {
@@ -263,11 +330,10 @@ fn init(plan: &Plan, ev: &Evidence, r0: usize, tables: &mut [f64], b: usize) {
 /// Every clique of depth d - 1 multiplies in its children's messages.
 fn absorb(plan: &Plan, d: usize, tables: &mut [f64], msg: &[f64], b: usize) {
     let (c0, c1) = (plan.depth_start[d - 1], plan.depth_start[d]);
-    for_cells(plan, c0, c1, tables, b, |p, _, states, v| {
-        let cl = &plan.cliques[p];
-        for ch in cl.first_child..cl.first_child + cl.n_child {
-            let pr = &plan.down[ch];
-            let m = &msg[(pr.out + pr.subset_cell_at(states)) as usize * b..][..b];
+    let kids = |p: usize| &plan.down[plan.cliques[p].first_child..plan.cliques[p].first_child + plan.cliques[p].n_child];
+    for_cells(plan, c0, c1, tables, b, kids, |_, _, _, seps, v| {
+        for &j in seps {
+            let m = &msg[j as usize * b..][..b];
             v.iter_mut().zip(m).for_each(|(x, y)| *x *= *y);
         }
     });
@@ -276,9 +342,8 @@ fn absorb(plan: &Plan, d: usize, tables: &mut [f64], msg: &[f64], b: usize) {
 /// Every clique of depth d + 1 takes its parent's separator marginal over its own message.
 fn scatter(plan: &Plan, d: usize, tables: &mut [f64], msg: &[f64], dmsg: &[f64], b: usize) {
     let (c0, c1) = (plan.depth_start[d + 1], plan.depth_start[d + 2]);
-    for_cells(plan, c0, c1, tables, b, |c, _, states, v| {
-        let pr = &plan.up[c];
-        let k = (pr.out + pr.subset_cell_at(states)) as usize * b;
+    for_cells(plan, c0, c1, tables, b, |c| &plan.up[c..c + 1], |_, _, _, seps, v| {
+        let k = seps[0] as usize * b;
         for (i, x) in v.iter_mut().enumerate() {
             let old = msg[k + i];
             *x *= if old == 0.0 { 0.0 } else { dmsg[k + i] / old };
@@ -286,29 +351,59 @@ fn scatter(plan: &Plan, d: usize, tables: &mut [f64], msg: &[f64], dmsg: &[f64],
     });
 }
 
-/// The tree-depth schedule of one chunk: init, collect, and in `Mode::Sum` distribute and the
-/// variables' marginals. Returns (tables, separator messages, marginals).
-fn propagate(plan: &Plan, ev: &Evidence, r0: usize, b: usize, mode: Mode) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
-    let mut tables = try_filled(plan.total_cells as usize * b, 0.0, "the clique tables of a chunk")?;
-    let mut msg = try_filled(plan.sep_cells as usize * b, 0.0, "the separator messages")?;
-    init(plan, ev, r0, &mut tables, b);
+/// A chunk's tables, messages and marginals, made for a batch's first (largest) chunk and used
+/// again by the next ones: every value a chunk reads it has written before (init writes every
+/// table cell, collect every message up, distribute the messages down that scatter reads), and
+/// fresh memory costs a page fault per 4 KB.
+struct Work {
+    tables: Vec<f64>,
+    msg: Vec<f64>,
+    dmsg: Vec<f64>,
+    marg: Vec<f64>,
+}
+
+impl Work {
+    fn new(plan: &Plan, b: usize, mode: Mode) -> Result<Work> {
+        let sum = mode == Mode::Sum;
+        let or_none = |len: usize, what: &str| if sum { try_filled(len, 0.0, what) } else { Ok(Vec::new()) };
+        Ok(Work {
+            tables: try_filled(plan.total_cells as usize * b, 0.0, "the clique tables of a chunk")?,
+            msg: try_filled(plan.sep_cells as usize * b, 0.0, "the separator messages")?,
+            dmsg: or_none(plan.sep_cells as usize * b, "the separator messages")?,
+            marg: or_none(plan.marg_cells as usize * b, "the marginals")?,
+        })
+    }
+
+    /// The buffers of a batch's chunk of `b` rows (made on its first chunk).
+    fn of<'w>(work: &'w mut Option<Work>, plan: &Plan, b: usize, mode: Mode) -> Result<&'w mut Work> {
+        if work.is_none() {
+            *work = Some(Work::new(plan, b, mode)?);
+        }
+        Ok(work.as_mut().expect("made above"))
+    }
+}
+
+/// The tree-depth schedule of one chunk of `b` rows in `w` (the first cells x b values of each
+/// buffer): init, collect, and in `Mode::Sum` distribute and the variables' marginals.
+fn propagate(plan: &Plan, ev: &Evidence, r0: usize, b: usize, mode: Mode, w: &mut Work) {
+    let tables = &mut w.tables[..plan.total_cells as usize * b];
+    let msg = &mut w.msg[..plan.sep_cells as usize * b];
+    init(plan, ev, r0, tables, b);
     for d in (0..=plan.max_depth()).rev() {
-        reduce(&plan.up[plan.depth_start[d]..plan.depth_start[d + 1]], &tables, &mut msg, b, mode);
+        reduce(&plan.up[plan.depth_start[d]..plan.depth_start[d + 1]], tables, msg, b, mode);
         if d > 0 {
-            absorb(plan, d, &mut tables, &msg, b);
+            absorb(plan, d, tables, msg, b);
         }
     }
     if mode == Mode::Max {
-        return Ok((tables, msg, Vec::new()));
+        return;
     }
-    let mut dmsg = try_filled(plan.sep_cells as usize * b, 0.0, "the separator messages")?;
+    let dmsg = &mut w.dmsg[..plan.sep_cells as usize * b];
     for d in 0..plan.max_depth() {
-        reduce(&plan.down[plan.depth_start[d + 1]..plan.depth_start[d + 2]], &tables, &mut dmsg, b, mode);
-        scatter(plan, d, &mut tables, &msg, &dmsg, b);
+        reduce(&plan.down[plan.depth_start[d + 1]..plan.depth_start[d + 2]], tables, dmsg, b, mode);
+        scatter(plan, d, tables, msg, dmsg, b);
     }
-    let mut marg = try_filled(plan.marg_cells as usize * b, 0.0, "the marginals")?;
-    reduce(&plan.marg, &tables, &mut marg, b, mode);
-    Ok((tables, msg, marg))
+    reduce(&plan.marg, tables, &mut w.marg[..plan.marg_cells as usize * b], b, mode);
 }
 
 /// P(evidence) (or the MPE's probability) of row k of a chunk: the product of the roots' values.
@@ -400,9 +495,11 @@ pub fn marginals_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Margin
 pub fn marginals_cpu_watched(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress) -> Result<Marginals> {
     let width = plan.marg_cells as usize;
     let mut out = Marginals { rows: ev.rows, width, values: try_filled(ev.rows * width, 0.0, "the marginals")?, pe: vec![0.0; ev.rows] };
+    let mut work = None;
     by_chunks(plan, ev, opts, progress, |r0, b| {
-        let (_, msg, marg) = propagate(plan, ev, r0, b, Mode::Sum)?;
-        finish_marginals(plan, &marg, &roots_of(plan, &msg, b), b, r0, &mut out);
+        let w = Work::of(&mut work, plan, b, Mode::Sum)?;
+        propagate(plan, ev, r0, b, Mode::Sum, w);
+        finish_marginals(plan, &w.marg, &roots_of(plan, &w.msg, b), b, r0, &mut out);
         Ok(())
     })?;
     Ok(out)
@@ -417,10 +514,12 @@ pub fn mpe_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Mpe> {
 pub fn mpe_cpu_watched(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress) -> Result<Mpe> {
     let n = plan.n_vars();
     let mut out = Mpe { rows: ev.rows, states: vec![-1; ev.rows * n], prob: vec![0.0; ev.rows] };
+    let mut work = None;
     by_chunks(plan, ev, opts, progress, |r0, b| {
-        let (tables, msg, _) = propagate(plan, ev, r0, b, Mode::Max)?;
-        out.states[r0 * n..(r0 + b) * n].par_chunks_mut(n).enumerate().for_each(|(k, x)| decode_row(plan, &tables, b, k, x));
-        finish_mpe(plan, &roots_of(plan, &msg, b), b, r0, &mut out);
+        let w = Work::of(&mut work, plan, b, Mode::Max)?;
+        propagate(plan, ev, r0, b, Mode::Max, w);
+        out.states[r0 * n..(r0 + b) * n].par_chunks_mut(n).enumerate().for_each(|(k, x)| decode_row(plan, &w.tables, b, k, x));
+        finish_mpe(plan, &roots_of(plan, &w.msg, b), b, r0, &mut out);
         Ok(())
     })?;
     Ok(out)
@@ -434,6 +533,46 @@ pub fn finish_mpe(plan: &Plan, msg_roots: &[f64], b: usize, r0: usize, out: &mut
         out.prob[r0 + k] = p;
         if p <= 0.0 {
             out.states[(r0 + k) * n..(r0 + k + 1) * n].iter_mut().for_each(|s| *s = -1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn bundled_plan(name: &str) -> Plan {
+        let path = format!("{}/../../../../inst/extdata/networks/{name}.bif.gz", env!("CARGO_MANIFEST_DIR"));
+        let out = std::process::Command::new("gzip").arg("-dc").arg(&path).output().expect("gzip");
+        assert!(out.status.success(), "reading {path}");
+        let net = crate::bif::parse_bif(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
+        Plan::compile(&net, crate::compile::Heuristic::MinFill, crate::compile::Limits::default(), 2).unwrap()
+    }
+
+    #[test]
+    fn the_odometer_carries_each_cells_separator_cells() {
+        for name in ["alarm", "andes", "pigs"] {
+            let plan = bundled_plan(name);
+            let k = plan.cliques.len();
+            for b in [1, 3] {
+                let mut tables = vec![0.0; plan.total_cells as usize * b];
+                let (cells, wrong) = (AtomicUsize::new(0), AtomicUsize::new(0));
+                let kids = |c: usize| &plan.down[plan.cliques[c].first_child..plan.cliques[c].first_child + plan.cliques[c].n_child];
+                for_cells(&plan, 0, k, &mut tables, b, kids, |c, r, states, seps, _| {
+                    let want: Vec<u64> = kids(c).iter().map(|p| p.out + p.subset_cell(r)).collect();
+                    let cl = &plan.cliques[c];
+                    let mine = states.len() == cl.vars.len() && cl.vars.iter().enumerate().all(|(i, &v)| (r / cl.strides[i]) % plan.card[v] as u64 == states[i] as u64);
+                    wrong.fetch_add((seps != want.as_slice() || !mine) as usize, Ordering::Relaxed);
+                    cells.fetch_add(1, Ordering::Relaxed);
+                });
+                for_cells(&plan, 0, k, &mut tables, b, |c| &plan.up[c..c + 1], |c, r, _, seps, _| {
+                    let p = &plan.up[c];
+                    wrong.fetch_add((seps != [p.out + p.subset_cell(r)]) as usize, Ordering::Relaxed);
+                });
+                assert_eq!(cells.into_inner() as u64, plan.total_cells, "{name}");
+                assert_eq!(wrong.into_inner(), 0, "{name}, {b} rows");
+            }
         }
     }
 }

@@ -27,11 +27,18 @@ impl JtError {
 
 pub type Result<T> = std::result::Result<T, JtError>;
 
-/// A vector of `len` copies of `v`, reserved fallibly (tables grow with the network and the batch).
-pub fn try_filled<T: Clone>(len: usize, v: T, what: &str) -> Result<Vec<T>> {
+/// A vector of `len` copies of `v`, reserved fallibly (tables grow with the network and the batch)
+/// and written by the current rayon pool's threads (fresh memory costs a page fault per 4 KB:
+/// one thread took 0.13 s for Munin's 250 MB of tables and messages).
+pub fn try_filled<T: Copy + Send + Sync>(len: usize, v: T, what: &str) -> Result<Vec<T>> {
+    use rayon::prelude::*;
     let mut out = Vec::new();
     out.try_reserve_exact(len)
         .map_err(|_| JtError::OutOfMemory(format!("{what}: {len} values ({:.2} GB)", (len * std::mem::size_of::<T>()) as f64 / 1e9)))?;
-    out.resize(len, v);
+    out.spare_capacity_mut()[..len].par_chunks_mut(1 << 16).for_each(|c| c.iter_mut().for_each(|x| {
+        x.write(v);
+    }));
+    // SAFETY: every one of the first `len` slots was written above.
+    unsafe { out.set_len(len) };
     Ok(out)
 }

@@ -200,6 +200,11 @@ fn results_are_identical_run_to_run_and_across_chunkings_and_threads() {
     // chunking changes B, not the arithmetic of a value
     assert_eq!(a.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), b.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
     assert_eq!(a.pe, b.pe);
+    // the later chunks reuse the first one's buffers, the last one only in part
+    let ma = mpe_cpu(&plan, &ev, Options { threads: 1, memory_bytes: 1 << 30 }).unwrap();
+    let mb = mpe_cpu(&plan, &ev, Options { threads: 3, memory_bytes: plan.stats.bytes_per_evidence_set * 5 }).unwrap();
+    assert_eq!(ma.states, mb.states);
+    assert_eq!(ma.prob.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), mb.prob.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
 }
 
 #[test]
