@@ -200,6 +200,7 @@ fn results_are_identical_run_to_run_and_across_chunkings_and_threads() {
     // chunking changes B, not the arithmetic of a value
     assert_eq!(a.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), b.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
     assert_eq!(a.pe, b.pe);
+    assert_same_in_one_row_chunks(&plan, &ev);
     // the later chunks reuse the first one's buffers, the last one only in part
     let ma = mpe_cpu(&plan, &ev, Options { threads: 1, memory_bytes: 1 << 30 }).unwrap();
     let mb = mpe_cpu(&plan, &ev, Options { threads: 3, memory_bytes: plan.stats.bytes_per_evidence_set * 5 }).unwrap();
@@ -348,6 +349,22 @@ fn long_marginalisations_summed_in_parts_match_brute_force() {
             }
         }
     }
+    // chunks of one row sum each run in a register (split runs too): the same sums
+    assert_same_in_one_row_chunks(&plan, &ev);
+}
+
+/// Chunks of one evidence set (their runs summed in a register) give the values of one chunk of
+/// all sets, bit for bit: marginals, P(evidence) and the MPE.
+fn assert_same_in_one_row_chunks(plan: &Plan, ev: &Evidence) {
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let all = Options { threads: 2, memory_bytes: 1 << 30 };
+    let one = Options { threads: 2, memory_bytes: plan.stats.bytes_per_evidence_set };
+    let (a, b) = (marginals_cpu(plan, ev, all).unwrap(), marginals_cpu(plan, ev, one).unwrap());
+    assert_eq!(bits(&a.values), bits(&b.values));
+    assert_eq!(bits(&a.pe), bits(&b.pe));
+    let (a, b) = (mpe_cpu(plan, ev, all).unwrap(), mpe_cpu(plan, ev, one).unwrap());
+    assert_eq!(a.states, b.states);
+    assert_eq!(bits(&a.prob), bits(&b.prob));
 }
 
 /// A batch split into consecutive blocks (one per device) and put back together gives the whole
