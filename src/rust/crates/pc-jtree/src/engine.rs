@@ -540,15 +540,8 @@ pub fn finish_mpe(plan: &Plan, msg_roots: &[f64], b: usize, r0: usize, out: &mut
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::bundled_plan;
     use std::sync::atomic::{AtomicUsize, Ordering};
-
-    fn bundled_plan(name: &str) -> Plan {
-        let path = format!("{}/../../../../inst/extdata/networks/{name}.bif.gz", env!("CARGO_MANIFEST_DIR"));
-        let out = std::process::Command::new("gzip").arg("-dc").arg(&path).output().expect("gzip");
-        assert!(out.status.success(), "reading {path}");
-        let net = crate::bif::parse_bif(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
-        Plan::compile(&net, crate::compile::Heuristic::MinFill, crate::compile::Limits::default(), 2).unwrap()
-    }
 
     #[test]
     fn the_odometer_carries_each_cells_separator_cells() {

@@ -10,6 +10,8 @@ pub mod error;
 pub mod evidence;
 pub mod network;
 pub mod plan;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use compile::{Heuristic, Limits, TreeStats};
 pub use engine::{marginals_cpu, marginals_cpu_watched, mpe_cpu, mpe_cpu_watched, Marginals, Mode, Mpe, Options, Progress};

@@ -704,6 +704,7 @@ struct Bufs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pc_jtree::testing::bundled_plan;
 
     #[test]
     fn kernel_source_declares_every_kernel_and_the_projection_layout() {
@@ -712,15 +713,6 @@ mod tests {
         }
         assert!(crate::runtime::module::JTREE_SRC.contains("u64 table, out, base, off, len;\n    u32 nbase, off_ident, dig, ndig;"));
         assert_eq!(std::mem::size_of::<Proj>(), 56);
-    }
-
-    /// A bundled network's plan (gzip reads the file, as pcbench does).
-    fn bundled_plan(name: &str) -> Plan {
-        let path = format!("{}/../../../../inst/extdata/networks/{name}.bif.gz", env!("CARGO_MANIFEST_DIR"));
-        let out = std::process::Command::new("gzip").arg("-dc").arg(&path).output().expect("gzip");
-        assert!(out.status.success(), "reading {path}");
-        let net = pc_jtree::bif::parse_bif(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
-        Plan::compile(&net, pc_jtree::compile::Heuristic::MinFill, pc_jtree::compile::Limits::default(), 2).unwrap()
     }
 
     #[test]
