@@ -238,3 +238,32 @@ test_that("gpupc works in forked children after the parent used it, with every a
     if (!inherits(got[[k]], "try-error")) expect_same_pcalgo(got[[k]], want[[k]], 0.05, paste("forked child", k))
   }
 })
+
+test_that("the junction tree's CPU engine works in forked children after the parent used it", {
+  skip_on_os("windows")
+  skip_if_not_installed("bnlearn")
+  fit <- jt_read_fit("alarm")
+  jt <- gpu_jtree(fit, backend = "cpu", numCores = 2)
+  # 3000 evidence sets: buffers large enough that filling them is split among threads
+  ev <- jt_sample_evidence(fit, 3000, 0.1, seed = 3)
+  calls <- list(function() gpu_query(jt, evidence = ev), function() gpu_mpe(jt, evidence = ev))
+  want <- lapply(calls, function(f) f())   # the parent uses both first
+  # each call in a child of its own, killed if it has not answered within 120 s (a deadlocked
+  # child fails the test instead of hanging it)
+  jobs <- lapply(calls, function(f) parallel::mcparallel(f()))
+  pids <- as.character(vapply(jobs, function(j) j$pid, 0))
+  got <- list()
+  pending <- jobs
+  deadline <- Sys.time() + 120
+  while (length(pending) && Sys.time() < deadline) {
+    r <- parallel::mccollect(pending, wait = FALSE, timeout = 1)
+    if (!is.null(r)) got[names(r)] <- r
+    pending <- Filter(function(j) !(as.character(j$pid) %in% names(got)), pending)
+  }
+  for (j in pending) tools::pskill(j$pid)
+  if (length(pending)) parallel::mccollect(pending, wait = FALSE, timeout = 5)
+  for (k in seq_along(calls)) {
+    expect_true(pids[k] %in% names(got), label = paste("forked child", k, "answered within 120 s"))
+    if (pids[k] %in% names(got)) expect_identical(got[[pids[k]]], want[[k]], label = paste("forked child", k))
+  }
+})

@@ -466,12 +466,11 @@ pub type Progress<'a> = &'a mut dyn FnMut(usize, usize) -> bool;
 /// progress (and can stop) every fraction of a second: larger chunks gained nothing on the CPU.
 const CHUNK_BYTES: u64 = 256 << 20;
 
-/// `each(r0, b)` for the batch's chunks in order, each on a pool of `opts.threads`, with
-/// `progress` told between them on the calling thread.
-fn by_chunks(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress, mut each: impl FnMut(usize, usize) -> Result<()> + Send) -> Result<()> {
+/// `each(r0, b)` for the batch's chunks in order, each on `pool` (the call's: rayon's global pool
+/// has no threads in a forked child), with `progress` told between them on the calling thread.
+fn by_chunks(plan: &Plan, ev: &Evidence, opts: Options, pool: &rayon::ThreadPool, progress: Progress, mut each: impl FnMut(usize, usize) -> Result<()> + Send) -> Result<()> {
     ev.check(&plan.card)?;
     let chunk = chunk_rows(plan, ev.rows, opts.memory_bytes)?.min((CHUNK_BYTES / plan.stats.bytes_per_evidence_set.max(1)).max(1) as usize);
-    let pool = pool(opts.threads)?;
     let mut r0 = 0;
     loop {
         if !progress(r0, ev.rows) {
@@ -494,9 +493,11 @@ pub fn marginals_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Margin
 /// [`marginals_cpu`], telling `progress` between chunks.
 pub fn marginals_cpu_watched(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress) -> Result<Marginals> {
     let width = plan.marg_cells as usize;
-    let mut out = Marginals { rows: ev.rows, width, values: try_filled(ev.rows * width, 0.0, "the marginals")?, pe: vec![0.0; ev.rows] };
+    let pool = pool(opts.threads)?;
+    let values = pool.install(|| try_filled(ev.rows * width, 0.0, "the marginals"))?;
+    let mut out = Marginals { rows: ev.rows, width, values, pe: vec![0.0; ev.rows] };
     let mut work = None;
-    by_chunks(plan, ev, opts, progress, |r0, b| {
+    by_chunks(plan, ev, opts, &pool, progress, |r0, b| {
         let w = Work::of(&mut work, plan, b, Mode::Sum)?;
         propagate(plan, ev, r0, b, Mode::Sum, w);
         finish_marginals(plan, &w.marg, &roots_of(plan, &w.msg, b), b, r0, &mut out);
@@ -514,8 +515,9 @@ pub fn mpe_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Mpe> {
 pub fn mpe_cpu_watched(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress) -> Result<Mpe> {
     let n = plan.n_vars();
     let mut out = Mpe { rows: ev.rows, states: vec![-1; ev.rows * n], prob: vec![0.0; ev.rows] };
+    let pool = pool(opts.threads)?;
     let mut work = None;
-    by_chunks(plan, ev, opts, progress, |r0, b| {
+    by_chunks(plan, ev, opts, &pool, progress, |r0, b| {
         let w = Work::of(&mut work, plan, b, Mode::Max)?;
         propagate(plan, ev, r0, b, Mode::Max, w);
         out.states[r0 * n..(r0 + b) * n].par_chunks_mut(n).enumerate().for_each(|(k, x)| decode_row(plan, &w.tables, b, k, x));

@@ -29,7 +29,9 @@ pub type Result<T> = std::result::Result<T, JtError>;
 
 /// A vector of `len` copies of `v`, reserved fallibly (tables grow with the network and the batch)
 /// and written by the current rayon pool's threads (fresh memory costs a page fault per 4 KB:
-/// one thread took 0.13 s for Munin's 250 MB of tables and messages).
+/// one thread took 0.13 s for Munin's 250 MB of tables and messages). Call it inside the call's
+/// pool (`install`): rayon's global pool has no threads in a forked child, so a large fill there
+/// would wait forever.
 pub fn try_filled<T: Copy + Send + Sync>(len: usize, v: T, what: &str) -> Result<Vec<T>> {
     use rayon::prelude::*;
     let mut out = Vec::new();
