@@ -18,9 +18,10 @@
 //! Launch shape (`Shape`): groups of W lanes (W the smallest power of two >= the chunk's rows, at
 //! most 32) each take one cell or item and its rows, or in the reductions after collect a slice
 //! of W rows (grid y: what a launch gathers at one time is then one slice's rows, which stay in
-//! L2), so the index arithmetic of a cell is shared by its rows or its slice's. Evidence goes up by variable (`hard[var * B + row]`) so the lanes of
-//! a group read it coalesced. `CudaJtree::set_profile(true)` synchronises after every launch and
-//! books its time and the table bytes it must move per (phase, depth): `CudaJtree::profile`.
+//! L2), so the index arithmetic of a cell is shared by its rows or its slice's. Evidence goes up
+//! by variable (`hard[var * B + row]`) so the lanes of a group read it coalesced.
+//! `CudaJtree::set_profile(true)` synchronises after every launch and books its time and the
+//! table bytes it must move per (phase, depth): `CudaJtree::profile`.
 
 mod params;
 
