@@ -57,10 +57,10 @@ use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Kernel, Result};
 use crate::runtime::module;
 use crate::runtime::timings::{Timings, LevelTimings};
 
-/// Levels >= 2 of fewer tests run on the first device alone. An H100 runs about 1e9 tests a
-/// second there, and a split level cost about 20-40 ms more than one device's at p = 20000
-/// (levels of 4e7-7e7 tests: 0.061 s on one H100, 0.081 s split over two;
-/// bench's multigpu-r.R gauss): below ~1 s of work a second device does not pay.
+/// Levels >= 2 of less work, in tests of order 2 (`multi::gauss_level_work`), run on the first
+/// device alone: about 0.2 s of one device's work. A split level cost about 20-40 ms more than one
+/// device's at p = 20000 (levels of 4e7-7e7 tests: 0.061 s on one H100, 0.081 s split over two;
+/// bench's multigpu-r.R gauss).
 const MIN_SPLIT_TESTS: u64 = 1_000_000_000;
 
 /// Levels >= 2 of at least this many tests make a growing backend open its other devices (about
@@ -695,8 +695,9 @@ impl Backend for MultiGauss {
             self.grow(plan.level)?;
         }
         let before = self.sums();
-        // a level of fewer tests than MIN_SPLIT_TESTS: one device finishes it before a split pays
-        let alone = !multi::worth_splitting(self.devs.len(), multi::level_tests(plan), MIN_SPLIT_TESTS);
+        // a level of less work than MIN_SPLIT_TESTS: one device finishes it before a split pays
+        let work = multi::gauss_level_work(plan.level, multi::level_tests(plan));
+        let alone = !multi::worth_splitting(self.devs.len(), work, MIN_SPLIT_TESTS);
         let mut rows_split = None;
         let out = if one || alone {
             self.devs[0].run_level(plan, watch).map_err(|e| label_error(0, &self.labels[0], e))
