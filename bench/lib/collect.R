@@ -245,9 +245,13 @@ suite_tables <- function(suite, raw) {
       "pyagrum-single" = csvs(raw, "^pyagrum-(single|link)\\.csv$"),
       "pyagrum-batch" = csvs(raw, "^pyagrum-batch\\.csv$"),
       "pyagrum-mpe" = csvs(raw, "^pyagrum-mpe\\.csv$"),
+      "pyagrum-same-run" = csvs(raw, "^pyagrum-batch-same-run\\.csv$"),
       check = csvs(raw, "^jtree-check\\.csv$"),
       log = rbind_fill(list(
         logs(raw, "^grain-link\\.txt$"), logs(raw, "^r-overhead\\.log$"),
+        logs(raw, "^jtree-(chunks|pyagrum|ab-evict-first|ncu-evict-first).*\\.txt$", drop = NULL, keep = paste0(
+          "^== |GPU batch|batch of|GPU vs CPU|pyAgrum [0-9]+ processes|pyAgrum one after|^[a-z]+ \\| |^network \\||",
+          "dram__|lts__|^rc ")),
         logs(raw, "^jtree-ncu-.*\\.txt$", keep = paste0(
           "^  jt_[a-z_]+ \\(|Duration|DRAM Throughput|L2 Hit Rate|L1/TEX Hit Rate|Registers Per Thread|Occupancy  |",
           "Issue Slots Busy|No Eligible|Issued Instructions  |L2 Compression Input|SM Frequency|dram__|lts__"))))),

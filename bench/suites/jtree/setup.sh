@@ -1,6 +1,6 @@
 # Sourced by jtree-baselines.sh and jtree-mpe.sh (bench/run jtree baselines | mpe, with R,
 # PCBENCH, NETS, RAW, BENCH, DEV and THREADS set): a work folder $W, `el` (the seconds since the
-# start), pyAgrum unpacked from its wheel in $DEV ($PY runs bench/baselines/pyagrum.py), and
+# start), pyAgrum unpacked from its wheel in $DEV ($PY runs bench/baselines/pyagrum-bench.py), and
 # start_grain: gRain beside ours (bench/baselines/grain.R) on cores $1 with $2 workers, in the
 # background ($GR); it returns once ours are computed (the GPU is then free for timing).
 set -uo pipefail
@@ -11,7 +11,7 @@ T0=$(date +%s)
 el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
 python3 -m pip install --quiet --no-index --no-deps --target "$W/pyag" "$DEV"/pyagrum-*.whl > /dev/null 2>&1 || el "pyAgrum wheel: not installed"
 "$R" -e 'cat("R", as.character(getRversion()), "gRain", as.character(packageVersion("gRain")), "\n")' 2>&1
-PY="env PYTHONPATH=$W/pyag PYTHONUNBUFFERED=1 python3 $BENCH/baselines/pyagrum.py"
+PY="env PYTHONPATH=$W/pyag PYTHONUNBUFFERED=1 python3 $BENCH/baselines/pyagrum-bench.py"
 el "set up"
 start_grain() {
   (JOB_S=${JOB_S:-175} taskset -c "$1" timeout "${GRAIN_S:-235}" "$R" "$BENCH/baselines/grain.R" "$W/run" "$2" "${GRAIN_CAP:-45}" 10 \

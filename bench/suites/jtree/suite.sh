@@ -9,6 +9,8 @@ check       5  any  jtree-check.R: marginals against gRain (asia, alarm, hepar2,
 r-overhead  1  any  the R side of a batch (evidence read into codes, Munin, 30,000 sets), character and factor columns
 ab-cpu      9  any  the CPU engines of the same two builds alone (AB_CPU=1), a few evidence sets per network on THREADS threads
 ab          4  gpu  two pcbench builds (PCBENCH_BASE: the build before a change; PCBENCH) in one run, alternating, on the large networks: batch times, launch profiles, each build against the CPU engine bit for bit
+chunks      3  gpu  the GPU batch with its chunks held to CHUNKS rows each (GPUPC_JT_CHUNK_ROWS; 0: the memory plan's own), network by network
+pyagrum     4  gpu  ours (pcbench, GPU) and pyAgrum's 16-process batch in one run, network by network, and their ratio
 ncu         2  gpu  Nsight Compute on single launches of one network'"'"'s first chunk (NCU_NETWORK, NCU_LAUNCHES: kernel:invocation pairs)
 '
 S=$BENCH/suites/jtree
@@ -23,4 +25,6 @@ part_check() {
 part_ab-cpu() { needs pcbench || return 1; AB_CPU=1 step ab-cpu 590 bash "$S/jtree-ab.sh"; }
 part_ab() { needs pcbench gpu bif:diabetes bif:mildew bif:barley || return 1; step ab 590 bash "$S/jtree-ab.sh"; }
 part_r-overhead() { needs r || return 1; step r-overhead 300 "$R" "$S/jtree-r-overhead.R" munin "${SETS:-30000}"; }
+part_chunks() { needs pcbench gpu bif:diabetes bif:mildew bif:barley || return 1; step chunks 590 bash "$S/jtree-chunks.sh"; }
+part_pyagrum() { needs pcbench gpu python wheel:pyagrum bif:diabetes bif:mildew bif:barley || return 1; step pyagrum 590 bash "$S/jtree-pyagrum.sh"; }
 part_ncu() { needs pcbench gpu || return 1; step ncu 590 bash "$S/jtree-ncu.sh"; }

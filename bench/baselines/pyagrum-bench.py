@@ -1,19 +1,22 @@
 """pyAgrum's LazyPropagation on the networks of `pcbench jtree` (on the GPU machine, beside it):
 
-    python3 jtree-pyagrum.py single OUT.csv NET.bif.gz ...
+    python3 bench/baselines/pyagrum-bench.py single OUT.csv NET.bif.gz ...
         one query without evidence (a new LazyPropagation, all posteriors), all cores' threads
         (PYAGRUM_THREADS threads where set)
-    python3 jtree-pyagrum.py batch OUT.csv CAP WORKERS NET.bif.gz ...
+    python3 bench/baselines/pyagrum-bench.py batch OUT.csv CAP WORKERS NET.bif.gz ...
         evidence sets (5% of the nodes observed, from pyAgrum's forward samples) answered by
         WORKERS processes of one thread each, every worker starting new queries until CAP seconds
         have passed (at least one each); the rate (queries / wall time until the last worker is done) gives the time
         for 10,000 queries (an extrapolation, said so in the CSV). Also the same one query after
         another with all threads in one process, for one CAP.
-    python3 jtree-pyagrum.py mpe OUT.csv CAP MPE.tsv DIR
+    python3 bench/baselines/pyagrum-bench.py mpe OUT.csv CAP MPE.tsv DIR
         the MPE of the evidence sets in MPE.tsv (written by `pcbench jtree --mpe-out`) by pyAgrum
         (LazyPropagation.mpe()), against ours: the same states, and ln P(mpe, e) of both. pyAgrum
         3.3.1 stops with "Empty tensor" on most evidence sets (or, with all variables targets,
         answers a partial instantiation): those are counted as failed, not compared.
+
+The file's name is not `pyagrum.py`: Python puts the script's folder first on the module path, so
+under that name `import pyagrum` imported this script instead of the library.
 """
 import csv, gzip, math, multiprocessing as mp, os, random, sys, tempfile, time
 
