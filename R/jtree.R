@@ -173,7 +173,8 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", excl
     st <- jt$states[[idx[k]]]
     m <- res$values[[k]]
     if (ev$batch) {
-      dimnames(m) <- list(NULL, st)
+      # named by Rust already, except where the ranks' blocks were put together in R
+      if (is.null(colnames(m))) dimnames(m) <- list(NULL, st)
       if (result == "data.frame") as.data.frame(m, optional = TRUE) else m
     } else if (result == "data.frame") {
       stats::setNames(data.frame(factor(st, levels = st), m[1, ]), c(v, "Freq"))
@@ -251,13 +252,17 @@ jt_run <- function(jt, ev, what, backend, nodes = NULL,
     d <- rank_device_choice(cluster, list(devices = dev$devices, devices_why = dev$why))
     dev <- list(devices = d$devices, why = d$devices_why)
   }
+  # the marginal matrices' dimnames, set in Rust as they are made (setting them here copied each)
+  dn <- if (what == "marginal" && isTRUE(ev$batch))
+    lapply(jt$states[if (is.null(nodes)) seq_along(jt$states) else nodes + 1L], function(st) list(NULL, st))
   # `devices`: the GPUs left (fewer than chosen after one failed)
   run <- function(b, devices) {
     backend <<- b
     if (b == "cpu") dev <<- list(devices = NULL, why = NULL)
     else if (!identical(devices, dev$devices)) dev <<- list(devices = devices, why = "the others after a GPU failed")
     query <- list(what = what, backend = b, threads = as.integer(jt$threads), memory_gb = memory_gb,
-                  devices = dev$devices, nodes = if (is.null(nodes)) NULL else as.integer(nodes))
+                  devices = dev$devices, nodes = if (is.null(nodes)) NULL else as.integer(nodes),
+                  dimnames = dn)
     on.exit(hooks$done())
     rs_jt_query(jt$ptr, ev, query, hooks)
   }
@@ -266,7 +271,7 @@ jt_run <- function(jt, ev, what, backend, nodes = NULL,
   if (backend != asked) why <- "the GPU failed"
   .gpupc_state$last <- list(backend = backend, why = why,
                             devices = dev$devices, devices_why = dev$why, query = what,
-                            evidence_sets = ev$rows, phases = c(query_s = res$seconds))
+                            evidence_sets = ev$rows, phases = c(query_s = res$seconds, results_s = res$results_seconds))
   res
 }
 
@@ -322,7 +327,7 @@ jt_run_ranks <- function(cluster, agree_s, jt, ev, what, backend, nodes = NULL) 
     if (length(rows)) jt_run(jt, jt_ev_rows(ev, rows), what, backend, nodes, cluster = cluster)
   })
   t1 <- proc.time()[["elapsed"]]
-  if (!is.null(local)) local$seconds <- NULL
+  if (!is.null(local)) local$seconds <- local$results_seconds <- NULL
   mine <- if (is.null(local)) raw(0) else serialize(local, NULL, xdr = FALSE)
   sent <- length(mine)
   got <- if (cluster$size > 1L) cluster$allgather(mine) else list(mine)

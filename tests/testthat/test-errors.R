@@ -26,7 +26,7 @@ test_that("a value passes through, an error list becomes the condition of its ki
 
 test_that("errors made in Rust carry their kind and argument", {
   ev <- list(hard = matrix(-1L, 1, 1), soft_col = -1L, soft = matrix(0, 1, 0), rows = 1L)
-  query <- list(what = "marginal", backend = "cpu", threads = 1L, memory_gb = 4, devices = NULL, nodes = NULL)
+  query <- list(what = "marginal", backend = "cpu", threads = 1L, memory_gb = 4, devices = NULL, nodes = NULL, dimnames = NULL)
   e <- tryCatch(gpupc:::rs_jt_query(NULL, ev, query), error = function(e) e)
   expect_s3_class(e, "gpupc_invalid_argument")
   expect_match(conditionMessage(e), "jt.*not a compiled junction tree")
