@@ -252,7 +252,7 @@ suite_tables <- function(suite, raw) {
         logs(raw, "^jtree-(chunks|pyagrum|ab-evict-first|ncu-evict-first).*\\.txt$", drop = NULL, keep = paste0(
           "^== |GPU batch|batch of|GPU vs CPU|pyAgrum [0-9]+ processes|pyAgrum one after|^[a-z]+ \\| |^network \\||",
           "dram__|lts__|^rc ")),
-        logs(raw, "^jtree-r-profile.*\\.txt$", drop = NULL, keep = "evidence sets, |^\"[a-z_.]+\" +[0-9]"),
+        logs(raw, "^(jtree-)?r-profile.*\\.(txt|log)$", drop = NULL, keep = "evidence sets, |^\"[a-z_.]+\" +[0-9]"),
         logs(raw, "^jtree-ncu-.*\\.txt$", keep = paste0(
           "^  jt_[a-z_]+ \\(|Duration|DRAM Throughput|L2 Hit Rate|L1/TEX Hit Rate|Registers Per Thread|Occupancy  |",
           "Issue Slots Busy|No Eligible|Issued Instructions  |L2 Compression Input|SM Frequency|dram__|lts__"))))),
