@@ -6,7 +6,7 @@ gpu         7  gpu  pcbench jtree on 10 networks (GPU = CPU engine bit for bit, 
 baselines   6  gpu  gRain on the large networks beside the path (ALARM, LINK); pyAgrum'"'"'s one query and its 16-process batch
 mpe         6  gpu  pyAgrum'"'"'s MPE against ours (pcbench --mpe-out), with gRain and the path beside
 check       5  any  jtree-check.R: marginals against gRain (asia, alarm, hepar2, andes, pigs; 100 evidence sets), CPU engine and GPU where there is one
-r-profile   1  any  R's profiler over one gpu_query() batch (Munin, 10,000 sets; the GPU where there is one): R's calls by time, gpupc_last_run()'s phases
+r-profile   1  any  the R profiler over one gpu_query() batch (Munin, 10,000 sets; the GPU where there is one): calls by time, and the phases of gpupc_last_run()
 r-overhead  1  any  the R side of a batch (evidence read into codes, Munin, 30,000 sets), character and factor columns
 ab-cpu      9  any  the CPU engines of the same two builds alone (AB_CPU=1), a few evidence sets per network on THREADS threads
 ab          4  gpu  two pcbench builds (PCBENCH_BASE: the build before a change; PCBENCH) in one run, alternating, on the large networks: batch times, launch profiles, each build against the CPU engine bit for bit
