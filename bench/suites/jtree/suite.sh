@@ -10,8 +10,8 @@ r-profile   1  any  the R profiler over one gpu_query() batch (Munin, 10,000 set
 r-overhead  1  any  the R side of a batch (evidence read into codes, Munin, 30,000 sets), character and factor columns
 ab-cpu      9  any  the CPU engines of the same two builds alone (AB_CPU=1), a few evidence sets per network on THREADS threads
 ab          4  gpu  two pcbench builds (PCBENCH_BASE: the build before a change; PCBENCH) in one run, alternating, on the large networks: batch times, launch profiles, each build against the CPU engine bit for bit
-chunks      3  gpu  the GPU batch with its chunks held to CHUNKS rows each (GPUPC_JT_CHUNK_ROWS; 0: the memory plan's own), network by network
-pyagrum     4  gpu  ours (pcbench, GPU) and pyAgrum's 16-process batch in one run, network by network, and their ratio
+chunks      3  gpu  the GPU batch with its chunks held to CHUNKS rows each (GPUPC_JT_CHUNK_ROWS; 0: the chunk the memory plan gives), network by network
+pyagrum     4  gpu  ours (pcbench, GPU) and the 16-process batch of pyAgrum in one run, network by network, and their ratio
 ncu         2  gpu  Nsight Compute on single launches of one network'"'"'s first chunk (NCU_NETWORK, NCU_LAUNCHES: kernel:invocation pairs)
 '
 S=$BENCH/suites/jtree
