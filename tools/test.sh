@@ -27,7 +27,8 @@
 #     line "checking ... NOTE"). No PDF manual (no LaTeX needed; R CMD build --no-manual alike);
 #     the vignettes are not built a second time: (b) built them from the same sources a minute
 #     before.
-# (d) the test files that read the package's source tree (no-development-words; under R CMD check
+# (d) the test files that read the package's source tree (no-development-words, source-tree-bench: the
+#     benchmark suites' part lists; under R CMD check
 #     they skip, its copy of the tests has no sources beside it), against the package (c) installed.
 # (e) --extended: the sweeps of tests/testthat (the files that call sweep_cases() or extended_mode(),
 #     see helper-extended.R) with GPUPC_EXTENDED=true: the cases after the first part that (c)
@@ -322,8 +323,8 @@ sources_id_of_build() { cat "$work/sources-id"; }
 # (d) the tests that read the source tree, against the package R CMD check installed
 source_tree_tests() {
   local t=$(date +%s) counts="$work/source-tree-counts"
-  echo "== (d) testthat: the tests that read the source tree (no-development-words)"
-  NOT_CRAN=true run_testthat "$checkdir" "$counts" "no-development-words"
+  echo "== (d) testthat: the tests that read the source tree (no-development-words, source-tree-bench)"
+  NOT_CRAN=true run_testthat "$checkdir" "$counts" "no-development-words|source-tree-bench"
   count_testthat "(d) testthat on the source tree" "$counts" $?
 }
 

@@ -19,12 +19,6 @@ dev_name_pattern <- paste0("-", "s[0-9]+[a-z]?(\\.|-|$)")
 ## Files whose bytes are not text: compressed, serialised or binary.
 binary_ext <- "\\.(gz|xz|bz2|zip|tar|tgz|rds|rda|RData|png|jpe?g|gif|pdf|so|o|dll|a|html)$"
 
-source_root <- function() {
-  root <- normalizePath(test_path("..", ".."), mustWork = FALSE)
-  if (file.exists(file.path(root, "DESCRIPTION")) && dir.exists(file.path(root, "R")) &&
-      dir.exists(file.path(root, "src", "rust", "crates"))) root else NULL
-}
-
 scanned_files <- function(root) {
   dirs <- c("R", file.path("src", "rust", "crates"), "tests", "man", "vignettes", "inst")
   top <- c("README.md", "ARCHITECTURE.md", "BENCHMARKS.md", "DESCRIPTION", "NEWS.md")
