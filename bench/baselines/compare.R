@@ -41,8 +41,10 @@
 # --resume                keep the rows already in --out and skip data set/tool pairs found there
 # --quick                 tiny sizes (a minute or two on 2 cores) to try the script
 #
-# Skeleton seconds are those of the skeleton call; end to end adds pcalg::udag2pdagRelaxed() on that
-# skeleton (gpu_pc() and pc() run exactly these two steps with their default arguments). Each row
+# Skeleton seconds are those of the skeleton call. End to end: for pcalg, the skeleton plus
+# pcalg::udag2pdagRelaxed() on it (pc() runs exactly these two steps with its default arguments);
+# for gpupc, a gpu_pc() call of its own with the same arguments, whose orientation (in Rust) is
+# `orientation_s` (its phase orient_s). Each row
 # keeps fingerprints (md5) of the skeleton and the sepsets; agreement with pcalg (same_skeleton,
 # same_sepsets, reference) is worked out from them by agreement.R, also across files (merge.R, when bench/run collects a suite).
 # The CSV is rewritten after every row: a run that is killed keeps what it measured.
@@ -239,19 +241,14 @@ note_capped <- function(cs, tool) {
   if (is.null(capped_at[[k]]) || sweep_size(cs) < capped_at[[k]]) capped_at[[k]] <<- sweep_size(cs)
 }
 
-# pcalg's R orientation of a gpupc skeleton; timed once per distinct result (gpupc's GPU and CPU runs
-# give identical pcAlgo objects, which orient in the same time).
-orient_cache <- list()
-orient <- function(cs, fit, rec, tool) {
-  if (cs$p > e2e_max_p) return(list(s = NA_real_, status = sprintf("not run (p > %g)", e2e_max_p)))
-  key <- paste(rec$skel_md5, rec$sep_md5)
-  if (!is.null(orient_cache[[key]])) return(orient_cache[[key]])
-  o <- tryCatch(timed(with_cap(pcalg::udag2pdagRelaxed(fit, verbose = FALSE), cap)), error = function(e) e)
-  res <- if (inherits(o, "error")) {
-    list(s = NA_real_, status = if (is_cap_error(o)) cap_label else paste("error:", conditionMessage(o)), by = tool)
-  } else list(s = o$secs, status = "ok", by = tool)
-  orient_cache[[key]] <<- res
-  res
+# gpu_pc() end to end with the skeleton's arguments: its seconds, and its orientation's (orient_s).
+gpupc_e2e <- function(cs, d, method, backend) {
+  if (cs$p > e2e_max_p) return(list(s = NA_real_, e2e = NA_real_, status = sprintf("not run (p > %g)", e2e_max_p)))
+  r <- tryCatch(timed(with_cap(gpu_pc(d$suff, d$test, alpha, labels = d$labels, skel.method = method,
+                                      backend = backend), cap)), error = function(e) e)
+  if (inherits(r, "error"))
+    return(list(s = NA_real_, e2e = NA_real_, status = if (is_cap_error(r)) cap_label else paste("error:", conditionMessage(r))))
+  list(s = gpupc_last_run()$phases[["orient_s"]] %||% NA_real_, e2e = r$secs, status = "ok (gpu_pc())")
 }
 
 run_gpupc <- function(cs, d, tool) {
@@ -270,13 +267,12 @@ run_gpupc <- function(cs, d, tool) {
   last <- gpupc_last_run()
   det <- last$details
   rec <- fit_record(sk$value, d$truth)
-  o <- if (tool == "gpupc-cpu-stable.fast") list(s = NA_real_, status = "not run (skeleton only)") else orient(cs, sk$value, rec, tool)
+  o <- if (tool == "gpupc-cpu-stable.fast") list(s = NA_real_, e2e = NA_real_, status = "not run (skeleton only)") else
+    gpupc_e2e(cs, d, method, backend)
   note <- run_note
-  if (!is.null(o$by) && o$by != tool) note <- paste0(note, if (nzchar(note)) "; ",
-    sprintf("orientation seconds measured once on %s's identical result", o$by))
   r <- do.call(new_row, c(list(cs, tool, label = paste("gpupc", last$backend), settings = settings,
                                status = "ok", skeleton_s = sk$secs, orientation_s = o$s,
-                               end_to_end_s = sk$secs + o$s, e2e_status = o$status,
+                               end_to_end_s = o$e2e, e2e_status = o$status,
                                warmup_s = if (backend == "cuda") warmup_s else NA,
                                kernel_s = det$kernel_s %||% NA, nvrtc_compile_s = det$nvrtc_compile_s %||% NA,
                                upload_s = det$upload_s %||% det$upload_c_s %||% NA, transfer_s = det$transfer_s %||% NA,
