@@ -52,6 +52,10 @@ rs_jt_compile <- function(names, states, parents, cpts, triangulation, max_cells
   rust_value(.Call(wrap__gpupc_jt_compile, names, states, parents, cpts, triangulation, max_cells, threads))
 }
 
+rs_jt_codes <- function(cols, states, maps, nodes, rows, n) {
+  rust_value(.Call(wrap__gpupc_jt_codes, cols, states, maps, nodes, rows, n))
+}
+
 rs_jt_query <- function(ptr, ev, query, hooks = list()) {
   with_kernel_cache(rust_value(.Call(wrap__gpupc_jt_query, ptr, ev, query, hooks)))
 }

@@ -402,9 +402,22 @@ jt_evidence <- function(jt, evidence) {
   if (is.data.frame(evidence)) {
     rows <- nrow(evidence)
     if (rows == 0) abort_arg("evidence", "has no rows.")
-    hard <- matrix(-1L, rows, n)
     cols <- match(nm, jt$nodes)
-    for (j in seq_along(nm)) {
+    # character and factor columns coded in Rust (a value's string compared with the states',
+    # a factor's levels matched once: R's match() over every value took most of a large batch's
+    # time on R's side); a column with a value that is no state, and any other column, go
+    # through state_index() below
+    fast <- vapply(evidence, function(x) is.character(x) || is.factor(x), TRUE)
+    maps <- lapply(which(fast), function(j) {
+      x <- evidence[[j]]
+      if (is.factor(x)) { k <- match(levels(x), jt$states[[cols[j]]]) - 1L; k[is.na(k)] <- -2L; k }
+    })
+    coded <- rs_jt_codes(unname(as.list(evidence)[fast]), unname(jt$states[cols[fast]]), unname(maps),
+                         cols[fast] - 1L, rows, n)
+    hard <- coded$hard
+    done <- fast
+    done[fast] <- !coded$redo
+    for (j in which(!done)) {
       col <- evidence[[j]]
       if (!(is.factor(col) || is.character(col) || all(is.na(col))))
         abort_arg("evidence", "column {.val {nm[j]}} must hold states (character or factor).")

@@ -182,3 +182,33 @@ test_that("gpu_query() follows querygrain()'s exclude and result, and takes back
   expect_error(gpu_query(jt, exclude = NA), "exclude", class = "gpupc_invalid_argument")
   expect_error(gpu_query(jt, result = "list"), "result", class = "gpupc_invalid_argument")
 })
+
+test_that("a batch's evidence columns are coded as match() codes them: characters, factors, NA columns", {
+  skip_if_not_installed("bnlearn")
+  jt <- gpu_jtree(jt_network_path("alarm"), backend = "cpu", numCores = 2)
+  set.seed(5)
+  rows <- 300
+  ev <- as.data.frame(lapply(jt$states, function(st) { v <- sample(st, rows, replace = TRUE); v[runif(rows) > 0.3] <- NA; v }),
+                      stringsAsFactors = FALSE)
+  names(ev) <- jt$nodes
+  ev[[2]] <- factor(ev[[2]], levels = c(rev(jt$states[[2]]), "never used"))  # levels reordered, one no state
+  ev[[3]] <- rep(NA, rows)                                                      # logical, all NA
+  ev[[4]] <- enc2utf8(ev[[4]])
+  ev <- ev[, c(5, 1:4, 6:ncol(ev))]                                             # columns not in node order
+  # the reference: each column's values looked up among its node's states with match()
+  want <- matrix(-1L, rows, length(jt$nodes))
+  for (v in names(ev)) {
+    k <- match(as.character(ev[[v]]), jt$states[[v]]) - 1L
+    want[, match(v, jt$nodes)] <- ifelse(is.na(k), -1L, k)
+  }
+  got <- gpupc:::jt_evidence(jt, ev)
+  expect_identical(got$hard, want)
+  expect_identical(got$rows, as.integer(rows))
+  # a value that is no state is named, from a character column and from a factor column
+  bad <- ev
+  bad[[2]][7] <- "nonsense"
+  expect_error(gpupc:::jt_evidence(jt, bad), "nonsense", class = "gpupc_invalid_argument")
+  badf <- ev
+  badf[[3]] <- factor(ifelse(seq_len(rows) == 9, "zzz", NA))
+  expect_error(gpupc:::jt_evidence(jt, badf), "zzz", class = "gpupc_invalid_argument")
+})

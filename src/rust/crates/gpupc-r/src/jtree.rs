@@ -275,8 +275,80 @@ fn cuda_query(plan: &Plan, ev: &Evidence, mpe: bool, devices: &[usize], watch: &
     Ok((Marginals::concat(margs), Mpe::concat(mpes)))
 }
 
+/// Hard evidence from a data frame's character and factor columns, as R/jtree.R's `hard`: a
+/// rows x n integer matrix of -1 (unobserved) whose column `nodes[j]` (0-based) holds column
+/// `cols[[j]]` as the 0-based numbers of its values among the node's states, -1 for NA. A factor
+/// column comes with `maps[[j]]`, its levels' state numbers (-2 for a level that is no state); a
+/// character column with `states[[j]]`, its values matched by CHARSXP, the string R's cache holds
+/// once per bytes and encoding. A value that matches no state is -2 and sets `redo[j]`, for R to
+/// match that column again with match() (which knows encodings) and to name the value that is
+/// no state. Returns list(hard, redo), or an error list.
+#[extendr]
+fn gpupc_jt_codes(cols: List, states: List, maps: List, nodes: Robj, rows: i32, n: i32) -> Robj {
+    match hard_codes(&cols, &states, &maps, &nodes, rows, n) {
+        Ok(r) => r,
+        Err(e) => crate::rerror::from_jt(&e, "evidence"),
+    }
+}
+
+fn hard_codes(cols: &List, states: &List, maps: &List, nodes: &Robj, rows: i32, n: i32) -> Result<Robj, JtError> {
+    use extendr_ffi::{Rf_allocMatrix, R_NaString, SEXPTYPE, INTEGER, STRING_PTR_RO, TYPEOF};
+    let internal = |what: &str| JtError::invalid("evidence", format!("internal: {what}"));
+    let nodes = nodes.as_integer_slice().ok_or_else(|| internal("nodes must be integers"))?;
+    let k = nodes.len();
+    if cols.len() != k || states.len() != k || maps.len() != k || rows < 0 || n < 0 {
+        return Err(internal("one column, states, map and node each"));
+    }
+    let (r, nn) = (rows as usize, n as usize);
+    let m = extendr_api::catch_r_error(move || unsafe { Rf_allocMatrix(SEXPTYPE::INTSXP, rows, n) })
+        // SAFETY: `from_sexp` protects the fresh matrix before any other R allocation.
+        .map(|sexp| unsafe { Robj::from_sexp(sexp) })
+        .map_err(|_| JtError::OutOfMemory(format!("R could not allocate the evidence of {r} sets")))?;
+    // SAFETY: a fresh rows x n integer matrix, kept alive by `m`, written here only.
+    let out = unsafe { std::slice::from_raw_parts_mut(INTEGER(m.get()), r * nn) };
+    out.fill(-1);
+    let mut redo = vec![false; k];
+    let strings = |x: &Robj| unsafe { TYPEOF(x.get()) } == SEXPTYPE::STRSXP;
+    for (j, (((col, st), map), &v)) in cols.values().zip(states.values()).zip(maps.values()).zip(nodes).enumerate() {
+        if col.len() != r || v < 0 || v as usize >= nn {
+            return Err(internal("a column of `rows` values per node"));
+        }
+        let dst = &mut out[v as usize * r..(v as usize + 1) * r];
+        let mut code = |d: &mut i32, x: Option<usize>| {
+            *d = match x {
+                Some(s) => s as i32,
+                None => {
+                    redo[j] = true;
+                    -2
+                }
+            }
+        };
+        if strings(&col) && strings(&st) {
+            // SAFETY: STRSXPs of col.len() and st.len() elements, read only, alive for the loop.
+            let (cells, sts) = unsafe { (std::slice::from_raw_parts(STRING_PTR_RO(col.get()), r), std::slice::from_raw_parts(STRING_PTR_RO(st.get()), st.len())) };
+            let na = unsafe { R_NaString };
+            for (d, &c) in dst.iter_mut().zip(cells) {
+                if c != na {
+                    code(d, sts.iter().position(|&s| s == c));
+                }
+            }
+        } else if let (Some(cells), Some(map)) = (col.as_integer_slice(), map.as_integer_slice()) {
+            for (d, &c) in dst.iter_mut().zip(cells) {
+                // a factor's codes are 1-based, NA is NA_integer_ (below 1)
+                if c >= 1 {
+                    code(d, map.get(c as usize - 1).filter(|&&s| s >= 0).map(|&s| s as usize));
+                }
+            }
+        } else {
+            return Err(internal("a character column with its states, or a factor's codes with its map"));
+        }
+    }
+    Ok(list!(hard = m, redo = redo).into_robj())
+}
+
 extendr_module! {
     mod jtree;
     fn gpupc_jt_compile;
     fn gpupc_jt_query;
+    fn gpupc_jt_codes;
 }
