@@ -173,8 +173,7 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", excl
     st <- jt$states[[idx[k]]]
     m <- res$values[[k]]
     if (ev$batch) {
-      # named by Rust already, except where the ranks' blocks were put together in R
-      if (is.null(colnames(m))) dimnames(m) <- list(NULL, st)
+      # named by Rust (jt_run's `dimnames`), which jt_whole() keeps
       if (result == "data.frame") as.data.frame(m, optional = TRUE) else m
     } else if (result == "data.frame") {
       stats::setNames(data.frame(factor(st, levels = st), m[1, ]), c(v, "Freq"))
@@ -371,7 +370,9 @@ jt_run_ranks <- function(cluster, agree_s, jt, ev, what, backend, nodes = NULL) 
 # jt_run()'s answer for all `rows` evidence sets, shaped as block `blk` (its matrices, and the
 # matrices of its lists, with `rows` rows; its vectors of length `rows`), to be filled in.
 jt_whole <- function(blk, rows) {
-  whole <- function(v) if (is.matrix(v)) matrix(vector(typeof(v), rows * ncol(v)), rows, ncol(v)) else vector(typeof(v), rows)
+  whole <- function(v) if (is.matrix(v)) {
+    matrix(vector(typeof(v), rows * ncol(v)), rows, ncol(v), dimnames = if (!is.null(colnames(v))) list(NULL, colnames(v)))
+  } else vector(typeof(v), rows)
   lapply(blk, function(v) if (is.list(v)) lapply(v, whole) else whole(v))
 }
 

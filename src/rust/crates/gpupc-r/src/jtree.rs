@@ -93,8 +93,9 @@ fn evidence(plan: &Plan, hard: Robj, soft_col: Robj, soft: Robj, rows: i32) -> R
 /// list(values = rows x width matrix, pe) / list(states = rows x n matrix, prob), or an error list.
 /// `ev`: the evidence as R/jtree.R reads it (`hard`, `soft_col`, `soft`, `rows`); `query`: `what`,
 /// `backend`, `threads`, `memory_gb`, `devices`, `nodes` (the 0-based nodes whose marginals
-/// come back, NULL for all) and `dimnames` (per wanted node its matrix's dimnames, or NULL); `hooks`: `tick(done, total)` with the evidence sets done, between
-/// chunks (`RWatch`; Ctrl-C or a FALSE from it stops the batch as R's interrupt).
+/// come back, NULL for all) and `dimnames` (per wanted node its matrix's dimnames, or NULL);
+/// `hooks`: `tick(done, total)` with the evidence sets done, between chunks (`RWatch`; Ctrl-C or
+/// a FALSE from it stops the batch as R's interrupt).
 #[extendr]
 fn gpupc_jt_query(ptr: Robj, ev: List, query: List, hooks: List) -> Robj {
     let plan: &ExternalPtr<Plan> = match (&ptr).try_into() {
@@ -199,11 +200,7 @@ fn node_matrices(plan: &Plan, m: &Marginals, wanted: &[usize], dimnames: &Robj, 
     // a node per task on the call's threads (no R API: the matrices' memory only), in blocks of
     // rows whose part of the result stays in cache while the node's columns are written
     const BLOCK: usize = 32;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| JtError::OutOfMemory(format!("could not start CPU threads: {e}")))?;
-    pool.install(|| {
+    pc_jtree::engine::pool(threads)?.install(|| {
         use rayon::prelude::*;
         outs.par_iter_mut().zip(wanted.par_iter()).for_each(|(out, &v)| {
             let (off, card) = (plan.marg[v].out as usize, plan.card[v]);
@@ -221,7 +218,10 @@ fn node_matrices(plan: &Plan, m: &Marginals, wanted: &[usize], dimnames: &Robj, 
     drop(outs);
     // named here: R's `dimnames<-` on a matrix that `mats`' list still referred to copied it
     // (450 MB for 10,000 Munin sets)
-    if let Some(dn) = dimnames.as_list().filter(|d| d.len() == mats.len()) {
+    if let Some(dn) = dimnames.as_list().filter(|_| !dimnames.is_null()) {
+        if dn.len() != mats.len() {
+            return Err(JtError::invalid("nodes", "internal: one dimnames per wanted node"));
+        }
         for (x, d) in mats.iter_mut().zip(dn.values()) {
             x.set_attrib("dimnames", d).map_err(|_| JtError::invalid("nodes", "the marginals' dimnames do not fit"))?;
         }
