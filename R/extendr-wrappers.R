@@ -8,7 +8,7 @@ rs_skeleton <- function(test, data, args, backend, hooks) {
   with_kernel_cache(rust_value(.Call(wrap__gpupc_skeleton, test, data, args, backend, hooks)))
 }
 
-rs_sepsets <- function(handle, compact) rust_value(.Call(wrap__gpupc_sepsets, handle, compact))
+rs_sepsets <- function(handle, compact, object = NULL) rust_value(.Call(wrap__gpupc_sepsets, handle, compact, object))
 
 rs_graph_parts <- function(from, to, labels, keys) rust_value(.Call(wrap__gpupc_graph_parts, from, to, labels, keys))
 

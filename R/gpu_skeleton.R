@@ -300,15 +300,14 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   if (defer_sepsets) list(pcalgo = out, sepsets = NULL, backend = res$backend, test = res$test_handle, edges = res$edges) else out
 }
 
-# `out` with its sepset slot set from `sepsets` (R's list, or the Rust-side handle, made into the
-# list here). The list goes in last (its p^2 cells would make R's collector work during the
-# graph's allocations), through a box: `@<-` walks a value that is referenced elsewhere for
-# cycles, all p^2 cells (a second at p = 10000), and a value taken out of the box is referenced
-# nowhere.
+# `out` with its sepset slot set from `sepsets` (R's list, or the Rust-side handle). The list goes
+# in last (its p^2 cells would make R's collector work during the graph's allocations). A handle's
+# list is made and set in the slot by Rust (rs_sepsets() with the object): `@<-` walks a value
+# that anything references, all p^2 cells, for a cycle back to the object.
 attach_sepsets <- function(out, sepsets) {
-  box <- new.env(parent = emptyenv())
-  box$sepset <- if (inherits(sepsets, "externalptr")) rs_sepsets(sepsets, use_sepset_rows(length(out@graph@nodes))) else sepsets
-  out@sepset <- take_from(box, "sepset")
+  if (inherits(sepsets, "externalptr"))
+    return(rs_sepsets(sepsets, use_sepset_rows(length(out@graph@nodes)), out))
+  out@sepset <- sepsets
   out
 }
 
@@ -480,13 +479,6 @@ as_pcalgo <- function(res, labels, cl, graph = TRUE) {
   out <- new("pcAlgo", graph = Gobject, call = cl, n = integer(0), max.ord = as.integer(res$max.ord),
              n.edgetests = res$n.edgetests, pMax = res$pMax, zMin = matrix(NA, 1, 1))
   out
-}
-
-# The value bound to `name` in `env`, unbound there, so that the caller holds the only reference.
-take_from <- function(env, name) {
-  v <- env[[name]]
-  rm(list = name, envir = env)
-  v
 }
 
 # The level loop's parameters as they cross to Rust: one named list of fixed types, converted in

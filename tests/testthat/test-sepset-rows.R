@@ -145,3 +145,24 @@ test_that("rows with level 1's sets as idx1/k1 read, write and orient as pcalg's
     expect_identical(as.list(r), l)
   }
 })
+
+test_that("the sepset slot set from Rust is the list R gives, and the object passed in keeps its own", {
+  cs <- gauss_case(7)
+  p <- length(cs$labels)
+  for (compact in c(FALSE, TRUE)) {
+    sk <- function() gpupc:::skeleton_impl(quote(f()), cs$suffStat, pcalg::gaussCItest, 0.01, cs$labels, p, "stable", Inf,
+                                           NULL, NULL, TRUE, 2, FALSE, "cpu", defer_sepsets = TRUE)
+    a <- sk()
+    b <- sk()
+    before <- a$pcalgo@sepset
+    got <- gpupc:::rs_sepsets(a$sepsets, compact, a$pcalgo)
+    expect_identical(a$pcalgo@sepset, before)
+    expect_identical(got@sepset, gpupc:::rs_sepsets(b$sepsets, compact))
+    expect_identical(got@graph, a$pcalgo@graph)
+    expect_identical(got@pMax, a$pcalgo@pMax)
+    expect_true(validObject(got))
+    expect_error(gpupc:::rs_sepsets(a$sepsets, compact, a$pcalgo), "taken already")
+  }
+  h <- sk()$sepsets
+  expect_error(gpupc:::rs_sepsets(h, FALSE, list(1)), "not an S4 object")
+})

@@ -348,20 +348,63 @@ fn gpupc_skeleton(test: &str, data: List, args: List, backend: &str, hooks: List
 
 /// The `sepset` list of a result whose handle `gpupc_skeleton` returned (once: the parts are
 /// freed as the list is made): pcalg's p lists of p, or with `compact` p compact rows
-/// (`sepset_rows.rs`).
+/// (`sepset_rows.rs`). With an `object` (the `pcAlgo`), that object with the list as its
+/// `sepset` slot instead (see [`with_sepset_slot`]).
 #[extendr]
-fn gpupc_sepsets(handle: Robj, compact: bool) -> Robj {
+fn gpupc_sepsets(handle: Robj, compact: bool, object: Robj) -> Robj {
     let made = (|| -> CoreResult<Robj> {
         let mut h: ExternalPtr<Option<crate::convert::SepParts>> =
             handle.try_into().map_err(|_| PcError::Internal("not a sepset handle".into()))?;
         let parts = h.take().ok_or_else(|| PcError::Internal("the sepsets were taken already".into()))?;
-        if compact {
-            crate::sepset_rows::sepsets_to_rows(&parts)
+        let list = if compact { crate::sepset_rows::sepsets_to_rows(&parts)? } else { crate::convert::sepsets_to_r(&parts)? };
+        drop(parts);
+        if object.is_null() {
+            Ok(list)
         } else {
-            crate::convert::sepsets_to_r(&parts)
+            with_sepset_slot(&object, list)
         }
     })();
     made.unwrap_or_else(|e| crate::rerror::from_pc(&e))
+}
+
+/// A shallow copy of the S4 `object` with `list` as its `sepset` slot. R's `@<-` (and
+/// `R_do_slot_assign`) checks a value that anything references for a cycle back to the object by
+/// walking all of it: the p^2 cells of pcalg's list, 8-10 ms at p = 1643, about as long as making
+/// the list. The copy's attribute cells are its own (a shallow duplicate copies the pairlist, not
+/// the values), and the list is new and holds nothing of the object, so its cell takes the list
+/// directly.
+fn with_sepset_slot(object: &Robj, list: Robj) -> CoreResult<Robj> {
+    use extendr_ffi::{R_NilValue, Rf_install, CDR, SEXP, TAG};
+    extern "C" {
+        fn Rf_shallow_duplicate(x: SEXP) -> SEXP;
+        fn ATTRIB(x: SEXP) -> SEXP;
+        fn SETCAR(x: SEXP, y: SEXP) -> SEXP;
+    }
+    if !object.is_s4() {
+        return Err(PcError::Internal("the sepsets' object is not an S4 object".into()));
+    }
+    // SAFETY: `object` and `list` are protected by their Robj's for this call; the copy is
+    // protected (by `kept`) before anything else allocates; all on R's thread, and an R error in
+    // the duplicate is caught, not a jump out of Rust. SETCAR keeps R's write barrier.
+    let (o, l) = unsafe { (object.get() as usize, list.get() as usize) };
+    let copy = extendr_api::catch_r_error(move || unsafe { Rf_shallow_duplicate(o as SEXP) }).map_err(|_| slot_error())?;
+    let kept = unsafe { Robj::from_sexp(copy) };
+    unsafe {
+        let sym = Rf_install(c"sepset".as_ptr());
+        let mut a = ATTRIB(copy);
+        while a != R_NilValue {
+            if TAG(a) == sym {
+                SETCAR(a, l as SEXP);
+                return Ok(kept);
+            }
+            a = CDR(a);
+        }
+    }
+    Err(PcError::Internal("the sepsets' object has no sepset slot".into()))
+}
+
+fn slot_error() -> PcError {
+    PcError::Internal("setting the sepset slot failed".into())
 }
 
 /// The CUDA devices, or why none is usable.
