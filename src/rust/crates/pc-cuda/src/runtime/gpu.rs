@@ -160,6 +160,13 @@ impl Gpu {
         Err(PcError::Internal(format!("{what}: a buffer of GPU {} was used as one of GPU {}", s.context().ordinal(), self.info.ordinal)))
     }
 
+    /// The same device and context with a stream of its own, for a copy that runs beside this
+    /// handle's launches.
+    pub fn with_own_stream(&self) -> Result<Gpu> {
+        let stream = self.ctx.new_stream().map_err(cuda_err("making a copy stream"))?;
+        Ok(Gpu { ctx: self.ctx.clone(), stream, info: self.info.clone(), id: self.id })
+    }
+
     pub fn free_bytes(&self) -> Result<usize> {
         let (free, _) = self.ctx.mem_get_info().map_err(cuda_err("could not read free GPU memory"))?;
         Ok(free)
@@ -291,6 +298,19 @@ fn stages() -> &'static std::sync::Mutex<std::collections::HashMap<usize, Arc<st
     STAGES.get_or_init(Default::default)
 }
 
+/// Copies of at least this many bytes go through the staging buffers.
+const STAGE_MIN_BYTES: usize = 1 << 20;
+
+/// The values of `T` per staged piece of a copy of `n` values, or None for one direct copy. A copy
+/// of under 64 MB in one pageable piece ran on one thread, faulting in every page of a fresh
+/// destination (R's pMax at p = 1643, 21.6 MB: up to 20 ms); in eight pieces the DMA of one
+/// overlaps the host threads' copy of the other.
+fn stage_chunk<T>(n: usize) -> Option<usize> {
+    let size = std::mem::size_of::<T>().max(1);
+    let bytes = n.saturating_mul(size);
+    (bytes >= STAGE_MIN_BYTES).then(|| n.div_ceil(8).clamp((STAGE_MIN_BYTES / size).max(1), (STAGE_BYTES / size).max(1)))
+}
+
 /// Copies `src` into `dst[k..]` of memory split over `threads` threads (a single memcpy of
 /// pageable memory runs at a few GB/s; pMax is 3.2 GB at p = 20000).
 fn par_copy<T: Copy + Send + Sync>(src: &[T], dst: &mut [T], threads: usize) {
@@ -331,11 +351,10 @@ impl Gpu {
     /// Host -> device through two pinned buffers, the host copy into one overlapping the DMA
     /// out of the other (a pageable copy of C took 4.2 s at p = 20000).
     pub fn upload_staged<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(&self, src: &[T], dst: &mut CudaSlice<T>, what: &str) -> Result<()> {
-        let chunk = (STAGE_BYTES / std::mem::size_of::<T>()).max(1);
-        if src.len() <= chunk {
+        let Some(chunk) = stage_chunk::<T>(src.len()) else {
             self.stream.memcpy_htod(src, &mut dst.slice_mut(0..src.len())).map_err(cuda_err(what))?;
             return self.stream.synchronize().map_err(cuda_err(what));
-        }
+        };
         let stage = self.stage(what)?;
         let mut stage = stage.lock().unwrap_or_else(|e| e.into_inner());
         let bufs = stage.typed::<T>(chunk, what)?;
@@ -344,19 +363,14 @@ impl Gpu {
         let threads = copy_threads();
         for (k, part) in src.chunks(chunk).enumerate() {
             let start = k * chunk;
-            if part.len() < chunk {
-                // the last, shorter piece goes directly (the copy needs equal lengths)
-                self.stream.memcpy_htod(part, &mut dst.slice_mut(start..start + part.len())).map_err(cuda_err(what))?;
-                continue;
-            }
             let b = k % 2;
             if used[b] {
                 done[b].synchronize().map_err(cuda_err(what))?; // the buffer's previous DMA
             }
-            let host = &mut *bufs[b];
+            let host = &mut bufs[b][..part.len()];
             par_copy(part, host, threads);
             // pinned memory: the DMA runs asynchronously, and the event below says when it is done
-            self.stream.memcpy_htod(&*host, &mut dst.slice_mut(start..start + chunk)).map_err(cuda_err(what))?;
+            self.stream.memcpy_htod(&*host, &mut dst.slice_mut(start..start + part.len())).map_err(cuda_err(what))?;
             done[b].record(&self.stream).map_err(cuda_err(what))?;
             used[b] = true;
         }
@@ -377,34 +391,56 @@ impl Gpu {
             return Err(PcError::Internal(format!("{what}: download past the end of the device buffer")));
         }
         let src = &src.slice(offset..offset + n);
-        let chunk = (STAGE_BYTES / std::mem::size_of::<T>()).max(1);
-        if n <= chunk {
+        let Some(chunk) = stage_chunk::<T>(n) else {
             self.stream.memcpy_dtoh(&src.slice(0..n), dst).map_err(cuda_err(what))?;
             return self.stream.synchronize().map_err(cuda_err(what));
-        }
+        };
         // a buffer is only read after the DMA into it completed (its event, below)
         let stage = self.stage(what)?;
         let mut stage = stage.lock().unwrap_or_else(|e| e.into_inner());
         let mut bufs = stage.typed::<T>(chunk, what)?;
         let done = self.stage_events(what)?;
         let threads = copy_threads();
-        let full = n / chunk;
+        let parts = n.div_ceil(chunk);
+        let range = |k: usize| k * chunk..((k + 1) * chunk).min(n);
         let issue = |k: usize, buf: &mut [T], ev: &cudarc::driver::CudaEvent| -> Result<()> {
-            self.stream.memcpy_dtoh(&src.slice(k * chunk..(k + 1) * chunk), buf).map_err(cuda_err(what))?;
+            let r = range(k);
+            self.stream.memcpy_dtoh(&src.slice(r.clone()), &mut buf[..r.len()]).map_err(cuda_err(what))?;
             ev.record(&self.stream).map_err(cuda_err(what))
         };
         issue(0, &mut bufs[0], &done[0])?;
-        for k in 0..full {
-            if k + 1 < full {
+        for k in 0..parts {
+            if k + 1 < parts {
                 // the other buffer was emptied (synchronously) in the previous round
                 issue(k + 1, &mut bufs[(k + 1) % 2], &done[(k + 1) % 2])?;
             }
             done[k % 2].synchronize().map_err(cuda_err(what))?;
-            par_copy(&*bufs[k % 2], &mut dst[k * chunk..(k + 1) * chunk], threads);
-        }
-        if full * chunk < n {
-            self.stream.memcpy_dtoh(&src.slice(full * chunk..n), &mut dst[full * chunk..]).map_err(cuda_err(what))?;
+            let r = range(k);
+            par_copy(&bufs[k % 2][..r.len()], &mut dst[r], threads);
         }
         self.stream.synchronize().map_err(cuda_err(what))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // small copies go in one piece; from 1 MB in about eight pieces of 1-64 MB, each within a
+    // staging buffer, and the pieces cover the copy
+    #[test]
+    fn staged_pieces_fit_the_buffers() {
+        assert_eq!(stage_chunk::<f64>(0), None);
+        assert_eq!(stage_chunk::<f64>((STAGE_MIN_BYTES / 8) - 1), None);
+        assert_eq!(stage_chunk::<f64>(STAGE_MIN_BYTES / 8), Some(STAGE_MIN_BYTES / 8));
+        let p1643 = 1643 * 1643;
+        let c = stage_chunk::<f64>(p1643).unwrap();
+        assert_eq!(p1643.div_ceil(c), 8);
+        let p20000 = 20000 * 20000;
+        assert_eq!(stage_chunk::<f64>(p20000), Some(STAGE_BYTES / 8));
+        for n in [STAGE_MIN_BYTES, 3 << 20, 100 << 20, 1 << 33] {
+            let c = stage_chunk::<u8>(n).unwrap();
+            assert!((STAGE_MIN_BYTES..=STAGE_BYTES).contains(&c) && c * n.div_ceil(c) >= n);
+        }
     }
 }
