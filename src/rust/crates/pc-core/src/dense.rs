@@ -44,6 +44,9 @@ pub struct DenseLevelReport {
     pub qualifying: u64,
 }
 
+/// The copy of a dense backend's pMax into the loop's p x p buffer, run on another thread.
+pub type PmaxCopy = Box<dyn FnOnce(&mut [f64]) -> Result<()> + Send>;
+
 /// A backend that runs levels 0 and 1 on its own copy of the graph.
 pub trait DenseLevels {
     /// Whether this backend runs the dense levels in `order` (else the loop plans them).
@@ -62,6 +65,13 @@ pub trait DenseLevels {
     /// Hands back the graph after the dense levels and writes what was kept: all of pMax (p x p,
     /// column-major) and the level-0 sepset bits.
     fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()>;
+    /// [`DenseLevels::dense_end`], with pMax's copy handed back as a job rather than done: the
+    /// graph and level 0's bits are written now, and the loop runs the job on a thread of its
+    /// own while the next levels run (a GPU's pMax is 3.2 GB at p = 20000), keeping their raises
+    /// of pMax cells until it is done. `None`: pMax was written, as by `dense_end`.
+    fn dense_end_deferred(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<Option<PmaxCopy>> {
+        self.dense_end(graph, pmax, sep0).map(|()| None)
+    }
     /// `dense_end` writes every cell of pMax (a GPU's copy), so the loop need not fill it first.
     fn writes_whole_pmax(&self) -> bool {
         false

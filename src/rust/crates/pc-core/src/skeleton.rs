@@ -89,6 +89,10 @@ struct State<'a> {
     sep0: BitMatrix,
     sep1: Vec<[u32; 3]>,
     pmax: &'a mut [f64],
+    /// While a dense backend's pMax is still being copied into `pmax` (by a thread that holds
+    /// it), the later levels' raises of pMax cells, per level and block: (cell, value), applied
+    /// when the copy has landed (a raise is a max, so the order does not matter).
+    pmax_raises: Option<Vec<Vec<(usize, f64)>>>,
     n_edgetests: Vec<f64>,
     levels: Vec<LevelStat>,
 }
@@ -144,7 +148,6 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
     if !(params.alpha > 0.0 && params.alpha <= 1.0) {
         return Err(PcError::invalid("alpha", format!("must lie in (0, 1], not {}", params.alpha)));
     }
-    let na_value = if params.na_delete { 1.0 } else { 0.0 };
     let fast = params.order == Order::StableFast;
     let pool = crate::threads::call_pool(params.threads, "plan")?;
     // levels 0 and 1 on a backend's own graph, where it offers them for this order
@@ -168,9 +171,35 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
             graph.add_edge(i as usize, j as usize);
         }
     }
-    let mut st = State { pool, graph, sepsets: Vec::new(), sep0: BitMatrix::empty(p), sep1: Vec::new(), pmax, n_edgetests: Vec::new(), levels: Vec::new() };
-    let within_m_max = |l: usize| params.m_max.is_none_or(|m| l <= m);
+    let mut st = State { pool, graph, sepsets: Vec::new(), sep0: BitMatrix::empty(p), sep1: Vec::new(), pmax, pmax_raises: None, n_edgetests: Vec::new(), levels: Vec::new() };
+    // pMax may come back from a dense backend while the later levels run (`dense_end`): its copy
+    // runs on a thread of this scope, and lands before the result is made
+    std::thread::scope(|scope| {
+        let mut copy = None;
+        let levels = run_levels(params, backend, watch, &mut st, scope, &mut copy);
+        let landed = land_pmax(&mut st, copy);
+        let max_ord = levels?;
+        landed?;
+        Ok(finish(st, max_ord))
+    })
+}
 
+/// A pMax copy running on a thread of the search's scope; it hands the buffer back.
+type PmaxCopying<'scope, 'a> = Option<std::thread::ScopedJoinHandle<'scope, (Result<()>, &'a mut [f64])>>;
+
+/// The levels of [`run_skeleton_into`] for its order; returns max.ord.
+fn run_levels<'scope, 'a: 'scope>(
+    params: &SkeletonParams,
+    backend: &mut dyn Backend,
+    watch: &mut dyn Watch,
+    st: &mut State<'a>,
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    copy: &mut PmaxCopying<'scope, 'a>,
+) -> Result<i32> {
+    let p = params.start.p();
+    let na_value = if params.na_delete { 1.0 } else { 0.0 };
+    let use_dense = backend.dense().is_some_and(|d| d.dense_order_ok(params.order));
+    let within_m_max = |l: usize| params.m_max.is_none_or(|m| l <= m);
     match params.order {
         Order::Stable => {
             // while (!done && any(G) && ord <= m.max), as pcalg's R skeleton()
@@ -191,28 +220,28 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
                 if let Some(edges) = dense_edges {
                     if level <= 1 {
                         let d = backend.dense().expect("the backend offered dense levels");
-                        let rep = dense_level(&mut st, d, level, edges, Order::Stable, watch)?;
+                        let rep = dense_level(st, d, level, edges, Order::Stable, watch)?;
                         done = !rep.not_done;
                         dense_edges = Some(edges - rep.removed);
                         level += 1;
                         continue;
                     }
-                    dense_end(&mut st, backend)?;
+                    dense_end(st, backend, scope, copy)?;
                     dense_edges = None;
                 }
                 let t0 = Instant::now();
-                let plan = plan_watched(&st, Order::Stable, level, params, na_value, watch)?;
-                done = !run_one_level(&mut st, &plan, t0, backend, watch, Order::Stable)?;
+                let plan = plan_watched(st, Order::Stable, level, params, na_value, watch)?;
+                done = !run_one_level(st, &plan, t0, backend, watch, Order::Stable)?;
                 level += 1;
             }
             if dense_edges.is_some() {
-                dense_end(&mut st, backend)?;
+                dense_end(st, backend, scope, copy)?;
             }
             if st.n_edgetests.is_empty() {
                 st.n_edgetests.push(0.0); // pcalg's numeric(1)
             }
             let max_ord = level as i32 - 1;
-            Ok(finish(st, max_ord))
+            Ok(max_ord)
         }
         Order::StableFast => {
             // level 0 always runs; then while some edge qualifies and condSize <= m.max (m.max = Inf
@@ -226,7 +255,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
                 let mut edges = st.graph.n_edges();
                 while level <= 1 {
                     let d = backend.dense().expect("the backend offered dense levels");
-                    let rep = dense_level(&mut st, d, level, edges, Order::StableFast, watch)?;
+                    let rep = dense_level(st, d, level, edges, Order::StableFast, watch)?;
                     if level > 0 && rep.qualifying == 0 {
                         break; // booked nothing: C++ stops before a level no edge qualifies for
                     }
@@ -236,10 +265,10 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
                         break;
                     }
                 }
-                dense_end(&mut st, backend)?;
+                dense_end(st, backend, scope, copy)?;
                 if level <= 1 || level > m_max {
                     let max_ord = st.n_edgetests.len() as i32 - 2;
-                    return Ok(finish(st, max_ord));
+                    return Ok(max_ord);
                 }
             }
             loop {
@@ -247,11 +276,11 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
                 // NAdelete says (and leaves no sepset; see run_one_level)
                 let na = if level == 0 { 1.0 } else { na_value };
                 let t0 = Instant::now();
-                let plan = plan_watched(&st, Order::StableFast, level, params, na, watch)?;
+                let plan = plan_watched(st, Order::StableFast, level, params, na, watch)?;
                 if level > 0 && plan.qualifying == 0 {
                     break;
                 }
-                run_one_level(&mut st, &plan, t0, backend, watch, Order::StableFast)?;
+                run_one_level(st, &plan, t0, backend, watch, Order::StableFast)?;
                 level += 1;
                 if level > m_max {
                     break;
@@ -259,7 +288,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
             }
             // pcalg: ord <- length(n.edgetests) - 1; max.ord <- ord - 1
             let max_ord = st.n_edgetests.len() as i32 - 2;
-            Ok(finish(st, max_ord))
+            Ok(max_ord)
         }
     }
 }
@@ -296,10 +325,36 @@ fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usi
     Ok(rep)
 }
 
-/// Takes the graph, pMax and level 0's sepsets back from a dense backend.
-fn dense_end(st: &mut State, backend: &mut dyn Backend) -> Result<()> {
+/// Takes the graph, pMax and level 0's sepsets back from a dense backend. A backend that copies
+/// pMax on a thread of its own (`dense_end_deferred`) gets the buffer on a thread of `scope`,
+/// while the later levels run; their raises of pMax cells wait in `st.pmax_raises`.
+fn dense_end<'scope, 'a: 'scope>(st: &mut State<'a>, backend: &mut dyn Backend, scope: &'scope std::thread::Scope<'scope, '_>, copy: &mut PmaxCopying<'scope, 'a>) -> Result<()> {
     let d = backend.dense().expect("the backend offered dense levels");
-    d.dense_end(&mut st.graph, st.pmax, &mut st.sep0)
+    if let Some(job) = d.dense_end_deferred(&mut st.graph, st.pmax, &mut st.sep0)? {
+        let pmax = std::mem::take(&mut st.pmax);
+        st.pmax_raises = Some(Vec::new());
+        *copy = Some(scope.spawn(move || (job(pmax), pmax)));
+    }
+    Ok(())
+}
+
+/// Waits for a pMax copy that `dense_end` started, gives its buffer back to `st` and applies the
+/// raises that waited for it.
+fn land_pmax<'a>(st: &mut State<'a>, copy: PmaxCopying<'_, 'a>) -> Result<()> {
+    let Some(h) = copy else { return Ok(()) };
+    let (done, pmax) = h.join().map_err(|e| PcError::Internal(crate::backend::panic_message(&*e)))?;
+    st.pmax = pmax;
+    done?;
+    let p2 = st.pmax.len();
+    for (cell, v) in st.pmax_raises.take().into_iter().flatten().flatten() {
+        if cell >= p2 {
+            return Err(PcError::Internal("a pMax raise outside the matrix".into()));
+        }
+        if st.pmax[cell] < v {
+            st.pmax[cell] = v;
+        }
+    }
+    Ok(())
 }
 
 /// Plans a level on a worker thread while the caller's thread keeps answering Ctrl-C.
@@ -327,7 +382,8 @@ fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mu
     let (tests, removed, not_done) = run_watched(0, watch, POLL, |ctl: &Control| {
         let pool = &st.pool;
         let (graph, pmax, sepsets, sep0) = (&mut st.graph, &mut *st.pmax, &mut st.sepsets, &mut st.sep0);
-        pool.install(|| apply_outcomes(graph, pmax, sepsets, sep0, plan, &outcomes, order, ctl))
+        let raises = st.pmax_raises.as_mut();
+        pool.install(|| apply_outcomes(graph, pmax, raises, sepsets, sep0, plan, &outcomes, order, ctl))
     })?;
     st.n_edgetests.push(tests as f64);
     let seconds = t0.elapsed().as_secs_f64();
@@ -345,6 +401,7 @@ fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mu
 fn apply_outcomes(
     graph: &mut Adjacency,
     pmax: &mut [f64],
+    mut raises: Option<&mut Vec<Vec<(usize, f64)>>>,
     sepsets: &mut Vec<Vec<Sepset>>,
     sep0: &mut BitMatrix,
     plan: &LevelPlan,
@@ -360,11 +417,16 @@ fn apply_outcomes(
     let removal = graph.concurrent_removal();
     let sep0 = sep0.concurrent();
     let pmax = DisjointSlice::new(pmax);
+    // pMax is being copied in: the raises are kept for later (`land_pmax`)
+    let deferred = raises.is_some();
+    if deferred && order == Order::StableFast && level == 0 {
+        return Err(PcError::Internal("stable.fast's level 0 ran while pMax was being copied".into()));
+    }
     // plan.edges are sorted by (i, j): a block is a run of edges with the same i / ROWS
     let mut starts = vec![0usize];
     starts.extend((1..plan.edges.len()).filter(|&k| plan.edges[k].i / ROWS != plan.edges[k - 1].i / ROWS));
     starts.push(plan.edges.len());
-    let apply_block = |b: usize| -> Result<(u64, usize, bool, Vec<Sepset>)> {
+    let apply_block = |b: usize| -> Result<(u64, usize, bool, Vec<Sepset>, Vec<(usize, f64)>)> {
         if ctl.cancelled() {
             return Err(PcError::Interrupted);
         }
@@ -378,7 +440,20 @@ fn apply_outcomes(
             runs.push((k, end));
             k = end;
         }
-        let (mut tests, mut removed, mut not_done, mut seps) = (0u64, 0usize, false, Vec::new());
+        let (mut tests, mut removed, mut not_done, mut seps, mut later) = (0u64, 0usize, false, Vec::new(), Vec::new());
+        let mut raise = |i: u32, j: u32, v: f64, symmetric: bool| {
+            let (i, j) = (i as usize, j as usize);
+            if deferred {
+                later.push((i + j * p, v));
+                if symmetric {
+                    later.push((j + i * p, v));
+                }
+            } else {
+                // SAFETY: a plan lists each edge {i, j} once, and only that edge touches the
+                // cells (i, j) and (j, i).
+                unsafe { pmax_raise(&pmax, p, i as u32, j as u32, v, symmetric) };
+            }
+        };
         let mut tile_end = 0u32;
         while runs.iter().any(|r| r.0 < r.1) {
             tile_end = tile_end.saturating_add(COLS);
@@ -392,19 +467,18 @@ fn apply_outcomes(
                         Some(_) => o.max_fail.max(mapped_best),
                         None => o.max_fail,
                     };
-                    // SAFETY (all pMax access below): a plan lists each edge {i, j} once, and
-                    // only that edge touches the cells (i, j) and (j, i).
                     match order {
                         Order::Stable => {
-                            unsafe { pmax_raise(&pmax, p, e.i, e.j, level_p, true) };
+                            raise(e.i, e.j, level_p, true);
                             let side0_deleted = matches!(o.best, Some((0, _)));
                             not_done |= e.sides[0].is_some_and(|s| s.len > l) || (!side0_deleted && e.sides[1].is_some_and(|s| s.len > l));
                         }
                         Order::StableFast if level == 0 => {
-                            // C++ assigns the raw p (NaN included) and deletes unless p < alpha
+                            // C++ assigns the raw p (NaN included) and deletes unless p < alpha;
+                            // SAFETY: only this edge touches the cell (never while deferred)
                             unsafe { pmax.set(e.i as usize + e.j as usize * p, if o.best.is_some() { o.p_best } else { o.max_fail }) };
                         }
-                        Order::StableFast => unsafe { pmax_raise(&pmax, p, e.i, e.j, level_p, false) },
+                        Order::StableFast => raise(e.i, e.j, level_p, false),
                     }
                     if let Some((side, rank)) = o.best {
                         removed += 1;
@@ -426,16 +500,19 @@ fn apply_outcomes(
                 }
             }
         }
-        Ok((tests, removed, not_done, seps))
+        Ok((tests, removed, not_done, seps, later))
     };
     let parts: Vec<Result<_>> = (0..starts.len() - 1).into_par_iter().map(apply_block).collect();
     let (mut tests, mut removed, mut not_done) = (0u64, 0usize, false);
     for part in parts {
-        let (t, r, nd, seps) = part?;
+        let (t, r, nd, seps, later) = part?;
         tests += t;
         removed += r;
         not_done |= nd;
         sepsets.push(seps);
+        if let Some(all) = raises.as_deref_mut() {
+            all.push(later);
+        }
     }
     Ok((tests, removed, not_done))
 }

@@ -6,9 +6,10 @@
 mod common;
 
 use pc_core::cpu::{ParallelCpu, SequentialCpu};
-use pc_core::dense::{DenseCpu, WithDense};
+use pc_core::dense::{DenseCpu, DenseLevelReport, DenseLevels, PmaxCopy, WithDense};
 use pc_core::multi::Split;
-use pc_core::{run_skeleton, Adjacency, CiTest, NullWatch, Order, SkeletonParams};
+type PcResult<T> = pc_core::error::Result<T>;
+use pc_core::{run_skeleton, Adjacency, BitMatrix, CiTest, NullWatch, Order, SkeletonParams, Watch};
 use proptest::prelude::*;
 
 /// A deterministic fake test: p-values from a hash of (x, y, S), NaN now and then; asymmetric
@@ -249,6 +250,53 @@ fn random_mask(p: usize, density: f64, seed: u64) -> Vec<bool> {
     m
 }
 
+/// Dense levels whose pMax comes back as a job the loop runs on another thread while the later
+/// levels run (as a GPU's copy does): pMax is kept in a buffer of its own until then, filled as
+/// the loop would fill it.
+struct LatePmax<D> {
+    inner: D,
+    held: Vec<f64>,
+}
+
+impl<D: DenseLevels> DenseLevels for LatePmax<D> {
+    fn dense_order_ok(&self, order: Order) -> bool {
+        self.inner.dense_order_ok(order)
+    }
+    fn dense_kind(&self) -> String {
+        self.inner.dense_kind()
+    }
+    fn dense_begin(&mut self, order: Order, start: &Adjacency, fixed: &Adjacency, alpha: f64, na_value: f64) -> PcResult<()> {
+        let p = start.p();
+        self.held = vec![if order == Order::StableFast { -1.0 } else { f64::NEG_INFINITY }; p * p];
+        if order == Order::Stable {
+            for i in 0..p {
+                self.held[i + i * p] = 1.0;
+            }
+        }
+        self.inner.dense_begin(order, start, fixed, alpha, na_value)
+    }
+    fn dense_level(&mut self, level: usize, _pmax: &mut [f64], sep0: &mut BitMatrix, watch: &mut dyn Watch) -> PcResult<DenseLevelReport> {
+        self.inner.dense_level(level, &mut self.held, sep0, watch)
+    }
+    fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> PcResult<()> {
+        self.inner.dense_end(graph, &mut self.held, sep0)?;
+        pmax.copy_from_slice(&self.held);
+        Ok(())
+    }
+    fn dense_end_deferred(&mut self, graph: &mut Adjacency, _pmax: &mut [f64], sep0: &mut BitMatrix) -> PcResult<Option<PmaxCopy>> {
+        self.inner.dense_end(graph, &mut self.held, sep0)?;
+        let held = std::mem::take(&mut self.held);
+        Ok(Some(Box::new(move |dst: &mut [f64]| {
+            std::thread::yield_now();
+            dst.copy_from_slice(&held);
+            Ok(())
+        })))
+    }
+    fn writes_whole_pmax(&self) -> bool {
+        true
+    }
+}
+
 fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_density: f64, m_max: Option<usize>, na_delete: bool, nan_every: u64) -> Result<(), TestCaseError> {
     let t = HashTest { seed, nan_every, calls: Default::default() };
     let gaps = random_mask(p, gap_density, seed ^ 1);
@@ -274,18 +322,23 @@ fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_
     // the planned path, and levels 0 and 1 on the dense CPU twin; with `devices` > 1 every level
     // split over that many simulated devices and merged (multi.rs; "stable" only for the dense
     // levels, whose twin declines stable.fast's split and falls back to planned levels)
+    // (devices 0: one device whose dense levels hand pMax back as a job, `LatePmax`)
     let variants: &[(usize, bool, usize)] = if order == Order::Stable {
-        &[(1, false, 1), (3, false, 1), (1, true, 1), (3, true, 1), (2, true, 2), (1, true, 3), (2, false, 4)]
+        &[(1, false, 1), (3, false, 1), (1, true, 1), (3, true, 1), (2, true, 2), (1, true, 3), (2, false, 4), (2, true, 0)]
     } else {
-        &[(1, false, 1), (3, false, 1), (2, false, 3), (1, true, 1), (3, true, 1), (2, true, 2)]
+        &[(1, false, 1), (3, false, 1), (2, false, 3), (1, true, 1), (3, true, 1), (2, true, 2), (2, true, 0)]
     };
     for &(threads, dense_levels, devices) in variants {
         let params = SkeletonParams { threads, ..params.clone() };
         let planned = || {
-            let devs = (0..devices).map(|_| ParallelCpu::new(&t, threads).unwrap()).collect();
-            Split::new(devs, (0..devices).map(|d| format!("device {d}")).collect()).unwrap()
+            let devs = (0..devices.max(1)).map(|_| ParallelCpu::new(&t, threads).unwrap()).collect();
+            Split::new(devs, (0..devices.max(1)).map(|d| format!("device {d}")).collect()).unwrap()
         };
-        let got = if dense_levels {
+        let got = if devices == 0 {
+            let late = LatePmax { inner: DenseCpu::new(&t, threads).unwrap(), held: Vec::new() };
+            let mut b = WithDense { planned: planned(), dense: late };
+            run_skeleton(&params, &mut b, &mut NullWatch).unwrap()
+        } else if dense_levels {
             let mut b = WithDense { planned: planned(), dense: DenseCpu::with_devices(&t, threads, devices).unwrap() };
             run_skeleton(&params, &mut b, &mut NullWatch).unwrap()
         } else {

@@ -319,7 +319,7 @@ impl Engine<'_> {
     pub fn details(&self) -> Details {
         let split = |s: &dyn SplitCounts, devices: &[usize]| Some(Several { devices: devices.to_vec(), merge_s: 0.0, split: Some(s.counts()), joined: None });
         match self {
-            Engine::Gauss(b) => Details { timings: b.timings().clone(), several: None },
+            Engine::Gauss(b) => Details { timings: b.timings_all(), several: None },
             Engine::MultiGauss(b, d) => Details {
                 timings: b.timings(),
                 several: Some(Several { devices: d[..b.devices_used()].to_vec(), merge_s: b.merge_seconds(), split: None, joined: b.joined() }),

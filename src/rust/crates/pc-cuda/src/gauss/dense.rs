@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use pc_core::backend::{run_watched, Control, Watch};
-use pc_core::dense::{DenseLevelReport, DenseLevels};
+use pc_core::dense::{DenseLevelReport, DenseLevels, PmaxCopy};
 use pc_core::multi;
 use pc_core::plan::Order;
 use pc_core::{Adjacency, BitMatrix, PcError};
@@ -282,6 +282,16 @@ impl DenseLevels for CudaGauss {
     }
 
     fn dense_end(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<()> {
+        match self.dense_end_deferred(graph, pmax, sep0)? {
+            Some(copy) => copy(pmax),
+            None => Ok(()),
+        }
+    }
+
+    /// The graph and level 0's bits come back now; pMax (3.2 GB at p = 20000, a third of a
+    /// second) on a stream of its own while the next levels run, where the device keeps room for
+    /// them with pMax still on it.
+    fn dense_end_deferred(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<Option<PmaxCopy>> {
         let st = self.dense.take().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
         let p = st.p;
         if pmax.len() != p * p || sep0.p() != p {
@@ -291,7 +301,6 @@ impl DenseLevels for CudaGauss {
         let gpu = &self.gpu;
         let (g, s0) = guard("copying the results back", || {
             gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-            gpu.download_staged(&st.pmax, pmax, "pMax")?;
             let g = gpu.stream.clone_dtoh(&st.adj).map_err(cuda_err("copying the graph back"))?;
             let s0 = gpu.stream.clone_dtoh(&st.sep0).map_err(cuda_err("copying the level-0 sepsets back"))?;
             gpu.stream.synchronize().map_err(cuda_err("copying the results back"))?;
@@ -299,10 +308,27 @@ impl DenseLevels for CudaGauss {
         })?;
         *graph = Adjacency::from_words(p, g);
         *sep0 = BitMatrix::from_words(p, s0);
-        drop(st); // frees pMax and the bit matrices before the planned levels
+        let DenseState { pmax: dpmax, .. } = st; // the bit matrices are freed here
+        let pmax_bytes = dpmax.len() * 8;
+        let own = guard("copying pMax back", || {
+            let room = gpu.free_bytes()? >= pmax_bytes;
+            if room { gpu.with_own_stream().map(Some) } else { Ok(None) }
+        })?;
         self.timings.results_s += t0.elapsed().as_secs_f64();
-        Ok(())
+        let spent = self.pmax_copy_ns.clone();
+        let copy = move |own: &Gpu, dst: &mut [f64]| -> Result<()> {
+            let t = Instant::now();
+            let r = guard("copying pMax back", || {
+                own.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+                own.download_staged(&dpmax, dst, "pMax")
+            });
+            drop(dpmax);
+            spent.fetch_add(t.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+            r
+        };
+        match own {
+            Some(own) => Ok(Some(Box::new(move |dst: &mut [f64]| copy(&own, dst)))),
+            None => copy(&self.gpu, pmax).map(|()| None),
+        }
     }
 }
-
-

@@ -151,6 +151,9 @@ pub struct CudaGauss {
     symmetric: bool,
     /// C holds a NaN: levels >= 2 then run on the CPU, which reproduces pcalg's error there.
     has_nan: bool,
+    /// Nanoseconds of pMax's copies that ran beside the levels (`dense_end_deferred`), part of
+    /// the results' seconds.
+    pmax_copy_ns: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl CudaGauss {
@@ -257,6 +260,7 @@ impl CudaGauss {
                 cpu_test: None,
                 symmetric,
                 has_nan,
+                pmax_copy_ns: Default::default(),
             })
         })
     }
@@ -288,6 +292,13 @@ impl CudaGauss {
 
     pub fn timings(&self) -> &Timings {
         &self.timings
+    }
+
+    /// The timings with the seconds of pMax's copies beside the levels in `results_s`.
+    pub fn timings_all(&self) -> Timings {
+        let mut t = self.timings.clone();
+        t.results_s += self.pmax_copy_ns.load(std::sync::atomic::Ordering::Relaxed) as f64 * 1e-9;
+        t
     }
 
     /// NVRTC's log from compiling the kernels (resource usage with GPUPC_NVRTC_VERBOSE=1).
