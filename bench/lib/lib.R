@@ -43,14 +43,17 @@ fast_cor <- function(X, how = c("auto", "cor", "crossprod")) {
   how <- match.arg(how)
   if (how == "auto") how <- if (as.numeric(nrow(X)) * ncol(X)^2 <= 3e9) "cor" else "crossprod"
   if (how == "cor") return(list(C = cor(X), how = "cor"))
-  # column blocks on all cores (R's reference BLAS is single-threaded: 1e11 flops at p = 10000);
-  # C[i, j] and C[j, i] are the same dot product, so C stays exactly symmetric
+  # column blocks on all cores (R's reference BLAS is single-threaded: 1e11 flops at p = 10000).
+  # C[i, j] and C[j, i] come from different blocks, which an optimised BLAS sums in different
+  # orders; C is made exactly symmetric after, as cor()'s is (a C that is not takes the
+  # pseudo-inverse in every test of order >= 2, in pcalg's R and in gpupc alike)
   Z <- scale(X) / sqrt(nrow(X) - 1)
   p <- ncol(X)
   cores <- parallel::detectCores()
   blocks <- split(seq_len(p), ceiling(seq_len(p) / ceiling(p / cores)))
   C <- do.call(rbind, parallel::mclapply(blocks, function(b) crossprod(Z[, b, drop = FALSE], Z),
                                          mc.cores = cores))
+  C <- (C + t(C)) / 2
   C[C > 1] <- 1
   C[C < -1] <- -1
   diag(C) <- 1

@@ -4,7 +4,8 @@
 #
 #   Rscript bench/suites/gauss/r-side-phases.R [--backend cpu|cuda] [--p 1643] [--n 850]
 #       [--big-p 5000] [--big-n 1000] [--reps 7] [--threads 0] [--data-dir /tmp]
-#       [--rows-p 5000] [--libs LIB_A,LIB_B --rounds 3] [--save FILE.rds]
+#       [--rows-p 5000] [--libs LIB_A,LIB_B --rounds 3] [--save FILE.rds] [--method stable]
+#       [--details]
 #
 # With --libs, the script runs itself once per library per round, alternating (A, B, A, B, ...),
 # each child with R_LIBS set to that library: same machine, same data, same calls; it then prints
@@ -14,6 +15,9 @@
 # options(gpupc.sepset_rows_p): 0 gives the compact sepset rows at any p, Inf pcalg's list of
 # lists (the default, 5000, the list up to p = 5000). With --backend cuda the same calls run on
 # the GPU (the first of each kind also opens the device and compiles or loads the kernels).
+# --method is the skeleton order of both calls; --details prints, after each case, its last call's
+# levels (tests, seconds) and the backend's figures (gpupc_last_run()$details: kernel, transfer
+# and host seconds).
 #
 # Data: pcalg's randomDAG of expected degree 4 (seed 1) with rmvDAG's Gaussian SEM
 # (bench/lib/lib.R's gauss_data(); n p^2 above 3e9 uses its sparse generator), kept under
@@ -31,6 +35,7 @@ big_p <- as.integer(opt("big-p", "5000")); big_n <- as.integer(opt("big-n", "100
 reps <- as.integer(opt("reps", "7")); threads <- as.integer(opt("threads", "0"))
 data_dir <- opt("data-dir", tempdir())
 rows_p <- as.numeric(opt("rows-p", "5000"))
+method <- opt("method", "stable"); details <- "--details" %in% args
 libs <- opt("libs", NA); rounds <- as.integer(opt("rounds", "3")); save <- opt("save", NA)
 
 data_file <- function(p, n) file.path(data_dir, sprintf("gpupc-r-side-gauss-p%d-n%d.rds", p, n))
@@ -98,9 +103,9 @@ for (cs in Filter(Negate(is.null), cases())) {
   }
   suff <- readRDS(f)
   call <- if (cs$name == "gpu_pc") {
-    function() gpu_pc(suff, gaussCItest, 0.01, p = cs$p, backend = backend, numCores = threads)
+    function() gpu_pc(suff, gaussCItest, 0.01, p = cs$p, backend = backend, numCores = threads, skel.method = method)
   } else {
-    function() gpu_skeleton(suff, gaussCItest, 0.01, p = cs$p, backend = backend, numCores = threads)
+    function() gpu_skeleton(suff, gaussCItest, 0.01, p = cs$p, backend = backend, numCores = threads, method = method)
   }
   fit <- call()  # warm-up
   rows <- NULL
@@ -119,6 +124,14 @@ for (cs in Filter(Negate(is.null), cases())) {
   # yardstick of gc_s
   full <- stats::median(replicate(3, system.time(gc(), gcFirst = FALSE)[["elapsed"]]))
   cat(sprintf("%s p = %d: gc() takes %.4f s here\n", cs$name, cs$p, full))
+  if (details) {
+    lr <- gpupc_last_run()
+    lv <- as.data.frame(lr$levels)
+    cat(sprintf("%s p = %d, %s, its last call's levels:\n", cs$name, cs$p, method))
+    print(lv[, intersect(c("level", "edges", "tests", "removed", "seconds"), names(lv))], row.names = FALSE)
+    num <- Filter(function(v) is.numeric(v) && length(v) == 1, lr$details)
+    cat(sprintf("%s p = %d details: %s\n", cs$name, cs$p, paste(sprintf("%s %.4g", names(num), unlist(num)), collapse = ", ")))
+  }
   times[[cs$name]] <- cbind(rows, full_gc_s = full)
   results[[cs$name]] <- fit
   rm(fit)
