@@ -7,6 +7,7 @@ gauss-fast  5  gpu  skel.method = "stable.fast": pcbench parity (GPU = CPU, 100 
 discrete    6  gpu  gpu-check.R on 8 bnlearn networks (disCItest, binCItest, both orders, adaptDF); pcbench: 60 random discrete cases, LINK GPU = CPU, the chi-square tail against R
 small-n     1  gpu  disCItest / binCItest n < n.min warnings on the GPU and the CPU backend, against pcalg
 fci         4  gpu  fci-check.R: gpu_fci() / gpu_rfci() on the GPU against pcalg::fci() / rfci() and the CPU backend, 20 random cases with unobserved variables (gaussCItest, disCItest)
+c-checks    1  gpu  c-checks.R: suffStat$C checked on the GPU (symmetric, within and beyond the tolerance, out of range, infinite, NaN) against the CPU backend
 tests       6  gpu  tests/testthat of the package with a GPU present (bench/lib/testthat-lite.R: the blocks that skip without one run here)
 '
 S=$BENCH/suites/parity
@@ -28,6 +29,10 @@ part_discrete() {
   [ -s "$TMPD/link.bin" ] || step codes-link 120 "$R" "$BENCH/lib/export-codes.R" link 20000 "$TMPD/link.bin"
   step gsquare-link-parity 90 "$PCBENCH" discrete --codes "$TMPD/link.bin" --backend both --repeat 2 --threads "$THREADS"
   step pchisq 60 "$PCBENCH" pchisq --fixtures src/rust/crates/pc-core/tests/fixtures
+}
+part_c-checks() {
+  needs r gpu || return 1
+  step c-checks 120 "$R" "$S/c-checks.R"
 }
 part_small-n() {
   needs r || return 1

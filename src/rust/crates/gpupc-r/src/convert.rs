@@ -132,7 +132,7 @@ pub fn standardized(x: &[f64], rows: usize, p: usize, threads: usize) -> CoreRes
 /// pool) that also says whether C is exactly symmetric and holds NaN; infinite entries are
 /// refused.
 pub fn scan_correlation(c: &[f64], p: usize) -> CoreResult<SymScan> {
-    let s = pc_core::par::scan_symmetric(c, p, 1e-10, 1.0 + 1e-12);
+    let s = pc_core::par::scan_symmetric(c, p, pc_core::par::C_SYMMETRY_TOL, pc_core::par::C_BOUND);
     if let Some((i, j)) = s.asymmetric {
         let (a, b) = (c[i + j * p], c[j + i * p]);
         return Err(invalid("suffStat$C", format!("must be symmetric: C[{}, {}] = {a} but C[{}, {}] = {b}", i + 1, j + 1, j + 1, i + 1)));

@@ -108,6 +108,7 @@ impl Run<'_> {
         let t0 = Instant::now();
         let mut b = open()?;
         self.setup_s = t0.elapsed().as_secs_f64();
+        pc_core::trace::mark(|| "setup: GPU engine open".into());
         let out = self.go(&mut b)?;
         self.extra = engine_details(&b.details());
         Ok((out, b))
@@ -147,8 +148,32 @@ fn gauss_cuda(run: &mut Run, data: &List, devices: &[usize], grow: bool, keep: b
         Ok(b)
     };
     let (out, engine) = match &input {
+        // one GPU checks C itself after the upload; where it finds a bad value, the host's scan
+        // names it as before
+        GaussInput::C(c, n) if devices.len() == 1 => run.cuda_kept(|| {
+            let mut e = open(GaussSource::C { c, symmetric: true, has_nan: false }, *n)?;
+            let passed = match &mut e {
+                pc_cuda::Engine::Gauss(g) => g.check_c_on_device()?,
+                _ => None,
+            };
+            match passed {
+                Some(true) => Ok(e),
+                Some(false) => {
+                    drop(e);
+                    pc_core::threads::call_pool(threads, "scan")?.install(|| scan_correlation(c, p))?;
+                    Err(PcError::Internal("the GPU's check of suffStat$C found a bad value the host's did not".into()))
+                }
+                None => {
+                    drop(e);
+                    let scan = pc_core::threads::call_pool(threads, "scan")?.install(|| scan_correlation(c, p))?;
+                    open(GaussSource::C { c, symmetric: scan.exact, has_nan: scan.has_nan }, *n)
+                }
+            }
+        })?,
         GaussInput::C(c, n) => {
+            pc_core::trace::mark(|| "input: C read".into());
             let scan = run.read(|| pc_core::threads::call_pool(threads, "scan")?.install(|| scan_correlation(c, p)))?;
+            pc_core::trace::mark(|| "input: C scanned".into());
             run.cuda_kept(|| open(GaussSource::C { c, symmetric: scan.exact, has_nan: scan.has_nan }, *n))?
         }
         GaussInput::Data { x, rows, n } => {
@@ -182,7 +207,9 @@ fn skeleton_run(test: &str, data: List, args: List, backend: &str, hooks: List, 
     let params = skeleton_params(&args)?;
     let (fallback, keep_test) = (crate::convert::Named(&args).logical("fallback")?, crate::convert::Named(&args).logical("keep_test")?);
     let (p, order) = (params.start.p(), params.order);
+    pc_core::trace::mark(|| "call: start".into());
     let pmax_r = alloc_pmax(p)?;
+    pc_core::trace::mark(|| "call: pMax allocated".into());
     // SAFETY: pmax_r is a fresh p x p double matrix, kept alive (and protected) by this frame
     // until result_to_r takes it; nothing else touches its cells meanwhile.
     let pmax = unsafe { doubles_mut(&pmax_r, p * p) };
@@ -274,6 +301,7 @@ fn skeleton_run(test: &str, data: List, args: List, backend: &str, hooks: List, 
     }
     let phases = list!(input_s = run.input_s, setup_s = run.setup_s, search_s = run.search_s);
     let mut out = result_to_r(res, pmax_r, order, &name, run.extra, phases, run.params.threads)?;
+    pc_core::trace::mark(|| "call: result for R made".into());
     if !gpu_failed.is_empty() {
         let left = gpu_failed.last().map(|(_, d)| d.iter().map(|&o| o as i32).collect::<Vec<_>>()).unwrap_or_default();
         let errs: Vec<Robj> = gpu_failed.into_iter().map(|(e, d)| list!(failure = e, devices = d.iter().map(|&o| o as i32).collect::<Vec<_>>()).into_robj()).collect();
@@ -375,6 +403,8 @@ fn gpupc_sepsets(handle: Robj, compact: bool, object: Robj) -> Robj {
 /// directly.
 fn with_sepset_slot(object: &Robj, list: Robj) -> CoreResult<Robj> {
     use extendr_ffi::{R_NilValue, Rf_install, CDR, SEXP, TAG};
+    // R's own functions on its SEXP pointers, as extendr-ffi declares its others
+    #[allow(improper_ctypes)]
     extern "C" {
         fn Rf_shallow_duplicate(x: SEXP) -> SEXP;
         fn ATTRIB(x: SEXP) -> SEXP;

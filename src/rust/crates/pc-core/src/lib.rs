@@ -25,6 +25,7 @@ pub mod rounds;
 pub mod rows;
 pub mod skeleton;
 pub mod threads;
+pub mod trace;
 
 pub use backend::{Backend, Control, NullWatch, Watch};
 pub use citest::CiTest;

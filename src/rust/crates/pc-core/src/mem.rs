@@ -17,6 +17,23 @@ pub fn try_vec<T>(len: usize, arg: &'static str, what: &str) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// `len` zero words whose pages the system zeroes as they are first touched (`alloc_zeroed`: no
+/// pass over them here, and none on whatever thread pool the caller is on), or `OutOfMemory`.
+pub fn try_zeroed_words(len: usize, arg: &'static str, what: &str) -> Result<Vec<u64>> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u64>(len).map_err(|_| out_of_memory(arg, what, bytes_of::<u64>(len)))?;
+    // SAFETY: the layout has a non-zero size; a null pointer is the allocator's refusal.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u64;
+    if ptr.is_null() {
+        return Err(out_of_memory(arg, what, bytes_of::<u64>(len)));
+    }
+    // SAFETY: allocated by the global allocator for exactly `len` u64 (the vector's capacity),
+    // all zero, which is a valid u64.
+    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
 /// `vec![value; len]` made fallibly and written by the current rayon pool's threads (fresh
 /// memory costs a page fault per 4 KB; one thread took most of a second per GB).
 pub fn try_filled<T: Copy + Send + Sync>(len: usize, value: T, arg: &'static str, what: &str) -> Result<Vec<T>> {

@@ -192,6 +192,11 @@ mod tests {
     }
 }
 
+/// How far C[i, j] and C[j, i] may differ (relative to 1 + the larger) before C counts as not
+/// symmetric, and how far beyond 1 a correlation may lie: the checks of `suffStat$C`.
+pub const C_SYMMETRY_TOL: f64 = 1e-10;
+pub const C_BOUND: f64 = 1.0 + 1e-12;
+
 /// What one pass over a p x p matrix found (see [`scan_symmetric`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SymScan {

@@ -10,7 +10,7 @@ use crate::error::{PcError, Result};
 use crate::dense::DenseLevelReport;
 use crate::graph::{Adjacency, BitMatrix};
 use crate::par::DisjointSlice;
-use crate::plan::{na_map, plan_level_cancellable, EdgeOutcome, EdgeWork, LevelPlan, Order};
+use crate::plan::{na_map, plan_level_from_rows, EdgeOutcome, EdgeWork, LevelPlan, Order};
 use rayon::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -93,6 +93,12 @@ struct State<'a> {
     /// it), the later levels' raises of pMax cells, per level and block: (cell, value), applied
     /// when the copy has landed (a raise is a max, so the order does not matter).
     pmax_raises: Option<Vec<Vec<(usize, f64)>>>,
+    /// `graph`'s edges, kept as levels remove them (a count over the bits is 50 MB at p = 20000,
+    /// and the loop asks twice a level).
+    edges: usize,
+    /// The next level's snapshot as rows, made from the last level's (`Rows::keeping`), where
+    /// that is less work than reading every bit of the graph again.
+    rows: Option<crate::plan::Rows>,
     n_edgetests: Vec<f64>,
     levels: Vec<LevelStat>,
 }
@@ -148,6 +154,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
     if !(params.alpha > 0.0 && params.alpha <= 1.0) {
         return Err(PcError::invalid("alpha", format!("must lie in (0, 1], not {}", params.alpha)));
     }
+    crate::trace::mark(|| format!("search: start, p = {p}"));
     let fast = params.order == Order::StableFast;
     let pool = crate::threads::call_pool(params.threads, "plan")?;
     // levels 0 and 1 on a backend's own graph, where it offers them for this order
@@ -171,16 +178,22 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
             graph.add_edge(i as usize, j as usize);
         }
     }
-    let mut st = State { pool, graph, sepsets: Vec::new(), sep0: BitMatrix::empty(p), sep1: Vec::new(), pmax, pmax_raises: None, n_edgetests: Vec::new(), levels: Vec::new() };
+    let edges = graph.n_edges();
+    let mut st = State { pool, graph, sepsets: Vec::new(), sep0: BitMatrix::empty(p), sep1: Vec::new(), pmax, pmax_raises: None, edges, rows: None, n_edgetests: Vec::new(), levels: Vec::new() };
+    crate::trace::mark(|| "search: pMax and the start graph ready".into());
     // pMax may come back from a dense backend while the later levels run (`dense_end`): its copy
     // runs on a thread of this scope, and lands before the result is made
     std::thread::scope(|scope| {
         let mut copy = None;
         let levels = run_levels(params, backend, watch, &mut st, scope, &mut copy);
+        crate::trace::mark(|| "search: levels done".into());
         let landed = land_pmax(&mut st, copy);
+        crate::trace::mark(|| "search: pMax landed".into());
         let max_ord = levels?;
         landed?;
-        Ok(finish(st, max_ord))
+        let out = finish(st, max_ord);
+        crate::trace::mark(|| "search: result made".into());
+        Ok(out)
     })
 }
 
@@ -210,10 +223,11 @@ fn run_levels<'scope, 'a: 'scope>(
             if use_dense {
                 let d = backend.dense().expect("the backend offered dense levels");
                 d.dense_begin(Order::Stable, &st.graph, &params.fixed_edges, params.alpha, na_value)?;
-                dense_edges = Some(st.graph.n_edges());
+                crate::trace::mark(|| "dense levels begun".into());
+                dense_edges = Some(st.edges);
             }
             loop {
-                let n_edges = dense_edges.unwrap_or_else(|| st.graph.n_edges());
+                let n_edges = dense_edges.unwrap_or(st.edges);
                 if done || n_edges == 0 || !within_m_max(level) {
                     break;
                 }
@@ -227,15 +241,20 @@ fn run_levels<'scope, 'a: 'scope>(
                         continue;
                     }
                     dense_end(st, backend, scope, copy)?;
+                    st.edges = edges;
+                    debug_assert_eq!(st.edges, st.graph.n_edges());
                     dense_edges = None;
                 }
                 let t0 = Instant::now();
                 let plan = plan_watched(st, Order::Stable, level, params, na_value, watch)?;
+                land_if_copied(st, copy)?;
                 done = !run_one_level(st, &plan, t0, backend, watch, Order::Stable)?;
                 level += 1;
             }
-            if dense_edges.is_some() {
+            if let Some(edges) = dense_edges {
                 dense_end(st, backend, scope, copy)?;
+                st.edges = edges;
+                debug_assert_eq!(st.edges, st.graph.n_edges());
             }
             if st.n_edgetests.is_empty() {
                 st.n_edgetests.push(0.0); // pcalg's numeric(1)
@@ -252,7 +271,8 @@ fn run_levels<'scope, 'a: 'scope>(
                 // levels 0 and 1 on the backend's graph (the edge count is tracked there)
                 let d = backend.dense().expect("the backend offered dense levels");
                 d.dense_begin(Order::StableFast, &st.graph, &params.fixed_edges, params.alpha, na_value)?;
-                let mut edges = st.graph.n_edges();
+                crate::trace::mark(|| "dense levels begun".into());
+                let mut edges = st.edges;
                 while level <= 1 {
                     let d = backend.dense().expect("the backend offered dense levels");
                     let rep = dense_level(st, d, level, edges, Order::StableFast, watch)?;
@@ -266,6 +286,8 @@ fn run_levels<'scope, 'a: 'scope>(
                     }
                 }
                 dense_end(st, backend, scope, copy)?;
+                st.edges = edges;
+                debug_assert_eq!(st.edges, st.graph.n_edges());
                 if level <= 1 || level > m_max {
                     let max_ord = st.n_edgetests.len() as i32 - 2;
                     return Ok(max_ord);
@@ -280,6 +302,7 @@ fn run_levels<'scope, 'a: 'scope>(
                 if level > 0 && plan.qualifying == 0 {
                     break;
                 }
+                land_if_copied(st, copy)?;
                 run_one_level(st, &plan, t0, backend, watch, Order::StableFast)?;
                 level += 1;
                 if level > m_max {
@@ -312,6 +335,7 @@ fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usi
         st.pool.install(|| singles.par_sort_unstable_by_key(|s| (s[0].min(s[1]), s[0].max(s[1]))));
     }
     let seconds = t0.elapsed().as_secs_f64();
+    crate::trace::mark(|| format!("dense level {level}: {} tests, {} removed", rep.tests, rep.removed));
     if deferred {
         if rep.qualifying == 0 {
             return Ok(rep);
@@ -330,10 +354,21 @@ fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usi
 /// while the later levels run; their raises of pMax cells wait in `st.pmax_raises`.
 fn dense_end<'scope, 'a: 'scope>(st: &mut State<'a>, backend: &mut dyn Backend, scope: &'scope std::thread::Scope<'scope, '_>, copy: &mut PmaxCopying<'scope, 'a>) -> Result<()> {
     let d = backend.dense().expect("the backend offered dense levels");
-    if let Some(job) = d.dense_end_deferred(&mut st.graph, st.pmax, &mut st.sep0)? {
+    let deferred = d.dense_end_deferred(&mut st.graph, st.pmax, &mut st.sep0)?;
+    crate::trace::mark(|| format!("dense levels ended, pMax {}", if deferred.is_some() { "copied beside the next levels" } else { "back" }));
+    if let Some(job) = deferred {
         let pmax = std::mem::take(&mut st.pmax);
         st.pmax_raises = Some(Vec::new());
         *copy = Some(scope.spawn(move || (job(pmax), pmax)));
+    }
+    Ok(())
+}
+
+/// Lands a pMax copy that has finished, so that the next levels raise their cells directly.
+fn land_if_copied<'a>(st: &mut State<'a>, copy: &mut PmaxCopying<'_, 'a>) -> Result<()> {
+    if copy.as_ref().is_some_and(|h| h.is_finished()) {
+        land_pmax(st, copy.take())?;
+        crate::trace::mark(|| "pMax landed".into());
     }
     Ok(())
 }
@@ -358,10 +393,17 @@ fn land_pmax<'a>(st: &mut State<'a>, copy: PmaxCopying<'_, 'a>) -> Result<()> {
 }
 
 /// Plans a level on a worker thread while the caller's thread keeps answering Ctrl-C.
-fn plan_watched(st: &State<'_>, order: Order, level: usize, params: &SkeletonParams, na: f64, watch: &mut dyn Watch) -> Result<LevelPlan> {
+fn plan_watched(st: &mut State<'_>, order: Order, level: usize, params: &SkeletonParams, na: f64, watch: &mut dyn Watch) -> Result<LevelPlan> {
+    let rows = st.rows.take();
     let (pool, graph) = (&st.pool, &st.graph);
     run_watched(0, watch, POLL, |ctl: &Control| {
-        pool.install(|| plan_level_cancellable(order, level, graph, &params.fixed_edges, params.alpha, na, &|| ctl.cancelled()))
+        pool.install(|| {
+            let rows = match rows {
+                Some(r) => r,
+                None => crate::plan::Rows::from_adjacency(graph)?,
+            };
+            plan_level_from_rows(order, level, rows, &params.fixed_edges, params.alpha, na, &|| ctl.cancelled())
+        })
     })
 }
 
@@ -369,12 +411,14 @@ fn plan_watched(st: &State<'_>, order: Order, level: usize, params: &SkeletonPar
 /// processed side had more than `level` neighbours). `t0` is when planning the level began.
 fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mut dyn Backend, watch: &mut dyn Watch, order: Order) -> Result<bool> {
     let level = plan.level;
-    let edges_at_start = st.graph.n_edges();
+    let edges_at_start = st.edges;
     let plan_seconds = t0.elapsed().as_secs_f64();
+    crate::trace::mark(|| format!("level {level}: planned, {} edges", plan.edges.len()));
     watch.level_start(level, edges_at_start, plan.total_tests());
     let t1 = Instant::now();
     let outcomes = backend.run_level(plan, watch)?;
     let backend_seconds = t1.elapsed().as_secs_f64();
+    crate::trace::mark(|| format!("level {level}: run"));
     if outcomes.len() != plan.edges.len() {
         return Err(PcError::Internal(format!("backend returned {} outcomes for {} edges", outcomes.len(), plan.edges.len())));
     }
@@ -386,7 +430,12 @@ fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mu
         pool.install(|| apply_outcomes(graph, pmax, raises, sepsets, sep0, plan, &outcomes, order, ctl))
     })?;
     st.n_edgetests.push(tests as f64);
+    st.edges -= removed;
+    debug_assert_eq!(st.edges, st.graph.n_edges());
+    // the next level's rows from this one's, where they hold fewer entries than the graph words
+    st.rows = if plan.rows.cols.len() <= st.graph.p() * st.graph.p().div_ceil(64) { Some(plan.rows.keeping(&st.graph)?) } else { None };
     let seconds = t0.elapsed().as_secs_f64();
+    crate::trace::mark(|| format!("level {level}: applied, {tests} tests, {removed} removed"));
     watch.level_end(level, tests, removed, seconds);
     st.levels.push(LevelStat { level, edges_at_start, tests, removed, seconds, plan_seconds, backend_seconds });
     Ok(not_done)

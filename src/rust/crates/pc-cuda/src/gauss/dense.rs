@@ -238,6 +238,7 @@ impl DenseLevels for CudaGauss {
             let words = p.div_ceil(64);
             let mut adj = gpu.alloc::<u64>(p * words, "the graph")?;
             gpu.upload_staged(start.words(), &mut adj, "the graph")?;
+            pc_core::trace::mark(|| "dense begin: graph uploaded".into());
             let fixed = if has_fixed {
                 let mut d = gpu.alloc::<u64>(p * words, "fixed edges")?;
                 gpu.upload_staged(fixed.words(), &mut d, "fixed edges")?;
@@ -299,15 +300,21 @@ impl DenseLevels for CudaGauss {
         }
         let t0 = Instant::now();
         let gpu = &self.gpu;
+        // the bit matrices through the staging buffers too (100 MB at p = 20000: 63 ms as two
+        // pageable copies)
         let (g, s0) = guard("copying the results back", || {
             gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-            let g = gpu.stream.clone_dtoh(&st.adj).map_err(cuda_err("copying the graph back"))?;
-            let s0 = gpu.stream.clone_dtoh(&st.sep0).map_err(cuda_err("copying the level-0 sepsets back"))?;
             gpu.stream.synchronize().map_err(cuda_err("copying the results back"))?;
-            Ok((g, s0))
+            let back = |d: &CudaSlice<u64>, what: &str| -> Result<Vec<u64>> {
+                let mut v = pc_core::mem::try_zeroed_words(d.len(), "labels", "the graph's bits")?;
+                gpu.download_staged(d, &mut v, what)?;
+                Ok(v)
+            };
+            Ok((back(&st.adj, "copying the graph back")?, back(&st.sep0, "copying the level-0 sepsets back")?))
         })?;
         *graph = Adjacency::from_words(p, g);
         *sep0 = BitMatrix::from_words(p, s0);
+        pc_core::trace::mark(|| "dense end: graph and level-0 bits back".into());
         let DenseState { pmax: dpmax, .. } = st; // the bit matrices are freed here
         let pmax_bytes = dpmax.len() * 8;
         let own = guard("copying pMax back", || {
@@ -323,6 +330,7 @@ impl DenseLevels for CudaGauss {
                 own.download_staged(&dpmax, dst, "pMax")
             });
             drop(dpmax);
+            pc_core::trace::mark(|| format!("pMax copied ({:.3} s)", t.elapsed().as_secs_f64()));
             spent.fetch_add(t.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
             r
         };

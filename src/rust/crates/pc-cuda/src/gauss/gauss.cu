@@ -728,9 +728,29 @@ __device__ void block_counts(u64 tests, u64 removed, u64 not_done, u64 qualifyin
     }
 }
 
+#ifdef GAUSS_BASE
+// C's checks on the device, as pc-core's par::scan_symmetric makes them on the host: flags[0] a
+// NaN, flags[1] a value beyond `bound` in absolute value (an infinity too), flags[2] a pair
+// i < j not bit-identical (nor both NaN), flags[3] such a pair further apart than
+// tol (1 + max |.|). Thread (i, j) reads C[i, j] and, for i < j, C[j, i].
+extern "C" __global__ void gauss_scan_c(const double* __restrict__ C, u64 p, double tol, double bound, u32* __restrict__ flags) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 j = (u64)blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= p || j >= p) return;
+    double a = C[i + j * p];
+    if (isnan(a)) atomicOr(flags + 0, 1u);
+    if (fabs(a) > bound) atomicOr(flags + 1, 1u);
+    if (i < j) {
+        double b = C[j + i * p];
+        if (__double_as_longlong(a) != __double_as_longlong(b) && !(isnan(a) && isnan(b))) {
+            atomicOr(flags + 2, 1u);
+            if (fabs(a - b) > tol * (1.0 + fmax(fabs(a), fabs(b)))) atomicOr(flags + 3, 1u);
+        }
+    }
+}
+
 // pMax before the first level: "stable" -Inf with 1 on the diagonal (pcalg's R: matrix(-Inf, p,
 // p); diag 1), "stable.fast" -1 everywhere (its C++ fills -1; R maps it afterwards).
-#ifdef GAUSS_BASE
 extern "C" __global__ void dense_pmax_init(double* __restrict__ pmax, u64 p, int fast) {
     u64 n = p * p;
     for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (u64)gridDim.x * blockDim.x) {

@@ -38,6 +38,8 @@ kernel_params!(RowsLive = "gauss_rows_live" {
     n_rows: u32, best: &'a CudaSlice<u64>, live: &'a mut CudaSlice<u8>,
 });
 
+kernel_params!(ScanC = "gauss_scan_c" { C: &'a CudaSlice<f64>, p: u64, tol: f64, bound: f64, flags: &'a mut CudaSlice<u32> });
+
 kernel_params!(PmaxInit = "dense_pmax_init" { pmax: &'a mut CudaSlice<f64>, p: u64, fast: i32 });
 
 kernel_params!(Degrees = "dense_degrees" { adj: &'a CudaSlice<u64>, words: u64, p: u32, deg: &'a mut CudaSlice<u32> });
@@ -94,6 +96,7 @@ mod tests {
             (Sets::KERNEL, Sets::fields()),
             (Pbest::KERNEL, Pbest::fields()),
             (RowsLive::KERNEL, RowsLive::fields()),
+            (ScanC::KERNEL, ScanC::fields()),
             (PmaxInit::KERNEL, PmaxInit::fields()),
             (Degrees::KERNEL, Degrees::fields()),
             (FillRows::KERNEL, FillRows::fields()),
