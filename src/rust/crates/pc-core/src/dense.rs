@@ -73,6 +73,8 @@ pub trait DenseLevels {
         self.dense_end(graph, pmax, sep0).map(|()| None)
     }
     /// `dense_end` writes every cell of pMax (a GPU's copy), so the loop need not fill it first.
+    /// Such a backend writes pMax nowhere else: its `dense_level` may get an empty `pmax` while
+    /// the loop faults the buffer's pages in.
     fn writes_whole_pmax(&self) -> bool {
         false
     }
