@@ -178,7 +178,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
             graph.add_edge(i as usize, j as usize);
         }
     }
-    let edges = graph.n_edges();
+    let edges = pool.install(|| (0..p).into_par_iter().map(|i| graph.degree(i)).sum::<usize>() / 2);
     let mut st = State { pool, graph, sepsets: Vec::new(), sep0: BitMatrix::empty(p), sep1: Vec::new(), pmax, pmax_raises: None, edges, rows: None, n_edgetests: Vec::new(), levels: Vec::new() };
     crate::trace::mark(|| "search: pMax and the start graph ready".into());
     // pMax may come back from a dense backend while the later levels run (`dense_end`): its copy

@@ -228,7 +228,7 @@ impl DenseLevels for CudaGauss {
         if start.p() != p || fixed.p() != p {
             return Err(PcError::Internal("the graph's size is not C's".into()));
         }
-        let has_fixed = fixed.n_edges() > 0;
+        let has_fixed = fixed.words().iter().any(|&w| w != 0);
         let need = dense_bytes(p, has_fixed);
         let t0 = Instant::now();
         let (gpu, f) = (&self.gpu, &self.dense_kernels);
