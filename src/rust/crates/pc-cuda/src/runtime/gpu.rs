@@ -293,22 +293,33 @@ impl Stage {
     }
 }
 
-fn stages() -> &'static std::sync::Mutex<std::collections::HashMap<usize, Arc<std::sync::Mutex<Stage>>>> {
-    static STAGES: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<usize, Arc<std::sync::Mutex<Stage>>>>> = std::sync::OnceLock::new();
+/// Each device's staging buffers, large and small (`(ordinal, small)`).
+fn stages() -> &'static std::sync::Mutex<std::collections::HashMap<(usize, bool), Arc<std::sync::Mutex<Stage>>>> {
+    static STAGES: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<(usize, bool), Arc<std::sync::Mutex<Stage>>>>> = std::sync::OnceLock::new();
     STAGES.get_or_init(Default::default)
 }
 
-/// Copies of at least this many bytes go through the staging buffers.
+/// Copies of at least this many bytes go through staging buffers.
 const STAGE_MIN_BYTES: usize = 1 << 20;
 
-/// The values of `T` per staged piece of a copy of `n` values, or None for one direct copy. A copy
-/// of under 64 MB in one pageable piece ran on one thread, faulting in every page of a fresh
-/// destination (R's pMax at p = 1643, 21.6 MB: up to 20 ms); in eight pieces the DMA of one
-/// overlaps the host threads' copy of the other.
-fn stage_chunk<T>(n: usize) -> Option<usize> {
+/// Bytes of each small pinned staging buffer, for copies of up to eight of them: pinning the
+/// large ones took 60 ms, which the first p = 1643 call of a process paid for its 21.6 MB copies.
+const STAGE_SMALL_BYTES: usize = 4 << 20;
+
+/// How a copy of `n` values of `T` is staged: None for one direct copy, else the values per
+/// piece (about an eighth of the copy) and whether the small buffers hold them. A copy of under
+/// 64 MB in one pageable piece ran on one thread, faulting in every page of a fresh destination
+/// (R's pMax at p = 1643, 21.6 MB: up to 20 ms); in pieces the DMA of one overlaps the host
+/// threads' copy of the other.
+fn stage_chunk<T>(n: usize) -> Option<(usize, bool)> {
     let size = std::mem::size_of::<T>().max(1);
     let bytes = n.saturating_mul(size);
-    (bytes >= STAGE_MIN_BYTES).then(|| n.div_ceil(8).clamp((STAGE_MIN_BYTES / size).max(1), (STAGE_BYTES / size).max(1)))
+    if bytes < STAGE_MIN_BYTES {
+        return None;
+    }
+    let small = bytes <= 8 * STAGE_SMALL_BYTES;
+    let max = if small { STAGE_SMALL_BYTES } else { STAGE_BYTES };
+    Some((n.div_ceil(8).clamp((STAGE_MIN_BYTES / size).max(1), (max / size).max(1)), small))
 }
 
 /// Copies `src` into `dst[k..]` of memory split over `threads` threads (a single memcpy of
@@ -329,15 +340,17 @@ fn copy_threads() -> usize {
 
 impl Gpu {
     /// This device's staging buffers (see [`Stage`]).
-    fn stage(&self, what: &str) -> Result<Arc<std::sync::Mutex<Stage>>> {
+    fn stage(&self, small: bool, what: &str) -> Result<Arc<std::sync::Mutex<Stage>>> {
         let mut all = stages().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = all.get(&self.ctx.ordinal()) {
+        let key = (self.ctx.ordinal(), small);
+        if let Some(s) = all.get(&key) {
             return Ok(s.clone());
         }
+        let bytes = if small { STAGE_SMALL_BYTES } else { STAGE_BYTES };
         // SAFETY: the buffers are written before they are read (the copies above).
-        let alloc = || unsafe { self.ctx.alloc_pinned_with_flags::<u8>(STAGE_BYTES, 0) }.map_err(cuda_err(what));
+        let alloc = || unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }.map_err(cuda_err(what));
         let s = Arc::new(std::sync::Mutex::new(Stage { bufs: [alloc()?, alloc()?] }));
-        all.insert(self.ctx.ordinal(), s.clone());
+        all.insert(key, s.clone());
         Ok(s)
     }
 
@@ -351,11 +364,11 @@ impl Gpu {
     /// Host -> device through two pinned buffers, the host copy into one overlapping the DMA
     /// out of the other (a pageable copy of C took 4.2 s at p = 20000).
     pub fn upload_staged<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(&self, src: &[T], dst: &mut CudaSlice<T>, what: &str) -> Result<()> {
-        let Some(chunk) = stage_chunk::<T>(src.len()) else {
+        let Some((chunk, small)) = stage_chunk::<T>(src.len()) else {
             self.stream.memcpy_htod(src, &mut dst.slice_mut(0..src.len())).map_err(cuda_err(what))?;
             return self.stream.synchronize().map_err(cuda_err(what));
         };
-        let stage = self.stage(what)?;
+        let stage = self.stage(small, what)?;
         let mut stage = stage.lock().unwrap_or_else(|e| e.into_inner());
         let bufs = stage.typed::<T>(chunk, what)?;
         let done = self.stage_events(what)?;
@@ -391,12 +404,12 @@ impl Gpu {
             return Err(PcError::Internal(format!("{what}: download past the end of the device buffer")));
         }
         let src = &src.slice(offset..offset + n);
-        let Some(chunk) = stage_chunk::<T>(n) else {
+        let Some((chunk, small)) = stage_chunk::<T>(n) else {
             self.stream.memcpy_dtoh(&src.slice(0..n), dst).map_err(cuda_err(what))?;
             return self.stream.synchronize().map_err(cuda_err(what));
         };
         // a buffer is only read after the DMA into it completed (its event, below)
-        let stage = self.stage(what)?;
+        let stage = self.stage(small, what)?;
         let mut stage = stage.lock().unwrap_or_else(|e| e.into_inner());
         let mut bufs = stage.typed::<T>(chunk, what)?;
         let done = self.stage_events(what)?;
@@ -432,15 +445,16 @@ mod tests {
     fn staged_pieces_fit_the_buffers() {
         assert_eq!(stage_chunk::<f64>(0), None);
         assert_eq!(stage_chunk::<f64>((STAGE_MIN_BYTES / 8) - 1), None);
-        assert_eq!(stage_chunk::<f64>(STAGE_MIN_BYTES / 8), Some(STAGE_MIN_BYTES / 8));
+        assert_eq!(stage_chunk::<f64>(STAGE_MIN_BYTES / 8), Some((STAGE_MIN_BYTES / 8, true)));
         let p1643 = 1643 * 1643;
-        let c = stage_chunk::<f64>(p1643).unwrap();
-        assert_eq!(p1643.div_ceil(c), 8);
+        let (c, small) = stage_chunk::<f64>(p1643).unwrap();
+        assert_eq!((p1643.div_ceil(c), small), (8, true));
         let p20000 = 20000 * 20000;
-        assert_eq!(stage_chunk::<f64>(p20000), Some(STAGE_BYTES / 8));
-        for n in [STAGE_MIN_BYTES, 3 << 20, 100 << 20, 1 << 33] {
-            let c = stage_chunk::<u8>(n).unwrap();
-            assert!((STAGE_MIN_BYTES..=STAGE_BYTES).contains(&c) && c * n.div_ceil(c) >= n);
+        assert_eq!(stage_chunk::<f64>(p20000), Some((STAGE_BYTES / 8, false)));
+        for n in [STAGE_MIN_BYTES, 3 << 20, 32 << 20, (32 << 20) + 1, 100 << 20, 1 << 33] {
+            let (c, small) = stage_chunk::<u8>(n).unwrap();
+            let max = if small { STAGE_SMALL_BYTES } else { STAGE_BYTES };
+            assert!((STAGE_MIN_BYTES..=max).contains(&c) && c * n.div_ceil(c) >= n && (!small || n.div_ceil(c) <= 8));
         }
     }
 }
