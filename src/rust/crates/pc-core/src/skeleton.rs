@@ -449,8 +449,14 @@ fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mu
     st.n_edgetests.push(tests as f64);
     st.edges -= removed;
     debug_assert_eq!(st.edges, st.graph.n_edges());
-    // the next level's rows from this one's, where they hold fewer entries than the graph words
-    st.rows = if plan.rows.cols.len() <= st.graph.p() * st.graph.p().div_ceil(64) { Some(plan.rows.keeping(&st.graph)?) } else { None };
+    // the next level's rows from this one's, where they hold fewer entries than the graph has
+    // words; else the next plan reads the bits again
+    st.rows = if plan.rows.cols.len() <= st.graph.p() * st.graph.p().div_ceil(64) {
+        let (pool, rows, graph) = (&st.pool, &plan.rows, &st.graph);
+        Some(pool.install(|| rows.keeping(graph))?)
+    } else {
+        None
+    };
     let seconds = t0.elapsed().as_secs_f64();
     crate::trace::mark(|| format!("level {level}: applied, {tests} tests, {removed} removed"));
     watch.level_end(level, tests, removed, seconds);
