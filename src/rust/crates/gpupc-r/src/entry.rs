@@ -147,6 +147,8 @@ fn gauss_cuda(run: &mut Run, data: &List, devices: &[usize], grow: bool, keep: b
         }
         Ok(b)
     };
+    // the host's pass over C: its checks in pcalg's words, and whether it is exactly symmetric
+    let host_scan = |c: &[f64]| pc_core::threads::call_pool(threads, "scan")?.install(|| scan_correlation(c, p));
     let (out, engine) = match &input {
         // one GPU checks C itself after the upload; where it finds a bad value, the host's scan
         // names it as before
@@ -160,19 +162,19 @@ fn gauss_cuda(run: &mut Run, data: &List, devices: &[usize], grow: bool, keep: b
                 Some(true) => Ok(e),
                 Some(false) => {
                     drop(e);
-                    pc_core::threads::call_pool(threads, "scan")?.install(|| scan_correlation(c, p))?;
+                    host_scan(c)?;
                     Err(PcError::Internal("the GPU's check of suffStat$C found a bad value the host's did not".into()))
                 }
                 None => {
                     drop(e);
-                    let scan = pc_core::threads::call_pool(threads, "scan")?.install(|| scan_correlation(c, p))?;
+                    let scan = host_scan(c)?;
                     open(GaussSource::C { c, symmetric: scan.exact, has_nan: scan.has_nan }, *n)
                 }
             }
         })?,
         GaussInput::C(c, n) => {
             pc_core::trace::mark(|| "input: C read".into());
-            let scan = run.read(|| pc_core::threads::call_pool(threads, "scan")?.install(|| scan_correlation(c, p)))?;
+            let scan = run.read(|| host_scan(c))?;
             pc_core::trace::mark(|| "input: C scanned".into());
             run.cuda_kept(|| open(GaussSource::C { c, symmetric: scan.exact, has_nan: scan.has_nan }, *n))?
         }

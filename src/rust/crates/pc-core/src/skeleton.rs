@@ -513,6 +513,10 @@ fn apply_outcomes(
             k = end;
         }
         let (mut tests, mut removed, mut not_done, mut seps, mut later) = (0u64, 0usize, false, Vec::new(), Vec::new());
+        if deferred {
+            // two cells an edge at most
+            later.try_reserve_exact(2 * (hi - lo)).map_err(|_| PcError::Internal(format!("out of memory for {} pMax raises", 2 * (hi - lo))))?;
+        }
         let mut raise = |i: u32, j: u32, v: f64, symmetric: bool| {
             let (i, j) = (i as usize, j as usize);
             if deferred {
