@@ -59,9 +59,10 @@ if (mode == "table") {
       cat(sprintf("    level %d: %.3f s (plan %.3f s, backend %.3f s), %.0f tests\n", r$levels$level, r$levels$seconds,
                   r$levels$plan_seconds %||% NA, r$levels$backend_seconds %||% NA, r$levels$tests), sep = "")
     if (!is.null(r$ranks))
-      with(r$ranks$levels, cat(sprintf("    level %d: %.0f edges, rank 0's %.0f in %.3f s (of which ready %.3f s; ranks %.3f-%.3f s); split by %s, %.0f exchange(s); sent %.2f MB, received %.2f MB in %.3f s; outcomes %.3f s\n",
+      with(r$ranks$levels, cat(sprintf("    level %d: %.0f edges, rank 0's %.0f in %.3f s (of which ready %.3f s; ranks %.3f-%.3f s); split by %s, %.0f exchange(s); sent %.2f MB, received %.2f MB in %.3f s; outcomes %.3f s; rank 0 took %.0f slice(s) from others\n",
                                      level, edges, local_edges, local_s, prepare_s %||% NA, fastest_s, slowest_s, split %||% "edges",
-                                     exchanges %||% 1, bytes_sent / 1e6, bytes_received / 1e6, allgather_s, finish_s %||% NA), sep = ""))
+                                     exchanges %||% 1, bytes_sent / 1e6, bytes_received / 1e6, allgather_s, finish_s %||% NA,
+                                     slices_taken %||% 0), sep = ""))
   }
   quit(status = 0)
 }

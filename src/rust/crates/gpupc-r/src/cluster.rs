@@ -28,6 +28,9 @@ pub(crate) struct RTransport {
     /// How levels >= 2 split (`GPUPC_RANK_ROWS`: 1 by rows wherever the engine can, 0 by edges;
     /// unset: by rows where the engine says it pays, a GPU's Gaussian set levels).
     pub(crate) rows: pc_core::ranks::RowsMode,
+    /// Whether a level split by rows moves slices between the ranks as they run
+    /// (`GPUPC_RANK_MOVE=0` keeps each rank's dealt slices, for comparisons).
+    pub(crate) moving: bool,
     /// Every rank runs levels 0 and 1 whole (`pc_core::ranks::start_search`'s answer).
     pub(crate) dense_every_rank: bool,
     pub(crate) seconds: f64,
@@ -65,6 +68,7 @@ impl RTransport {
                 Some("0") => pc_core::ranks::RowsMode::Never,
                 _ => pc_core::ranks::RowsMode::Auto,
             },
+            moving: std::env::var("GPUPC_RANK_MOVE").ok().as_deref().map(str::trim) != Some("0"),
             dense_every_rank: false,
             fail_at_level: fail.and_then(|l| l.parse().ok()),
             seconds: 0.0,
@@ -98,11 +102,12 @@ impl Transport for RTransport {
 /// (whole on every rank, or split like the others) and the seconds of their check, and per
 /// exchanged level the edges, bytes and seconds (of its share, of which making the level ready;
 /// in the exchanges; making the outcomes after them; the slowest and fastest rank's shares), its
-/// collectives, and whether it was split by rows or by edges.
+/// collectives, whether it was split by rows or by edges, and (by rows) the slices this rank took
+/// over from the others.
 pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_check_s): (bool, f64)) -> Robj {
     let col = |f: &dyn Fn(&RankLevel) -> f64| Robj::from(levels.iter().map(f).collect::<Vec<f64>>());
     let lv = List::from_names_and_values(
-        ["level", "edges", "local_edges", "bytes_sent", "bytes_received", "local_s", "prepare_s", "allgather_s", "finish_s", "slowest_s", "fastest_s", "exchanges", "split"],
+        ["level", "edges", "local_edges", "bytes_sent", "bytes_received", "local_s", "prepare_s", "allgather_s", "finish_s", "slowest_s", "fastest_s", "exchanges", "split", "slices_taken"],
         [
             Robj::from(levels.iter().map(|l| l.level as i32).collect::<Vec<_>>()),
             col(&|l| l.edges as f64),
@@ -117,6 +122,7 @@ pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_che
             col(&|l| l.fastest_seconds),
             col(&|l| l.exchanges as f64),
             Robj::from(levels.iter().map(|l| if l.by_rows { "rows" } else { "edges" }).collect::<Vec<_>>()),
+            col(&|l| l.slices_taken as f64),
         ],
     )
     .unwrap_or_default();

@@ -48,13 +48,14 @@ impl Run<'_> {
             } else if pc_core::ranks::Transport::size(&*tr) == 1 {
                 tr.dense_every_rank = kind.is_some();
             }
-            let (fail, perturb, dense, slices, rows) = (tr.fail_at_level, tr.perturb_dense, tr.dense_every_rank, tr.slices_per_rank, tr.rows);
+            let (fail, perturb, dense, slices, rows, moving) = (tr.fail_at_level, tr.perturb_dense, tr.dense_every_rank, tr.slices_per_rank, tr.rows, tr.moving);
             let mut r = pc_core::ranks::Ranks::new(b, tr)?;
             if let Some(k) = slices {
                 r.slices_per_rank = k;
             }
             r.fail_at_level = fail;
             r.rows = rows;
+            r.moving = moving;
             r.perturb_dense = perturb;
             r.dense_every_rank = dense;
             r.threads = self.params.threads;

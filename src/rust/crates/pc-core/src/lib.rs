@@ -11,6 +11,7 @@ pub mod citest;
 pub mod combinations;
 pub mod corr;
 pub mod cpu;
+pub mod deal;
 pub mod dense;
 pub mod error;
 pub mod fci;

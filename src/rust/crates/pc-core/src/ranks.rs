@@ -34,12 +34,13 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::backend::{Backend, Control, Watch};
+use crate::deal::{Claims, Deal, Report};
 use crate::dense::{DenseLevelReport, DenseLevels};
 use crate::error::{PcError, Result};
 use crate::graph::{Adjacency, BitMatrix};
 use crate::multi::weighted_blocks;
 use crate::plan::{EdgeOutcome, LevelPlan, Order};
-use crate::rows::{KeyBoard, NO_KEY};
+use crate::rows::{KeyBoard, RowKeys, NO_KEY};
 
 /// How the ranks of one search reach each other (MPI's `MPI_COMM_WORLD` in R, through Rmpi;
 /// threads in the tests). Every rank calls [`Transport::allgather`] the same number of times.
@@ -81,6 +82,8 @@ pub struct RankLevel {
     /// the merged keys, for the whole level, on every rank; by edges: the other ranks' decoded and
     /// dealt back into plan order).
     pub finish_seconds: f64,
+    /// Split by rows: the slices this rank took over from other ranks' queues ([`Deal`]).
+    pub slices_taken: u64,
 }
 
 /// A local backend run as one rank of several: see the module's text.
@@ -105,6 +108,10 @@ pub struct Ranks<'t, B> {
     /// Whether "stable" levels >= 2 are split by rows ([`RowsMode`]); every rank must use the
     /// same (the search's start compares it, as part of [`dense_kind`]).
     pub rows: RowsMode,
+    /// Whether the slices of a level split by rows move between the ranks as they run ([`Deal`];
+    /// false keeps each rank's dealt slices, for comparisons). Every rank must use the same: the
+    /// exchanges check it.
+    pub moving: bool,
     /// A failure this rank reports at its first exchange instead of stopping alone (the others
     /// would wait there for it): the host memory of levels planned after all.
     pub pending: Option<PcError>,
@@ -152,6 +159,7 @@ impl<'t, B: Backend> Ranks<'t, B> {
             perturb_dense: false,
             slices_per_rank: SLICES_PER_RANK,
             rows: RowsMode::Auto,
+            moving: true,
             threads: 1,
             pending: None,
             dense_ran: false,
@@ -449,6 +457,7 @@ impl<B: Backend> Backend for Ranks<'_, B> {
             by_rows: false,
             prepare_seconds,
             finish_seconds: 0.0,
+            slices_taken: 0,
         });
         // the same decision on every rank: the lowest rank that failed, else the lowest whose plan
         // differs from rank 0's
@@ -515,8 +524,11 @@ impl<B: Backend> Backend for Ranks<'_, B> {
 
 const ROWS: u8 = 0xA9;
 const ROWS_END: u8 = 0xAA;
-/// magic, status, finished, level (u32), edges, tests, plan hash, deltas (u64 each)
-const ROWS_HEADER: usize = 3 + 4 + 8 * 4;
+/// magic, status, flags (bit 0: this rank is idle, bit 1: its slices move), level (u32), edges,
+/// tests, plan hash, deltas, the slices of its queue it took, the level's slices (u64 each)
+const ROWS_HEADER: usize = 3 + 4 + 8 * 6;
+const ROWS_IDLE: u8 = 1;
+const ROWS_MOVING: u8 = 2;
 /// magic, status, seconds, tests, fallbacks, entries (u64 each), then per edge whose tests ran
 /// on this rank its index (u32) and largest failure's word (u64): each edge's sides run on at
 /// most two ranks, so every rank receives at most 24 bytes an edge in all, whatever the ranks
@@ -536,12 +548,12 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     b.get(at..at + 8).and_then(|s| s.try_into().ok()).map_or(0, u64::from_le_bytes)
 }
 
-fn rows_message(plan: &LevelPlan, status: u8, finished: bool, deltas: &[(u32, u64)], error: Option<&str>) -> Vec<u8> {
+fn rows_message(plan: &LevelPlan, status: u8, flags: u8, (claimed, slices): (usize, usize), deltas: &[(u32, u64)], error: Option<&str>) -> Vec<u8> {
     let (level, edges, tests, hash) = fingerprint(plan);
     let mut m = Vec::with_capacity(ROWS_HEADER + deltas.len() * 12);
-    m.extend_from_slice(&[ROWS, status, finished as u8]);
+    m.extend_from_slice(&[ROWS, status, flags]);
     m.extend_from_slice(&level.to_le_bytes());
-    for v in [edges, tests, hash, deltas.len() as u64] {
+    for v in [edges, tests, hash, deltas.len() as u64, claimed as u64, slices as u64] {
         put_u64(&mut m, v);
     }
     match error {
@@ -569,11 +581,13 @@ impl<B: Backend> Ranks<'_, B> {
             && self.local.row_split().is_some_and(|r| r.splits(plan))
     }
 
-    /// A level split by rows (`rows.rs`): each rank runs the rows dealt to it ([`weighted_blocks`]
-    /// of the rows' work into slices, slice k to rank k mod size) on a worker thread, while this
-    /// thread exchanges with every other rank, every [`ROW_EXCHANGE_MS`], the keys found since,
-    /// until every rank's rows are done; then one exchange of the largest failures of the edges
-    /// each rank tested, and every rank computes the level's outcomes from the same merged keys.
+    /// A level split by rows (`rows.rs`): the rows cut into slices of about equal work
+    /// ([`weighted_blocks`], [`Ranks::slices_per_rank`] per rank), dealt in turn and moved between
+    /// the ranks as they run ([`Deal`]); each rank runs its granted slices on a worker thread, while
+    /// this thread exchanges with every other rank, every [`ROW_EXCHANGE_MS`], the keys found since
+    /// and its progress, until every slice has run; then one exchange of the largest failures of
+    /// the edges each rank tested, and every rank computes the level's outcomes from the same
+    /// merged keys.
     fn run_rows(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         let (rank, size) = (self.rank(), self.size());
         let fp = fingerprint(plan);
@@ -583,6 +597,7 @@ impl<B: Backend> Ranks<'_, B> {
             (self.fail_at_level == Some(plan.level)).then(|| PcError::Internal(format!("a failure injected at level {} for the tests", plan.level)))
         });
         let per_rank = self.slices_per_rank;
+        let moving = self.moving;
         let transport = &mut *self.transport;
         let local = self.local.row_split().ok_or_else(|| PcError::Internal("a row split without a backend that splits rows".into()))?;
         // the level's rows, its board, and the keys this rank sent or learned; a failure here is
@@ -600,24 +615,38 @@ impl<B: Backend> Ranks<'_, B> {
             Ok((lv, board, sent)) => (Some((lv, board)), sent, None),
             Err(e) => (None, Vec::new(), Some(Err(e))),
         };
-        let picked: Vec<usize> = match &prepared {
-            Some((lv, _)) => slices_of(&weighted_blocks(lv.weights(), per_rank.max(1) * size), rank, size).flat_map(|r| r.clone()).collect(),
+        let slices: Vec<Range<usize>> = match &prepared {
+            Some((lv, _)) => weighted_blocks(lv.weights(), per_rank.max(1) * size),
             None => Vec::new(),
         };
+        let mut deal = Deal::new(slices.len(), size, moving);
+        let claims = Claims::new(deal.queues[rank].clone(), deal.granted[rank]);
         let prepare_s = t0.elapsed().as_secs_f64();
         let every = row_exchange_every();
         let ctl = Control::default();
         let (mut sent_bytes, mut received_bytes, mut exchanges, mut collective_s) = (0u64, 0u64, 0u64, 0.0f64);
         let mut local_s = 0.0;
-        // outcome: this rank's keys (or why not); and the first other rank that failed
+        // outcome: this rank's keys (or why not); and the first rank that failed
         let mut other_failed: Option<(usize, u8, String)> = None;
         let watcher = std::thread::current();
         let exchanged: Result<()> = std::thread::scope(|sc| {
             let mut worker = match &prepared {
                 Some((lv, board)) => {
-                    let (lv, board, ctl, picked, watcher) = (&**lv, board, &ctl, &picked, watcher.clone());
+                    let (lv, board, ctl, slices, claims, watcher) = (&**lv, board, &ctl, &slices, &claims, watcher.clone());
                     Some(sc.spawn(move || {
-                        let r = lv.run(picked, board, ctl);
+                        let run = || -> Result<RowKeys> {
+                            let mut acc: Option<RowKeys> = None;
+                            while let Some(batch) = claims.next_batch(|| t0.elapsed().as_secs_f64(), || watcher.unpark()) {
+                                let rows: Vec<usize> = batch.iter().flat_map(|&k| slices[k].clone()).collect();
+                                let k = lv.run(&rows, board, ctl)?;
+                                match &mut acc {
+                                    Some(a) => a.merge(&k),
+                                    None => acc = Some(k),
+                                }
+                            }
+                            acc.map_or_else(|| lv.run(&[], board, ctl), Ok)
+                        };
+                        let r = run();
                         watcher.unpark();
                         r
                     }))
@@ -630,26 +659,30 @@ impl<B: Backend> Ranks<'_, B> {
             // rather than run its rows to the end first
             let exchanged = (|| -> Result<()> {
                 loop {
-                    if worker.as_ref().is_some_and(|h| !h.is_finished()) {
+                    // a busy rank exchanges every `every`; an idle one (waiting for a grant, or
+                    // done) as soon as the others are there
+                    let busy = || worker.as_ref().is_some_and(|h| !h.is_finished()) && !claims.report().idle;
+                    if busy() {
                         let wait = every.saturating_sub(last.elapsed());
                         if !wait.is_zero() {
                             std::thread::park_timeout(wait);
                         }
-                        if worker.as_ref().is_some_and(|h| !h.is_finished()) && last.elapsed() < every {
+                        if busy() && last.elapsed() < every {
                             continue;
                         }
                     }
                     if !watch.tick(ctl.edges_done.load(std::sync::atomic::Ordering::Relaxed), ne as u64) {
                         ctl.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
-                    // finished is read before the keys are collected, so a finished rank's message
-                    // holds all its keys
+                    // a worker ends before the level's end only with an error
                     if worker.as_ref().is_some_and(|h| h.is_finished()) {
                         let h = worker.take().expect("a finished worker");
                         outcome = Some(h.join().unwrap_or_else(|e| Err(PcError::Internal(crate::backend::panic_message(&*e)))));
                         local_s = t0.elapsed().as_secs_f64();
                     }
-                    let finished = worker.is_none();
+                    // read before the keys are collected, so that an idle rank's message holds
+                    // all its keys
+                    let report = claims.report();
                     deltas.clear();
                     if let Some((_, board)) = &prepared {
                         for (k, s) in sent.iter_mut().enumerate() {
@@ -665,7 +698,8 @@ impl<B: Backend> Ranks<'_, B> {
                         Some(Err(e)) => (STATUS_FAILED, Some(e.to_string())),
                         _ => (STATUS_OK, None),
                     };
-                    let msg = rows_message(plan, status, finished, &deltas, text.as_deref());
+                    let flags = if report.idle { ROWS_IDLE } else { 0 } | if moving { ROWS_MOVING } else { 0 };
+                    let msg = rows_message(plan, status, flags, (report.claimed, slices.len()), &deltas, text.as_deref());
                     let t = Instant::now();
                     let all = transport.allgather(&msg)?;
                     collective_s += t.elapsed().as_secs_f64();
@@ -675,7 +709,7 @@ impl<B: Backend> Ranks<'_, B> {
                     if all.len() != size {
                         return Err(PcError::Internal(format!("the exchange returned {} messages for {size} ranks", all.len())));
                     }
-                    let mut all_finished = true;
+                    let mut reports = Vec::with_capacity(size);
                     for (r, m) in all.iter().enumerate() {
                         if m.len() < ROWS_HEADER || m[0] != ROWS {
                             return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where a level's keys were due)", m.len())));
@@ -697,7 +731,15 @@ impl<B: Backend> Ranks<'_, B> {
                                 format!("rank {r} planned level {l} with {e} edges and {t} tests, rank {rank} level {} with {} edges and {} tests: the ranks' calls differ (every rank must make the same call on the same data)", fp.0, fp.1, fp.2),
                             ));
                         }
-                        all_finished &= m[2] != 0;
+                        // (a rank that failed before cutting the level reports that instead)
+                        if prepared.is_some() && (u64_at(m, 47) as usize != slices.len() || (m[2] & ROWS_MOVING != 0) != moving) {
+                            return Err(PcError::invalid(
+                                "cluster",
+                                format!("rank {r} cut level {} into {} slices{}, rank {rank} into {}{}: the ranks' settings differ (GPUPC_RANK_SLICES and GPUPC_RANK_MOVE must be the same on every rank)",
+                                    fp.0, u64_at(m, 47), if m[2] & ROWS_MOVING != 0 { " that move" } else { " that stay" }, slices.len(), if moving { " that move" } else { " that stay" }),
+                            ));
+                        }
+                        reports.push(Report { claimed: u64_at(m, 39) as usize, idle: m[2] & ROWS_IDLE != 0 });
                         let n = u64_at(m, 31) as usize;
                         if m.len() != ROWS_HEADER + 12 * n {
                             return Err(PcError::Internal(format!("rank {r}'s keys are cut short or malformed")));
@@ -718,22 +760,38 @@ impl<B: Backend> Ranks<'_, B> {
                             }
                         }
                     }
-                    if other_failed.is_some() || all_finished {
+                    if other_failed.is_some() || deal.done(&reports) {
                         break;
                     }
+                    deal.update(&reports)?;
+                    claims.set(&deal.queues[rank], deal.granted[rank]);
                 }
                 Ok(())
             })();
-            if let Some(h) = worker.take() {
+            // done, or stopped by a failure: no more grants, and on a failure the running batch
+            // is cut short
+            if exchanged.is_err() || other_failed.is_some() {
                 ctl.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            claims.close();
+            if let Some(h) = worker.take() {
                 let r = h.join().unwrap_or_else(|e| Err(PcError::Internal(crate::backend::panic_message(&*e))));
                 outcome.get_or_insert(r);
-                local_s = t0.elapsed().as_secs_f64();
+                local_s = if exchanged.is_ok() && other_failed.is_none() { claims.idle_at() } else { t0.elapsed().as_secs_f64() };
             }
             exchanged
         });
         exchanged?;
-        let mut level = RankLevel { level: plan.level, edges: ne, local_edges: ne, local_seconds: local_s, by_rows: true, prepare_seconds: prepare_s, ..Default::default() };
+        let mut level = RankLevel {
+            level: plan.level,
+            edges: ne,
+            local_edges: ne,
+            local_seconds: local_s,
+            by_rows: true,
+            prepare_seconds: prepare_s,
+            slices_taken: deal.taken[rank] as u64,
+            ..Default::default()
+        };
         if let Some((r, status, text)) = other_failed {
             (level.slowest_seconds, level.fastest_seconds) = (local_s, local_s);
             (level.bytes_sent, level.bytes_received, level.collective_seconds, level.exchanges) = (sent_bytes, received_bytes, collective_s, exchanges);
@@ -1269,6 +1327,69 @@ mod tests {
             }
         }
         assert!(split >= 16, "levels split by rows: {split}");
+    }
+
+    /// [`HashTest`] slowed down: a rank with it runs its rows late.
+    struct SlowTest<'a> {
+        inner: &'a HashTest,
+        delay: std::time::Duration,
+    }
+
+    impl CiTest for SlowTest<'_> {
+        type Scratch = ();
+        fn p_value(&self, sc: &mut (), x: u32, y: u32, s: &[u32]) -> Result<f64> {
+            std::thread::sleep(self.delay);
+            self.inner.p_value(sc, x, y, s)
+        }
+    }
+
+    fn rows_rank<T: CiTest + Sync>(prm: &SkeletonParams, t: &T, tr: &mut Threads, moving: bool) -> (Result<SkeletonResult>, Vec<RankLevel>) {
+        let mut b = WithDense { planned: ParallelCpu::new(t, 2).unwrap(), dense: DenseCpu::new(t, 2).unwrap() };
+        let kind = dense_kind(&mut b, prm.order, RowsMode::Always);
+        let agreed = start_search(tr, None, kind.as_deref()).unwrap();
+        let mut r = Ranks::new(&mut b, tr).unwrap();
+        r.dense_every_rank = agreed;
+        r.rows = RowsMode::Always;
+        r.moving = moving;
+        let res = run_skeleton(prm, &mut r, &mut NullWatch);
+        (res, r.levels)
+    }
+
+    // a slow rank's slices move to the fast ones as they run, and the result stays the one
+    // process's; with the slices kept, nothing moves
+    #[test]
+    fn slices_of_a_slow_rank_move_to_the_others() {
+        let prm = params(16, 31, Order::Stable, 0.995, Some(2), false);
+        let t = HashTest { seed: 31 };
+        let want = run_skeleton(&prm, &mut ParallelCpu::new(&t, 1).unwrap(), &mut NullWatch).unwrap();
+        assert!(want.levels.iter().any(|l| l.level == 2 && l.tests > 5000), "level 2 holds many tests: {:?}", want.levels);
+        let slow = SlowTest { inner: &t, delay: std::time::Duration::from_micros(50) };
+        for (k, moving) in [(2usize, true), (3, true), (2, false)] {
+            let mut ts = transports(k);
+            let runs: Vec<(Result<SkeletonResult>, Vec<RankLevel>)> = std::thread::scope(|s| {
+                let hs: Vec<_> = ts
+                    .iter_mut()
+                    .map(|tr| {
+                        let (prm, t, slow) = (&prm, &t, &slow);
+                        s.spawn(move || if tr.rank == 0 { rows_rank(prm, slow, tr, moving) } else { rows_rank(prm, t, tr, moving) })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let mut taken = vec![0u64; k];
+            for (rank, (res, levels)) in runs.into_iter().enumerate() {
+                let what = format!("{k} ranks, moving {moving}, rank {rank}");
+                same(&res.unwrap(), &want, &what);
+                assert!(levels.iter().all(|l| l.by_rows), "{what}");
+                taken[rank] = levels.iter().map(|l| l.slices_taken).sum();
+            }
+            if moving {
+                assert_eq!(taken[0], 0, "the slow rank takes nothing: {taken:?}");
+                assert!(taken[1..].iter().sum::<u64>() > 0, "{k} ranks: nothing moved to the fast ranks: {taken:?}");
+            } else {
+                assert!(taken.iter().all(|&s| s == 0), "{taken:?}");
+            }
+        }
     }
 
     #[test]
