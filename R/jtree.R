@@ -157,7 +157,8 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", excl
   ev <- jt_evidence(jt, evidence)
   keep <- jt$nodes[jt$nodes %in% nodes]
   if (exclude) {
-    observed <- colSums(ev$hard >= 0L) == ev$rows | ev$soft_col >= 0L
+    # `seen`: each node's sets with a state, counted as the evidence was coded
+    observed <- ev$seen == ev$rows | ev$soft_col >= 0L
     keep <- setdiff(keep, jt$nodes[observed])
   }
   idx <- match(keep, jt$nodes)
@@ -381,7 +382,7 @@ jt_whole <- function(blk, rows) {
 # Evidence in any accepted form -> hard (rows x n, -1 unobserved), likelihood columns, batch flag.
 jt_evidence <- function(jt, evidence) {
   n <- length(jt$nodes)
-  none <- list(hard = matrix(-1L, 1, n), soft_col = rep(-1L, n), soft = matrix(0, 1, 0), rows = 1L, batch = FALSE)
+  none <- list(hard = matrix(-1L, 1, n), seen = integer(n), soft_col = rep(-1L, n), soft = matrix(0, 1, 0), rows = 1L, batch = FALSE)
   if (is.null(evidence) || length(evidence) == 0) return(none)
   nm <- names(evidence)
   if (is.null(nm) || any(nm == "") || anyDuplicated(nm))
@@ -416,6 +417,7 @@ jt_evidence <- function(jt, evidence) {
     coded <- rs_jt_codes(unname(as.list(evidence)[fast]), unname(jt$states[cols[fast]]), unname(maps),
                          cols[fast] - 1L, rows, n)
     hard <- coded$hard
+    seen <- coded$seen
     done <- fast
     done[fast] <- !coded$redo
     for (j in which(!done)) {
@@ -425,8 +427,9 @@ jt_evidence <- function(jt, evidence) {
       k <- state_index(nm[j], col) - 1L
       k[is.na(k)] <- -1L
       hard[, cols[j]] <- k
+      seen[cols[j]] <- sum(k >= 0L)
     }
-    return(list(hard = hard, soft_col = rep(-1L, n), soft = matrix(0, rows, 0), rows = rows, batch = TRUE))
+    return(list(hard = hard, seen = seen, soft_col = rep(-1L, n), soft = matrix(0, rows, 0), rows = rows, batch = TRUE))
   }
   if (!is.list(evidence)) evidence <- as.list(evidence)
   hard <- matrix(-1L, 1, n)
@@ -446,7 +449,7 @@ jt_evidence <- function(jt, evidence) {
       abort_arg("evidence", "for node {.val {v}} must be a state name or a non-negative likelihood vector of length {length(st)}.")
     }
   }
-  list(hard = hard, soft_col = as.integer(soft_col), soft = matrix(soft, 1), rows = 1L, batch = FALSE)
+  list(hard = hard, seen = as.integer(hard[1, ] >= 0L), soft_col = as.integer(soft_col), soft = matrix(soft, 1), rows = 1L, batch = FALSE)
 }
 
 as_discrete_fit <- function(x, data, method, iss) {

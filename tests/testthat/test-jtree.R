@@ -204,6 +204,15 @@ test_that("a batch's evidence columns are coded as match() codes them: character
   got <- gpupc:::jt_evidence(jt, ev)
   expect_identical(got$hard, want)
   expect_identical(got$rows, as.integer(rows))
+  # each node's sets with a state, counted as the columns were coded
+  expect_identical(got$seen, as.integer(colSums(want >= 0L)))
+  # a batch large enough to be coded on several threads, a value that is no state among it
+  big <- ev[rep(seq_len(rows), 100), ]
+  got_big <- gpupc:::jt_evidence(jt, big)
+  expect_identical(got_big$hard, want[rep(seq_len(rows), 100), ])
+  expect_identical(got_big$seen, as.integer(colSums(want >= 0L)) * 100L)
+  big[[2]][29999] <- "nonsense"
+  expect_error(gpupc:::jt_evidence(jt, big), "nonsense", class = "gpupc_invalid_argument")
   # a value that is no state is named, from a character column and from a factor column
   bad <- ev
   bad[[2]][7] <- "nonsense"

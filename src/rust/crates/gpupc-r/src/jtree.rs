@@ -282,7 +282,8 @@ fn cuda_query(plan: &Plan, ev: &Evidence, mpe: bool, devices: &[usize], watch: &
 /// character column with `states[[j]]`, its values matched by CHARSXP, the string R's cache holds
 /// once per bytes and encoding. A value that matches no state is -2 and sets `redo[j]`, for R to
 /// match that column again with match() (which knows encodings) and to name the value that is
-/// no state. Returns list(hard, redo), or an error list.
+/// no state. Returns list(hard, redo, seen): `seen[v]`, the sets in which node v has a state (so
+/// that R need not scan the rows x n matrix for the nodes every set observes), or an error list.
 #[extendr]
 fn gpupc_jt_codes(cols: List, states: List, maps: List, nodes: Robj, rows: i32, n: i32) -> Robj {
     match hard_codes(&cols, &states, &maps, &nodes, rows, n) {
@@ -293,6 +294,7 @@ fn gpupc_jt_codes(cols: List, states: List, maps: List, nodes: Robj, rows: i32, 
 
 fn hard_codes(cols: &List, states: &List, maps: &List, nodes: &Robj, rows: i32, n: i32) -> Result<Robj, JtError> {
     use extendr_ffi::{Rf_allocMatrix, R_NaString, SEXPTYPE, INTEGER, STRING_PTR_RO, TYPEOF};
+    use rayon::prelude::*;
     let internal = |what: &str| JtError::invalid("evidence", format!("internal: {what}"));
     let nodes = nodes.as_integer_slice().ok_or_else(|| internal("nodes must be integers"))?;
     let k = nodes.len();
@@ -300,50 +302,86 @@ fn hard_codes(cols: &List, states: &List, maps: &List, nodes: &Robj, rows: i32, 
         return Err(internal("one column, states, map and node each"));
     }
     let (r, nn) = (rows as usize, n as usize);
+    /// A node's column: absent (unobserved in every set), CHARSXP addresses with the states', or
+    /// a factor's codes with its levels' state numbers. Plain memory, read on the pool's threads.
+    enum Src<'a> {
+        Absent,
+        Strings(&'a [usize], &'a [usize]),
+        Codes(&'a [i32], &'a [i32]),
+    }
+    let strings = |x: &Robj| unsafe { TYPEOF(x.get()) } == SEXPTYPE::STRSXP;
+    let mut srcs: Vec<Src> = (0..nn).map(|_| Src::Absent).collect();
+    let mut node_col = vec![usize::MAX; nn];
+    for (j, ((col, st), map)) in cols.values().zip(states.values()).zip(maps.values()).enumerate() {
+        let v = nodes[j];
+        if col.len() != r || v < 0 || v as usize >= nn || node_col[v as usize] != usize::MAX {
+            return Err(internal("a column of `rows` values per node, each node once"));
+        }
+        node_col[v as usize] = j;
+        srcs[v as usize] = if strings(&col) && strings(&st) {
+            // SAFETY: STRSXPs of col.len() and st.len() elements, read only; `cols` and `states`
+            // keep them alive until this function returns. A SEXP is an address (usize-sized).
+            unsafe { Src::Strings(std::slice::from_raw_parts(STRING_PTR_RO(col.get()) as *const usize, r), std::slice::from_raw_parts(STRING_PTR_RO(st.get()) as *const usize, st.len())) }
+        } else if let (Some(cells), Some(map)) = (col.as_integer_slice(), map.as_integer_slice()) {
+            // SAFETY: R's vectors, alive until this function returns; the slices only extend
+            // their borrow to the pool's closures below, which end before it does.
+            unsafe { Src::Codes(std::slice::from_raw_parts(cells.as_ptr(), cells.len()), std::slice::from_raw_parts(map.as_ptr(), map.len())) }
+        } else {
+            return Err(internal("a character column with its states, or a factor's codes with its map"));
+        };
+    }
     let m = extendr_api::catch_r_error(move || unsafe { Rf_allocMatrix(SEXPTYPE::INTSXP, rows, n) })
         // SAFETY: `from_sexp` protects the fresh matrix before any other R allocation.
         .map(|sexp| unsafe { Robj::from_sexp(sexp) })
         .map_err(|_| JtError::OutOfMemory(format!("R could not allocate the evidence of {r} sets")))?;
     // SAFETY: a fresh rows x n integer matrix, kept alive by `m`, written here only.
     let out = unsafe { std::slice::from_raw_parts_mut(INTEGER(m.get()), r * nn) };
-    out.fill(-1);
-    let mut redo = vec![false; k];
-    let strings = |x: &Robj| unsafe { TYPEOF(x.get()) } == SEXPTYPE::STRSXP;
-    for (j, (((col, st), map), &v)) in cols.values().zip(states.values()).zip(maps.values()).zip(nodes).enumerate() {
-        if col.len() != r || v < 0 || v as usize >= nn {
-            return Err(internal("a column of `rows` values per node"));
-        }
-        let dst = &mut out[v as usize * r..(v as usize + 1) * r];
-        let mut code = |d: &mut i32, x: Option<usize>| {
-            *d = match x {
-                Some(s) => s as i32,
-                None => {
-                    redo[j] = true;
-                    -2
-                }
+    let na = unsafe { R_NaString } as usize;
+    // a node's column per task (no R API: memory only), every cell written once; -2 marks a
+    // value that is no state, for R to match again
+    let column = |(dst, src): (&mut [i32], &Src)| -> (i32, bool) {
+        let mut bad = false;
+        let mut code = |x: Option<usize>| match x {
+            Some(s) => s as i32,
+            None => {
+                bad = true;
+                -2
             }
         };
-        if strings(&col) && strings(&st) {
-            // SAFETY: STRSXPs of col.len() and st.len() elements, read only, alive for the loop.
-            let (cells, sts) = unsafe { (std::slice::from_raw_parts(STRING_PTR_RO(col.get()), r), std::slice::from_raw_parts(STRING_PTR_RO(st.get()), st.len())) };
-            let na = unsafe { R_NaString };
-            for (d, &c) in dst.iter_mut().zip(cells) {
-                if c != na {
-                    code(d, sts.iter().position(|&s| s == c));
+        match src {
+            Src::Absent => dst.fill(-1),
+            Src::Strings(cells, sts) => {
+                for (d, &c) in dst.iter_mut().zip(*cells) {
+                    *d = if c == na { -1 } else { code(sts.iter().position(|&s| s == c)) };
                 }
             }
-        } else if let (Some(cells), Some(map)) = (col.as_integer_slice(), map.as_integer_slice()) {
-            for (d, &c) in dst.iter_mut().zip(cells) {
-                // a factor's codes are 1-based, NA is NA_integer_ (below 1)
-                if c >= 1 {
-                    code(d, map.get(c as usize - 1).filter(|&&s| s >= 0).map(|&s| s as usize));
+            Src::Codes(cells, map) => {
+                for (d, &c) in dst.iter_mut().zip(*cells) {
+                    // a factor's codes are 1-based, NA is NA_integer_ (below 1)
+                    *d = if c >= 1 { code(map.get(c as usize - 1).filter(|&&s| s >= 0).map(|&s| s as usize)) } else { -1 };
                 }
             }
-        } else {
-            return Err(internal("a character column with its states, or a factor's codes with its map"));
+        }
+        (dst.iter().filter(|&&d| d >= 0).count() as i32, bad)
+    };
+    // a small batch on R's thread alone (starting threads would cost more than it saves)
+    let per_node: Vec<(i32, bool)> = if r == 0 {
+        vec![(0, false); nn]
+    } else if r * nn < 1 << 20 {
+        out.chunks_mut(r.max(1)).zip(srcs.iter()).map(column).collect()
+    } else {
+        pc_core::threads::call_pool(0, "gpupc-evidence")
+            .map_err(|e| JtError::Other(e.to_string()))?
+            .install(|| out.par_chunks_mut(r.max(1)).zip(srcs.par_iter()).map(column).collect())
+    };
+    let seen: Vec<i32> = per_node.iter().map(|&(c, _)| c).collect();
+    let mut redo = vec![false; k];
+    for (v, &(_, bad)) in per_node.iter().enumerate() {
+        if bad {
+            redo[node_col[v]] = true;
         }
     }
-    Ok(list!(hard = m, redo = redo).into_robj())
+    Ok(list!(hard = m, redo = redo, seen = seen).into_robj())
 }
 
 extendr_module! {
