@@ -11,7 +11,8 @@
 //! early success cuts it short, and how often that happens drifts along the plan's order (one
 //! block per rank left the first rank 59% of a Gaussian level's time at p = 55,572, and at
 //! cmiknnCItest's level 2 the second rank twice the first's); dealt slices give every rank the
-//! same mixture. Only outcomes travel (about 9 to 20 bytes an edge, [`encode_outcomes`]),
+//! same mixture (a level split by rows also moves slices between the ranks as they run:
+//! `deal.rs`). Only outcomes travel (about 9 to 20 bytes an edge, [`encode_outcomes`]),
 //! never the graph, pMax or sepsets: every rank derives them itself, identically.
 //!
 //! Levels 0 and 1 of gaussCItest run whole on every rank instead ([`DenseLevels`]: no per-edge
