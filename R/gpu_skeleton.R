@@ -347,8 +347,8 @@ attach_sepsets <- function(out, sepsets) {
 #'   or `"rows"` where each rank ran some rows of a gaussCItest level on its GPU and the ranks
 #'   exchanged their separating sets while they ran; `GPUPC_RANK_ROWS=0` turns that off, `1`
 #'   splits by rows on the CPU as well), `exchanges` (that level's collectives) and
-#'   `slices_taken` (split by rows: the slices of rows this rank took over from ranks that were
-#'   behind, as the level ran; `GPUPC_RANK_MOVE=0` keeps every rank to the slices dealt to it); and
+#'   `slices_taken` (the slices of the level this rank took over from ranks that were behind, as
+#'   it ran; `GPUPC_RANK_MOVE=0` keeps every rank to the slices dealt to it); and
 #'   `phases`, the call's wall seconds by part: `r_checks_s` (checking the arguments in R),
 #'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
 #'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building

@@ -28,8 +28,8 @@ pub(crate) struct RTransport {
     /// How levels >= 2 split (`GPUPC_RANK_ROWS`: 1 by rows wherever the engine can, 0 by edges;
     /// unset: by rows where the engine says it pays, a GPU's Gaussian set levels).
     pub(crate) rows: pc_core::ranks::RowsMode,
-    /// Whether a level split by rows moves slices between the ranks as they run
-    /// (`GPUPC_RANK_MOVE=0` keeps each rank's dealt slices, for comparisons).
+    /// Whether a level's slices move between the ranks as they run (`GPUPC_RANK_MOVE=0` keeps
+    /// each rank's dealt slices, for comparisons).
     pub(crate) moving: bool,
     /// Every rank runs levels 0 and 1 whole (`pc_core::ranks::start_search`'s answer).
     pub(crate) dense_every_rank: bool,
@@ -102,8 +102,8 @@ impl Transport for RTransport {
 /// (whole on every rank, or split like the others) and the seconds of their check, and per
 /// exchanged level the edges, bytes and seconds (of its share, of which making the level ready;
 /// in the exchanges; making the outcomes after them; the slowest and fastest rank's shares), its
-/// collectives, whether it was split by rows or by edges, and (by rows) the slices this rank took
-/// over from the others.
+/// collectives, whether it was split by rows or by edges, and the slices this rank took over from
+/// the others.
 pub(crate) fn ranks_to_r(t: &RTransport, levels: &[RankLevel], (dense, dense_check_s): (bool, f64)) -> Robj {
     let col = |f: &dyn Fn(&RankLevel) -> f64| Robj::from(levels.iter().map(f).collect::<Vec<f64>>());
     let lv = List::from_names_and_values(

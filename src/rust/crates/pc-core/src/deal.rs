@@ -1,6 +1,6 @@
-//! Who runs which slices of a level that ranks split by rows (`ranks.rs`), decided while they
-//! run: every rank holds the same [`Deal`] and changes it only from what the ranks' exchanges
-//! carry, so every rank reaches the same answer without a coordinator.
+//! Who runs which slices of a level that ranks split (by rows or by edges, `ranks.rs`), decided
+//! while they run: every rank holds the same [`Deal`] and changes it only from what the ranks'
+//! exchanges carry, so every rank reaches the same answer without a coordinator.
 //!
 //! The slices are dealt in turn as before (slice k to rank k mod K), but a rank may run only the
 //! slices it was *granted*: at first half of its queue, then, at each exchange where its worker
@@ -14,8 +14,10 @@
 //! with slices fixed per rank a Gaussian level of p = 55,572 on two ranks left one rank idle for
 //! up to 4.6 s of a 20 s level.
 //!
-//! [`Claims`] is the rank's side shared with its worker thread: the queue and grant the exchanges
-//! set, what the worker has taken, and whether it is idle.
+//! [`Claims`] is the rank's side shared with its worker thread (a level split by rows: the set
+//! kernels run on a worker while R's thread exchanges): the queue and grant the exchanges set,
+//! what the worker has taken, and whether it is idle. Split by edges, the backend runs each batch
+//! on R's thread itself, exchanging from the batch's watch.
 
 use std::sync::{Condvar, Mutex};
 

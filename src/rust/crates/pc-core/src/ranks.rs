@@ -11,8 +11,9 @@
 //! early success cuts it short, and how often that happens drifts along the plan's order (one
 //! block per rank left the first rank 59% of a Gaussian level's time at p = 55,572, and at
 //! cmiknnCItest's level 2 the second rank twice the first's); dealt slices give every rank the
-//! same mixture (a level split by rows also moves slices between the ranks as they run:
-//! `deal.rs`). Only outcomes travel (about 9 to 20 bytes an edge, [`encode_outcomes`]),
+//! same mixture, and with several ranks the slices also move as the ranks run: a rank runs its
+//! slices a batch at a time as they are granted and takes the ungranted tail of a rank that is
+//! behind ([`Deal`], `deal.rs`), the ranks exchanging their progress every 10 ms. Only outcomes travel (about 9 to 20 bytes an edge, [`encode_outcomes`]),
 //! never the graph, pMax or sepsets: every rank derives them itself, identically.
 //!
 //! Levels 0 and 1 of gaussCItest run whole on every rank instead ([`DenseLevels`]: no per-edge
@@ -83,7 +84,7 @@ pub struct RankLevel {
     /// the merged keys, for the whole level, on every rank; by edges: the other ranks' decoded and
     /// dealt back into plan order).
     pub finish_seconds: f64,
-    /// Split by rows: the slices this rank took over from other ranks' queues ([`Deal`]).
+    /// The slices this rank took over from other ranks' queues as the level ran ([`Deal`]).
     pub slices_taken: u64,
 }
 
@@ -109,9 +110,9 @@ pub struct Ranks<'t, B> {
     /// Whether "stable" levels >= 2 are split by rows ([`RowsMode`]); every rank must use the
     /// same (the search's start compares it, as part of [`dense_kind`]).
     pub rows: RowsMode,
-    /// Whether the slices of a level split by rows move between the ranks as they run ([`Deal`];
-    /// false keeps each rank's dealt slices, for comparisons). Every rank must use the same: the
-    /// exchanges check it.
+    /// Whether the slices of a level move between several ranks as they run ([`Deal`]; false keeps
+    /// each rank's dealt slices in one batch and one exchange, for comparisons). Every rank must
+    /// use the same: the exchanges check it.
     pub moving: bool,
     /// A failure this rank reports at its first exchange instead of stopping alone (the others
     /// would wait there for it): the host memory of levels planned after all.
@@ -385,6 +386,9 @@ impl<B: Backend> Backend for Ranks<'_, B> {
         if self.by_rows(plan) {
             return self.run_rows(plan, watch);
         }
+        if self.moving && self.size() > 1 {
+            return self.run_dealt(plan, watch);
+        }
         let (rank, size) = (self.rank(), self.size());
         let slices = rank_slices(plan, size, self.slices_per_rank);
         let my_slices = slices_of(&slices, rank, size).count();
@@ -569,6 +573,315 @@ fn rows_message(plan: &LevelPlan, status: u8, flags: u8, (claimed, slices): (usi
     m
 }
 
+/// A level split by edges whose slices move ([`Ranks::run_dealt`]): the deal, what this rank took
+/// of its queue, and the exchanges so far. The backend runs a batch on R's thread (its watch must
+/// be ticked there), so a busy rank exchanges from its watch's ticks ([`TickExchange`]) and an
+/// idle one between batches.
+struct Dealt<'t> {
+    transport: &'t mut dyn Transport,
+    rank: usize,
+    fp: (u32, u64, u64, u64),
+    slices: usize,
+    deal: Deal,
+    claimed: usize,
+    /// The lowest rank that failed (its status, its error), once an exchange said so.
+    failed: Option<(usize, u8, String)>,
+    /// An exchange that could not be made or read.
+    broken: Option<PcError>,
+    done: bool,
+    last: Instant,
+    exchanges: u64,
+    sent: u64,
+    received: u64,
+    collective_s: f64,
+}
+
+impl Dealt<'_> {
+    /// One exchange: this rank's report (or its failure) out, every rank's in; the deal updated
+    /// alike on every rank unless the level ended there.
+    fn exchange(&mut self, plan: &LevelPlan, idle: bool, failure: Option<&PcError>) -> Result<()> {
+        let (status, text) = match failure {
+            Some(PcError::Interrupted) => (STATUS_INTERRUPTED, Some(PcError::Interrupted.to_string())),
+            Some(e) => (STATUS_FAILED, Some(e.to_string())),
+            None => (STATUS_OK, None),
+        };
+        let flags = if idle { ROWS_IDLE } else { 0 } | ROWS_MOVING;
+        let msg = rows_message(plan, status, flags, (self.claimed, self.slices), &[], text.as_deref());
+        let t = Instant::now();
+        let all = self.transport.allgather(&msg)?;
+        self.collective_s += t.elapsed().as_secs_f64();
+        self.last = Instant::now();
+        self.exchanges += 1;
+        self.sent += msg.len() as u64;
+        if all.len() != self.deal.queues.len() {
+            return Err(PcError::Internal(format!("the exchange returned {} messages for {} ranks", all.len(), self.deal.queues.len())));
+        }
+        let got = read_progress(&all, self.rank, self.fp, Some(self.slices), true)?;
+        self.received += got.received;
+        if let Some((r, _)) = got.keys.iter().find(|(_, k)| !k.is_empty()) {
+            return Err(PcError::Internal(format!("rank {r} sent keys in a level split by edges")));
+        }
+        if got.failed.is_some() {
+            self.failed = got.failed;
+        } else if self.deal.done(&got.reports) {
+            self.done = true;
+        } else {
+            self.deal.update(&got.reports)?;
+        }
+        Ok(())
+    }
+}
+
+/// The watch of a batch: the call's watch, and every [`ROW_EXCHANGE_MS`] an exchange of this
+/// (busy) rank's progress; a failure elsewhere, or a broken exchange, stops the batch.
+struct TickExchange<'a, 'b, 't> {
+    inner: &'a mut dyn Watch,
+    dealt: &'b mut Dealt<'t>,
+    plan: &'a LevelPlan,
+    every: std::time::Duration,
+}
+
+impl Watch for TickExchange<'_, '_, '_> {
+    fn tick(&mut self, edges_done: u64, edges_total: u64) -> bool {
+        let go_on = self.inner.tick(edges_done, edges_total);
+        go_on && self.exchange_due()
+    }
+
+    fn keep_going(&mut self) -> bool {
+        let go_on = self.inner.keep_going();
+        go_on && self.exchange_due()
+    }
+}
+
+impl TickExchange<'_, '_, '_> {
+    fn exchange_due(&mut self) -> bool {
+        let d = &mut *self.dealt;
+        if d.broken.is_none() && d.failed.is_none() && d.last.elapsed() >= self.every {
+            if let Err(e) = d.exchange(self.plan, false, None) {
+                d.broken = Some(e);
+            }
+        }
+        d.broken.is_none() && d.failed.is_none()
+    }
+}
+
+/// One exchange of a level whose slices move, as every rank read it: the ranks' reports (of
+/// those that did not fail), the lowest rank that failed (its status and error), and the keys
+/// each other rank sent (a level split by rows; none by edges).
+struct Progress<'m> {
+    reports: Vec<Report>,
+    failed: Option<(usize, u8, String)>,
+    keys: Vec<(usize, &'m [u8])>,
+    received: u64,
+}
+
+/// Reads the messages of one exchange ([`rows_message`]'s) of a level with fingerprint `fp`, cut
+/// into `slices` (None where this rank failed before cutting it, and cannot check).
+fn read_progress<'m>(all: &'m [Vec<u8>], rank: usize, fp: (u32, u64, u64, u64), slices: Option<usize>, moving: bool) -> Result<Progress<'m>> {
+    let mut got = Progress { reports: Vec::with_capacity(all.len()), failed: None, keys: Vec::new(), received: 0 };
+    let fingerprint_of = |m: &[u8]| (u32::from_le_bytes(m[3..7].try_into().unwrap_or([0; 4])), u64_at(m, 7), u64_at(m, 15), u64_at(m, 23));
+    for (r, m) in all.iter().enumerate() {
+        if m.len() < ROWS_HEADER || m[0] != ROWS {
+            return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where a level's progress was due)", m.len())));
+        }
+    }
+    // every rank compared with the first that did not fail, so that all make the same decision
+    let first_ok = all.iter().position(|m| m[1] == STATUS_OK);
+    let (r0, fp0) = first_ok.map_or((rank, fp), |r| (r, fingerprint_of(&all[r])));
+    for (r, m) in all.iter().enumerate() {
+        if r != rank {
+            got.received += m.len() as u64;
+        }
+        if m[1] != STATUS_OK {
+            if got.failed.is_none() {
+                got.failed = Some((r, m[1], String::from_utf8_lossy(&m[ROWS_HEADER..]).into_owned()));
+            }
+            continue;
+        }
+        let theirs = fingerprint_of(m);
+        if theirs != fp0 {
+            let (l, e, t, _) = theirs;
+            return Err(PcError::invalid(
+                "cluster",
+                format!("rank {r} planned level {l} with {e} edges and {t} tests, rank {r0} level {} with {} edges and {} tests: the ranks' calls differ (every rank must make the same call on the same data)", fp0.0, fp0.1, fp0.2),
+            ));
+        }
+        let how = |moves: bool| if moves { " that move" } else { " that stay" };
+        if let Some(n) = slices.filter(|&n| u64_at(m, 47) as usize != n || (m[2] & ROWS_MOVING != 0) != moving) {
+            return Err(PcError::invalid(
+                "cluster",
+                format!("rank {r} cut level {} into {} slices{}, rank {rank} into {n}{}: the ranks' settings differ (GPUPC_RANK_SLICES and GPUPC_RANK_MOVE must be the same on every rank)",
+                    fp.0, u64_at(m, 47), how(m[2] & ROWS_MOVING != 0), how(moving)),
+            ));
+        }
+        got.reports.push(Report { claimed: u64_at(m, 39) as usize, idle: m[2] & ROWS_IDLE != 0 });
+        let n = u64_at(m, 31) as usize;
+        if m.len() != ROWS_HEADER + 12 * n {
+            return Err(PcError::Internal(format!("rank {r}'s keys are cut short or malformed")));
+        }
+        if r != rank {
+            got.keys.push((r, &m[ROWS_HEADER..]));
+        }
+    }
+    Ok(got)
+}
+
+impl<B: Backend> Ranks<'_, B> {
+    /// A level split by edges whose slices move ([`Deal`]): the plan's slices as the static split
+    /// cuts them ([`rank_slices`]), each rank running its granted slices a batch at a time on its
+    /// backend, exchanging its progress every [`ROW_EXCHANGE_MS`] while it runs (from the batch's
+    /// watch) and at once when idle, until every slice has run; then one exchange of the outcomes,
+    /// each rank's for the slices of its final queue, in that order.
+    fn run_dealt(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+        let (rank, size) = (self.rank(), self.size());
+        let slices = rank_slices(plan, size, self.slices_per_rank);
+        let t0 = Instant::now();
+        let mut failure = self.pending.take().or_else(|| {
+            (self.fail_at_level == Some(plan.level)).then(|| PcError::Internal(format!("a failure injected at level {} for the tests", plan.level)))
+        });
+        let mut d = Dealt {
+            transport: &mut *self.transport,
+            rank,
+            fp: fingerprint(plan),
+            slices: slices.len(),
+            deal: Deal::new(slices.len(), size, true),
+            claimed: 0,
+            failed: None,
+            broken: None,
+            done: false,
+            last: Instant::now(),
+            exchanges: 0,
+            sent: 0,
+            received: 0,
+            collective_s: 0.0,
+        };
+        let every = row_exchange_every();
+        // this rank's outcomes, slice after slice of its queue as it ran them
+        let mut mine: Vec<EdgeOutcome> = Vec::new();
+        let mut local_s = 0.0;
+        let mut prepare_s = 0.0;
+        loop {
+            if failure.is_none() && d.claimed < d.deal.granted[rank] {
+                let t = Instant::now();
+                let batch: Vec<usize> = d.deal.queues[rank][d.claimed..d.deal.granted[rank]].to_vec();
+                d.claimed = d.deal.granted[rank];
+                let n: usize = batch.iter().map(|&k| slices[k].len()).sum();
+                let mut edges = crate::mem::try_vec(n, "p", "this rank's edges of the level")?;
+                for &k in &batch {
+                    edges.extend_from_slice(&plan.edges[slices[k].clone()]);
+                }
+                let sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges, qualifying: plan.qualifying };
+                prepare_s += t.elapsed().as_secs_f64();
+                let r = self.local.run_level(&sub, &mut TickExchange { inner: &mut *watch, dealt: &mut d, plan, every });
+                if let Some(e) = d.broken.take() {
+                    return Err(e);
+                }
+                match r {
+                    Ok(o) if o.len() == n => mine.extend(o),
+                    Ok(o) => failure = Some(PcError::Internal(format!("the local backend returned {} outcomes for {n} edges", o.len()))),
+                    // stopped because another rank failed: that rank's error follows
+                    Err(_) if d.failed.is_some() => {}
+                    Err(e) => failure = Some(e),
+                }
+                local_s = t0.elapsed().as_secs_f64();
+                if d.failed.is_none() {
+                    continue;
+                }
+            }
+            if d.failed.is_none() {
+                // one rank: its own error as it is (see the static split)
+                if size == 1 {
+                    if let Some(e) = failure {
+                        return Err(e);
+                    }
+                }
+                d.exchange(plan, true, failure.as_ref())?;
+            }
+            if let Some((r, status, text)) = d.failed.take() {
+                // the level as far as it went, as the static split records it
+                self.levels.push(RankLevel {
+                    level: plan.level,
+                    edges: plan.edges.len(),
+                    local_edges: mine.len(),
+                    bytes_sent: d.sent,
+                    bytes_received: d.received,
+                    local_seconds: local_s,
+                    collective_seconds: d.collective_s,
+                    slowest_seconds: local_s,
+                    fastest_seconds: local_s,
+                    exchanges: d.exchanges,
+                    prepare_seconds: prepare_s.min(local_s),
+                    slices_taken: d.deal.taken[rank] as u64,
+                    ..Default::default()
+                });
+                if matches!(failure, Some(PcError::Interrupted)) {
+                    return Err(PcError::Interrupted);
+                }
+                return Err(PcError::OnRank { rank: r, message: if status == STATUS_INTERRUPTED { format!("{text} there") } else { text } });
+            }
+            if d.done {
+                break;
+            }
+        }
+        // the outcomes: every rank's final queue is the same on every rank
+        let mut msg = header(plan, STATUS_OK, d.deal.queues[rank].len(), mine.len(), local_s);
+        encode_outcomes(&mine, &mut msg);
+        let t1 = Instant::now();
+        let all = d.transport.allgather(&msg)?;
+        d.collective_s += t1.elapsed().as_secs_f64();
+        d.exchanges += 1;
+        d.sent += msg.len() as u64;
+        if all.len() != size {
+            return Err(PcError::Internal(format!("the exchange returned {} messages for {size} ranks", all.len())));
+        }
+        let t2 = Instant::now();
+        let mut out: Vec<EdgeOutcome> = crate::mem::try_vec(plan.edges.len(), "p", "the level's outcomes")?;
+        out.resize(plan.edges.len(), EdgeOutcome::NONE);
+        let (mut slowest, mut fastest) = (0.0f64, f64::INFINITY);
+        for (r, m) in all.iter().enumerate() {
+            let m = parse(m, r)?;
+            let queue = &d.deal.queues[r];
+            let want_edges: usize = queue.iter().map(|&k| slices[k].len()).sum();
+            if m.status != STATUS_OK || m.fingerprint != d.fp || (m.slices, m.edges) != (queue.len(), want_edges) {
+                return Err(PcError::Internal(format!("rank {r} ran {} slices of {} edges of the level, not {} of {want_edges}", m.slices, m.edges, queue.len())));
+            }
+            slowest = slowest.max(m.seconds);
+            fastest = fastest.min(m.seconds);
+            let theirs: Vec<EdgeOutcome> = if r == rank {
+                std::mem::take(&mut mine)
+            } else {
+                d.received += m.body.len() as u64 + HEADER as u64;
+                let mut o = crate::mem::try_vec::<EdgeOutcome>(m.edges, "p", "a rank's outcomes")?;
+                decode_outcomes(m.body, m.edges, &mut o)?;
+                o
+            };
+            let mut at = 0;
+            for &k in queue {
+                let s = slices[k].clone();
+                out[s.clone()].copy_from_slice(&theirs[at..at + s.len()]);
+                at += s.len();
+            }
+        }
+        self.levels.push(RankLevel {
+            level: plan.level,
+            edges: plan.edges.len(),
+            local_edges: d.deal.queues[rank].iter().map(|&k| slices[k].len()).sum(),
+            bytes_sent: d.sent,
+            bytes_received: d.received,
+            local_seconds: local_s,
+            collective_seconds: d.collective_s,
+            slowest_seconds: slowest,
+            fastest_seconds: fastest,
+            exchanges: d.exchanges,
+            by_rows: false,
+            prepare_seconds: prepare_s.min(local_s),
+            finish_seconds: t2.elapsed().as_secs_f64(),
+            slices_taken: d.deal.taken[rank] as u64,
+        });
+        Ok(out)
+    }
+}
+
 impl<B: Backend> Ranks<'_, B> {
     /// Whether `plan` runs split by rows: several ranks whose engines agreed on it at the start
     /// ([`dense_kind`]), a "stable" level >= 2 the backend splits so.
@@ -710,46 +1023,14 @@ impl<B: Backend> Ranks<'_, B> {
                     if all.len() != size {
                         return Err(PcError::Internal(format!("the exchange returned {} messages for {size} ranks", all.len())));
                     }
-                    let mut reports = Vec::with_capacity(size);
-                    for (r, m) in all.iter().enumerate() {
-                        if m.len() < ROWS_HEADER || m[0] != ROWS {
-                            return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where a level's keys were due)", m.len())));
-                        }
-                        if r != rank {
-                            received_bytes += m.len() as u64;
-                        }
-                        let theirs = (u32::from_le_bytes(m[3..7].try_into().unwrap_or([0; 4])), u64_at(m, 7), u64_at(m, 15), u64_at(m, 23));
-                        if m[1] != STATUS_OK {
-                            if other_failed.is_none() {
-                                other_failed = Some((r, m[1], String::from_utf8_lossy(&m[ROWS_HEADER..]).into_owned()));
-                            }
-                            continue;
-                        }
-                        if theirs != fp {
-                            let (l, e, t, _) = theirs;
-                            return Err(PcError::invalid(
-                                "cluster",
-                                format!("rank {r} planned level {l} with {e} edges and {t} tests, rank {rank} level {} with {} edges and {} tests: the ranks' calls differ (every rank must make the same call on the same data)", fp.0, fp.1, fp.2),
-                            ));
-                        }
-                        // (a rank that failed before cutting the level reports that instead)
-                        if prepared.is_some() && (u64_at(m, 47) as usize != slices.len() || (m[2] & ROWS_MOVING != 0) != moving) {
-                            return Err(PcError::invalid(
-                                "cluster",
-                                format!("rank {r} cut level {} into {} slices{}, rank {rank} into {}{}: the ranks' settings differ (GPUPC_RANK_SLICES and GPUPC_RANK_MOVE must be the same on every rank)",
-                                    fp.0, u64_at(m, 47), if m[2] & ROWS_MOVING != 0 { " that move" } else { " that stay" }, slices.len(), if moving { " that move" } else { " that stay" }),
-                            ));
-                        }
-                        reports.push(Report { claimed: u64_at(m, 39) as usize, idle: m[2] & ROWS_IDLE != 0 });
-                        let n = u64_at(m, 31) as usize;
-                        if m.len() != ROWS_HEADER + 12 * n {
-                            return Err(PcError::Internal(format!("rank {r}'s keys are cut short or malformed")));
-                        }
-                        if r == rank {
-                            continue;
-                        }
-                        if let Some((_, board)) = &prepared {
-                            for d in m[ROWS_HEADER..].chunks_exact(12) {
+                    let got = read_progress(&all, rank, fp, prepared.is_some().then_some(slices.len()), moving)?;
+                    received_bytes += got.received;
+                    if other_failed.is_none() {
+                        other_failed = got.failed;
+                    }
+                    if let Some((_, board)) = &prepared {
+                        for (r, keys) in got.keys {
+                            for d in keys.chunks_exact(12) {
                                 let k = u32::from_le_bytes(d[..4].try_into().unwrap_or([0; 4])) as usize;
                                 let key = u64_at(d, 4);
                                 if k >= ne {
@@ -761,6 +1042,7 @@ impl<B: Backend> Ranks<'_, B> {
                             }
                         }
                     }
+                    let reports = got.reports;
                     if other_failed.is_some() || deal.done(&reports) {
                         break;
                     }
@@ -1344,20 +1626,20 @@ mod tests {
         }
     }
 
-    fn rows_rank<T: CiTest + Sync>(prm: &SkeletonParams, t: &T, tr: &mut Threads, moving: bool) -> (Result<SkeletonResult>, Vec<RankLevel>) {
+    fn dealt_rank<T: CiTest + Sync>(prm: &SkeletonParams, t: &T, tr: &mut Threads, rows: RowsMode, moving: bool) -> (Result<SkeletonResult>, Vec<RankLevel>) {
         let mut b = WithDense { planned: ParallelCpu::new(t, 2).unwrap(), dense: DenseCpu::new(t, 2).unwrap() };
-        let kind = dense_kind(&mut b, prm.order, RowsMode::Always);
+        let kind = dense_kind(&mut b, prm.order, rows);
         let agreed = start_search(tr, None, kind.as_deref()).unwrap();
         let mut r = Ranks::new(&mut b, tr).unwrap();
         r.dense_every_rank = agreed;
-        r.rows = RowsMode::Always;
+        r.rows = rows;
         r.moving = moving;
         let res = run_skeleton(prm, &mut r, &mut NullWatch);
         (res, r.levels)
     }
 
-    // a slow rank's slices move to the fast ones as they run, and the result stays the one
-    // process's; with the slices kept, nothing moves
+    // a slow rank's slices move to the fast ones as they run, split by rows or by edges, and the
+    // result stays the one process's; with the slices kept, nothing moves
     #[test]
     fn slices_of_a_slow_rank_move_to_the_others() {
         let prm = params(16, 31, Order::Stable, 0.995, Some(2), false);
@@ -1365,28 +1647,32 @@ mod tests {
         let want = run_skeleton(&prm, &mut ParallelCpu::new(&t, 1).unwrap(), &mut NullWatch).unwrap();
         assert!(want.levels.iter().any(|l| l.level == 2 && l.tests > 5000), "level 2 holds many tests: {:?}", want.levels);
         let slow = SlowTest { inner: &t, delay: std::time::Duration::from_micros(50) };
-        for (k, moving) in [(2usize, true), (3, true), (2, false)] {
+        for (k, rows, moving) in [(2usize, RowsMode::Always, true), (3, RowsMode::Always, true), (2, RowsMode::Always, false), (2, RowsMode::Never, true), (3, RowsMode::Never, true), (2, RowsMode::Never, false)] {
             let mut ts = transports(k);
             let runs: Vec<(Result<SkeletonResult>, Vec<RankLevel>)> = std::thread::scope(|s| {
                 let hs: Vec<_> = ts
                     .iter_mut()
                     .map(|tr| {
                         let (prm, t, slow) = (&prm, &t, &slow);
-                        s.spawn(move || if tr.rank == 0 { rows_rank(prm, slow, tr, moving) } else { rows_rank(prm, t, tr, moving) })
+                        s.spawn(move || if tr.rank == 0 { dealt_rank(prm, slow, tr, rows, moving) } else { dealt_rank(prm, t, tr, rows, moving) })
                     })
                     .collect();
                 hs.into_iter().map(|h| h.join().unwrap()).collect()
             });
             let mut taken = vec![0u64; k];
             for (rank, (res, levels)) in runs.into_iter().enumerate() {
-                let what = format!("{k} ranks, moving {moving}, rank {rank}");
+                let what = format!("{k} ranks, {rows:?}, moving {moving}, rank {rank}");
                 same(&res.unwrap(), &want, &what);
-                assert!(levels.iter().all(|l| l.by_rows), "{what}");
+                assert!(levels.iter().all(|l| l.by_rows == (rows == RowsMode::Always)), "{what}");
+                // by edges the levels 0 and 1 are split too; a moving split exchanges its progress
+                if moving {
+                    assert!(levels.iter().all(|l| l.exchanges >= 2), "{what}: {levels:?}");
+                }
                 taken[rank] = levels.iter().map(|l| l.slices_taken).sum();
             }
             if moving {
                 assert_eq!(taken[0], 0, "the slow rank takes nothing: {taken:?}");
-                assert!(taken[1..].iter().sum::<u64>() > 0, "{k} ranks: nothing moved to the fast ranks: {taken:?}");
+                assert!(taken[1..].iter().sum::<u64>() > 0, "{k} ranks, {rows:?}: nothing moved to the fast ranks: {taken:?}");
             } else {
                 assert!(taken.iter().all(|&s| s == 0), "{taken:?}");
             }
