@@ -14,7 +14,8 @@
 # one-process runs (first, default, or K for the first K GPUs; K@per-device with one CMI-kNN host
 # pool per device); KEEP=1 keeps the earlier runs' results in the work folder, so that a later
 # call on the same machine adds rows to the same table (a long case split over two calls); TAG
-# names that folder. Open MPI is the host's, else the one carried in
+# names that folder. GPUPC_RANK_MOVE=0 keeps each rank's dealt slices (the comparison with
+# slices that move, the default), passed on to the ranks. Open MPI is the host's, else the one carried in
 # $DEV/openmpi.tar.xz (Debian's openmpi-bin, libopenmpi3, openmpi-common and libpmix2 files, the
 # build Rmpi in $DEV/lib links to), unpacked into /tmp/ompi and found through OPAL_PREFIX.
 set -u
@@ -43,7 +44,7 @@ run() {  # run SECONDS CMD...: the exit status and seconds after the command's o
 if [ "$KIND" = boot ]; then
   run "${SINGLE_S:-300}" "$R" "$HERE/mpi-boot.R" single "$W/single.rds" "$@"
   for k in $RANKS; do
-    run "${RANK_S:-300}" mpirun --bind-to none --oversubscribe -np "$k" -x PATH -x LD_LIBRARY_PATH -x R_LIBS \
+    run "${RANK_S:-300}" mpirun --bind-to none --oversubscribe -np "$k" -x PATH -x LD_LIBRARY_PATH -x R_LIBS ${GPUPC_RANK_MOVE:+-x GPUPC_RANK_MOVE} \
       "$R" "$HERE/mpi-boot.R" rank "$W/ranks-$k.rds" "$@"
   done
   "$R" "$HERE/mpi-boot.R" table "$W"
@@ -59,7 +60,7 @@ done
 for k in $RANKS; do
   # --bind-to none: each rank's host threads may use every core (Open MPI binds a rank to one
   # core by default)
-  run "${RANK_S:-300}" mpirun --bind-to none --oversubscribe -np "$k" -x PATH -x LD_LIBRARY_PATH -x R_LIBS \
+  run "${RANK_S:-300}" mpirun --bind-to none --oversubscribe -np "$k" -x PATH -x LD_LIBRARY_PATH -x R_LIBS ${GPUPC_RANK_MOVE:+-x GPUPC_RANK_MOVE} \
     "$R" "$HERE/mpi-bench.R" rank "$KIND" "$W/ranks-$k.rds" "$@"
 done
 "$R" "$HERE/mpi-bench.R" table "$W"
