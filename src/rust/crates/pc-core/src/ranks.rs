@@ -789,12 +789,6 @@ impl<B: Backend> Ranks<'_, B> {
                 }
             }
             if d.failed.is_none() {
-                // one rank: its own error as it is (see the static split)
-                if size == 1 {
-                    if let Some(e) = failure {
-                        return Err(e);
-                    }
-                }
                 d.exchange(plan, true, failure.as_ref())?;
             }
             if let Some((r, status, text)) = d.failed.take() {
