@@ -149,8 +149,9 @@ if (mode == "single") {
   secs <- system.time(fit <- call(st, p, mm, cluster = "mpi"))[["elapsed"]]
   lr <- gpupc_last_run()
   if (rank == 0) {
-    how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)%s", size, paste(lr$devices, collapse = ","),
-                   if (any(lr$ranks$levels$split == "rows")) ", levels >= 2 split by rows" else "")
+    how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)%s%s", size, paste(lr$devices, collapse = ","),
+                   if (any(lr$ranks$levels$split == "rows")) ", levels >= 2 split by rows" else "",
+                   if (identical(Sys.getenv("GPUPC_RANK_MOVE"), "0")) ", slices kept where dealt" else "")
     saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases),
                    levels = lr$levels, ranks = lr$ranks, order = 2 + size), kept(fit)), out, compress = FALSE)
     cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
