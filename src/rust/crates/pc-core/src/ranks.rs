@@ -377,6 +377,38 @@ fn parse(bytes: &[u8], rank: usize) -> Result<Message<'_>> {
     })
 }
 
+/// The level's outcomes in plan order from every rank's message (`msgs`, parsed): rank r ran the
+/// slices `queues[r]` in that order and sent their outcomes (this rank's are `own`, as computed:
+/// the same bits as its bytes). Returns them with the bytes read from the other ranks.
+fn place_outcomes(plan: &LevelPlan, slices: &[Range<usize>], queues: &[Vec<usize>], rank: usize, own: &[EdgeOutcome], msgs: &[Message]) -> Result<(Vec<EdgeOutcome>, u64)> {
+    let mut out = crate::mem::try_vec::<EdgeOutcome>(plan.edges.len(), "p", "the level's outcomes")?;
+    out.resize(plan.edges.len(), EdgeOutcome::NONE);
+    let mut received = 0u64;
+    for (r, (m, queue)) in msgs.iter().zip(queues).enumerate() {
+        let want_edges: usize = queue.iter().map(|&k| slices[k].len()).sum();
+        if (m.slices, m.edges) != (queue.len(), want_edges) {
+            return Err(PcError::Internal(format!("rank {r} ran {} slices of {} edges of the level, not {} of {want_edges}", m.slices, m.edges, queue.len())));
+        }
+        let decoded;
+        let theirs: &[EdgeOutcome] = if r == rank {
+            own
+        } else {
+            received += (HEADER + m.body.len()) as u64;
+            let mut o = crate::mem::try_vec::<EdgeOutcome>(m.edges, "p", "a rank's outcomes")?;
+            decode_outcomes(m.body, m.edges, &mut o)?;
+            decoded = o;
+            &decoded
+        };
+        let mut at = 0;
+        for &k in queue {
+            let s = slices[k].clone();
+            out[s.clone()].copy_from_slice(&theirs[at..at + s.len()]);
+            at += s.len();
+        }
+    }
+    Ok((out, received))
+}
+
 impl<B: Backend> Backend for Ranks<'_, B> {
     fn name(&self) -> String {
         format!("{} (rank {} of {})", self.local.name(), self.rank(), self.size())
@@ -483,30 +515,8 @@ impl<B: Backend> Backend for Ranks<'_, B> {
         }
         // every rank's outcomes in the order of its slices, then dealt back into plan order
         let t2 = Instant::now();
-        let mut theirs = Vec::with_capacity(size);
-        for (r, m) in msgs.iter().enumerate() {
-            let (want_slices, want_edges) = (slices_of(&slices, r, size).count(), slices_of(&slices, r, size).map(|s| s.len()).sum::<usize>());
-            if (m.slices, m.edges) != (want_slices, want_edges) {
-                return Err(PcError::Internal(format!("rank {r} ran {} slices of {} edges of the level, not {want_slices} of {want_edges}", m.slices, m.edges)));
-            }
-            if r == rank {
-                theirs.push(Vec::new());
-            } else {
-                let mut o = crate::mem::try_vec::<EdgeOutcome>(m.edges, "p", "a rank's outcomes")?;
-                decode_outcomes(m.body, m.edges, &mut o)?;
-                theirs.push(o);
-            }
-        }
-        // ours, as computed (the same bits as its bytes)
         let own = local.as_ref().map_err(|_| PcError::Internal("a failed rank's slices were not reported".into()))?;
-        let mut out = crate::mem::try_vec::<EdgeOutcome>(plan.edges.len(), "p", "the level's outcomes")?;
-        let mut at = vec![0usize; size];
-        for (k, s) in slices.iter().enumerate() {
-            let r = k % size;
-            let src: &[EdgeOutcome] = if r == rank { own } else { &theirs[r] };
-            out.extend_from_slice(&src[at[r]..at[r] + s.len()]);
-            at[r] += s.len();
-        }
+        let (out, _) = place_outcomes(plan, &slices, &Deal::new(slices.len(), size, false).queues, rank, own, &msgs)?;
         if let Some(l) = self.levels.last_mut() {
             l.finish_seconds = t2.elapsed().as_secs_f64();
         }
@@ -597,6 +607,27 @@ struct Dealt<'t> {
 }
 
 impl Dealt<'_> {
+    /// The level as this rank saw it so far (the ranks' extremes and the outcomes' seconds are
+    /// filled in once the outcomes are exchanged).
+    fn record(&self, plan: &LevelPlan, local_edges: usize, local_s: f64, prepare_s: f64) -> RankLevel {
+        RankLevel {
+            level: plan.level,
+            edges: plan.edges.len(),
+            local_edges,
+            bytes_sent: self.sent,
+            bytes_received: self.received,
+            local_seconds: local_s,
+            collective_seconds: self.collective_s,
+            slowest_seconds: local_s,
+            fastest_seconds: local_s,
+            exchanges: self.exchanges,
+            by_rows: false,
+            prepare_seconds: prepare_s.min(local_s),
+            finish_seconds: 0.0,
+            slices_taken: self.deal.taken[self.rank] as u64,
+        }
+    }
+
     /// One exchange: this rank's report (or its failure) out, every rank's in; the deal updated
     /// alike on every rank unless the level ended there.
     fn exchange(&mut self, plan: &LevelPlan, idle: bool, failure: Option<&PcError>) -> Result<()> {
@@ -777,7 +808,11 @@ impl<B: Backend> Ranks<'_, B> {
                     return Err(e);
                 }
                 match r {
-                    Ok(o) if o.len() == n => mine.extend(o),
+                    Ok(o) if o.len() == n && mine.is_empty() => mine = o,
+                    Ok(o) if o.len() == n => {
+                        mine.try_reserve(n).map_err(|_| crate::mem::out_of_memory("p", "this rank's outcomes of the level", crate::mem::bytes_of::<EdgeOutcome>(mine.len() + n)))?;
+                        mine.extend(o);
+                    }
                     Ok(o) => failure = Some(PcError::Internal(format!("the local backend returned {} outcomes for {n} edges", o.len()))),
                     // stopped because another rank failed: that rank's error follows
                     Err(_) if d.failed.is_some() => {}
@@ -793,21 +828,7 @@ impl<B: Backend> Ranks<'_, B> {
             }
             if let Some((r, status, text)) = d.failed.take() {
                 // the level as far as it went, as the static split records it
-                self.levels.push(RankLevel {
-                    level: plan.level,
-                    edges: plan.edges.len(),
-                    local_edges: mine.len(),
-                    bytes_sent: d.sent,
-                    bytes_received: d.received,
-                    local_seconds: local_s,
-                    collective_seconds: d.collective_s,
-                    slowest_seconds: local_s,
-                    fastest_seconds: local_s,
-                    exchanges: d.exchanges,
-                    prepare_seconds: prepare_s.min(local_s),
-                    slices_taken: d.deal.taken[rank] as u64,
-                    ..Default::default()
-                });
+                self.levels.push(d.record(plan, mine.len(), local_s, prepare_s));
                 if matches!(failure, Some(PcError::Interrupted)) {
                     return Err(PcError::Interrupted);
                 }
@@ -829,49 +850,17 @@ impl<B: Backend> Ranks<'_, B> {
             return Err(PcError::Internal(format!("the exchange returned {} messages for {size} ranks", all.len())));
         }
         let t2 = Instant::now();
-        let mut out: Vec<EdgeOutcome> = crate::mem::try_vec(plan.edges.len(), "p", "the level's outcomes")?;
-        out.resize(plan.edges.len(), EdgeOutcome::NONE);
-        let (mut slowest, mut fastest) = (0.0f64, f64::INFINITY);
-        for (r, m) in all.iter().enumerate() {
-            let m = parse(m, r)?;
-            let queue = &d.deal.queues[r];
-            let want_edges: usize = queue.iter().map(|&k| slices[k].len()).sum();
-            if m.status != STATUS_OK || m.fingerprint != d.fp || (m.slices, m.edges) != (queue.len(), want_edges) {
-                return Err(PcError::Internal(format!("rank {r} ran {} slices of {} edges of the level, not {} of {want_edges}", m.slices, m.edges, queue.len())));
-            }
-            slowest = slowest.max(m.seconds);
-            fastest = fastest.min(m.seconds);
-            let theirs: Vec<EdgeOutcome> = if r == rank {
-                std::mem::take(&mut mine)
-            } else {
-                d.received += m.body.len() as u64 + HEADER as u64;
-                let mut o = crate::mem::try_vec::<EdgeOutcome>(m.edges, "p", "a rank's outcomes")?;
-                decode_outcomes(m.body, m.edges, &mut o)?;
-                o
-            };
-            let mut at = 0;
-            for &k in queue {
-                let s = slices[k].clone();
-                out[s.clone()].copy_from_slice(&theirs[at..at + s.len()]);
-                at += s.len();
-            }
+        let msgs = all.iter().enumerate().map(|(r, m)| parse(m, r)).collect::<Result<Vec<_>>>()?;
+        if let Some((r, _)) = msgs.iter().enumerate().find(|(_, m)| m.status != STATUS_OK || m.fingerprint != d.fp) {
+            return Err(PcError::Internal(format!("rank {r} sent no outcomes of this level after every slice had run")));
         }
-        self.levels.push(RankLevel {
-            level: plan.level,
-            edges: plan.edges.len(),
-            local_edges: d.deal.queues[rank].iter().map(|&k| slices[k].len()).sum(),
-            bytes_sent: d.sent,
-            bytes_received: d.received,
-            local_seconds: local_s,
-            collective_seconds: d.collective_s,
-            slowest_seconds: slowest,
-            fastest_seconds: fastest,
-            exchanges: d.exchanges,
-            by_rows: false,
-            prepare_seconds: prepare_s.min(local_s),
-            finish_seconds: t2.elapsed().as_secs_f64(),
-            slices_taken: d.deal.taken[rank] as u64,
-        });
+        let (out, received) = place_outcomes(plan, &slices, &d.deal.queues, rank, &mine, &msgs)?;
+        d.received += received;
+        let mut level = d.record(plan, mine.len(), local_s, prepare_s);
+        level.slowest_seconds = msgs.iter().map(|m| m.seconds).fold(0.0, f64::max);
+        level.fastest_seconds = msgs.iter().map(|m| m.seconds).fold(f64::INFINITY, f64::min);
+        level.finish_seconds = t2.elapsed().as_secs_f64();
+        self.levels.push(level);
         Ok(out)
     }
 }
