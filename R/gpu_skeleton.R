@@ -348,7 +348,8 @@ attach_sepsets <- function(out, sepsets) {
 #'   exchanged their separating sets while they ran; `GPUPC_RANK_ROWS=0` turns that off, `1`
 #'   splits by rows on the CPU as well), `exchanges` (that level's collectives) and
 #'   `slices_taken` (the slices of the level this rank took over from ranks that were behind, as
-#'   it ran; `GPUPC_RANK_MOVE=0` keeps every rank to the slices dealt to it); and
+#'   it ran: by rows, and by edges where every rank runs on the CPU; `GPUPC_RANK_MOVE=0` keeps
+#'   every rank to the slices dealt to it, `1` moves them on GPUs' levels split by edges too); and
 #'   `phases`, the call's wall seconds by part: `r_checks_s` (checking the arguments in R),
 #'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
 #'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building

@@ -53,6 +53,7 @@ if (mode == "table") {
     cat(sprintf("%s | %s | %.3f s | %.2fx | %s | edges %d, max.ord %d, tests %.0f | %s%s\n", r$label, r$how,
                 r$seconds, ref$seconds / r$seconds, verdict, r$edges, r$max.ord, r$tests,
                 paste(sprintf("%s %.3f", names(r$phases), r$phases), collapse = ", "), ex))
+    if (length(r$engine)) cat(sprintf("    engine (rank 0's, where ranks): %s\n", paste(sprintf("%s %.3f", names(r$engine), r$engine), collapse = ", ")))
     # the level loop's own figures (a rank's too: its level holds the exchanges, the rank's share
     # and the level's planning and bookkeeping, which every rank does whole)
     if (length(r$levels) && nrow(r$levels))
@@ -108,6 +109,13 @@ if (kind == "cmiknn") {
   label <- sprintf("gauss p=%d n=%g m.max=%g", p, n, mm)
 } else stop("unknown kind ", kind)
 backend <- opt("backend", "cuda")
+## The engine's own figures as gpupc_last_run()$details has them (a GPU's kernel, transfer and
+## host seconds: for CMI-kNN the host's are the permutations' neighbour searches).
+engine <- function(lr) {
+  d <- lr$details
+  unlist(d[intersect(c("kernel_s", "transfer_s", "host_s", "launches", "gpu_tests"), names(d))])
+}
+
 ## What a run keeps of its result: the slots' digests, its size, and the object itself up to
 ## p = 5000.
 kept <- function(fit) {
@@ -135,7 +143,7 @@ if (mode == "single") {
   if (nzchar(bpd)) how <- sprintf("%s, %s blocks per device", how, bpd)
   pool <- Sys.getenv("GPUPC_CMIKNN_POOL")
   if (nzchar(pool)) how <- sprintf("%s, CMI-kNN host pool %s", how, pool)
-  saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases),
+  saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases), engine = engine(lr),
                  levels = lr$levels, order = if (is.null(dev)) 2 + as.numeric(paste0("0", bpd)) / 100
                  else 1 + (length(dev) - 1) / 10 + nzchar(pool) / 100),
             kept(fit)), out, compress = FALSE)
@@ -151,8 +159,8 @@ if (mode == "single") {
   if (rank == 0) {
     how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)%s%s", size, paste(lr$devices, collapse = ","),
                    if (any(lr$ranks$levels$split == "rows")) ", levels >= 2 split by rows" else "",
-                   if (identical(Sys.getenv("GPUPC_RANK_MOVE"), "0")) ", slices kept where dealt" else "")
-    saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases),
+                   switch(Sys.getenv("GPUPC_RANK_MOVE"), "0" = ", slices kept where dealt", "1" = ", slices moving on every backend", ""))
+    saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases), engine = engine(lr),
                    levels = lr$levels, ranks = lr$ranks, order = 2 + size), kept(fit)), out, compress = FALSE)
     cat(sprintf("%s | %s | %.3f s\n", label, how, secs))
   }

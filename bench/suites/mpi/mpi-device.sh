@@ -14,10 +14,11 @@
 # one-process runs (first, default, or K for the first K GPUs; K@per-device with one CMI-kNN host
 # pool per device); KEEP=1 keeps the earlier runs' results in the work folder, so that a later
 # call on the same machine adds rows to the same table (a long case split over two calls); TAG
-# names that folder. GPUPC_RANK_MOVE=0 keeps each rank's dealt slices (the comparison with
-# slices that move, the default), passed on to the ranks. Open MPI is the host's, else the one carried in
-# $DEV/openmpi.tar.xz (Debian's openmpi-bin, libopenmpi3, openmpi-common and libpmix2 files, the
-# build Rmpi in $DEV/lib links to), unpacked into /tmp/ompi and found through OPAL_PREFIX.
+# names that folder. GPUPC_RANK_MOVE, passed on to the ranks: 0 keeps each rank's dealt slices,
+# 1 moves them on GPUs' levels split by edges too (by default they move by rows, and by edges
+# on the CPU). Open MPI is the host's, else the one carried in $DEV/openmpi.tar.xz (Debian's
+# openmpi-bin, libopenmpi3, openmpi-common and libpmix2 files, the build Rmpi in $DEV/lib links
+# to), unpacked into /tmp/ompi and found through OPAL_PREFIX.
 set -u
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 HERE=$(cd "$(dirname "$0")" && pwd)

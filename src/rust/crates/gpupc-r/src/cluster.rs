@@ -29,8 +29,12 @@ pub(crate) struct RTransport {
     /// unset: by rows where the engine says it pays, a GPU's Gaussian set levels).
     pub(crate) rows: pc_core::ranks::RowsMode,
     /// Whether a level's slices move between the ranks as they run (`GPUPC_RANK_MOVE=0` keeps
-    /// each rank's dealt slices, for comparisons).
+    /// each rank's dealt slices, for comparisons; `GPUPC_RANK_MOVE=1` moves them on GPUs too).
     pub(crate) moving: bool,
+    /// Every rank's backend lets a level split by edges move its slices
+    /// (`pc_core::ranks::start_search`'s answer: a GPU's rounds run a level best in one call,
+    /// unless `GPUPC_RANK_MOVE=1`).
+    pub(crate) edges_move: bool,
     /// Every rank runs levels 0 and 1 whole (`pc_core::ranks::start_search`'s answer).
     pub(crate) dense_every_rank: bool,
     pub(crate) seconds: f64,
@@ -69,6 +73,7 @@ impl RTransport {
                 _ => pc_core::ranks::RowsMode::Auto,
             },
             moving: std::env::var("GPUPC_RANK_MOVE").ok().as_deref().map(str::trim) != Some("0"),
+            edges_move: true,
             dense_every_rank: false,
             fail_at_level: fail.and_then(|l| l.parse().ok()),
             seconds: 0.0,

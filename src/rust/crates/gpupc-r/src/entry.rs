@@ -44,11 +44,14 @@ impl Run<'_> {
             // alone: with several, a failure reaches every rank through an exchange and none reruns)
             if !tr.started {
                 tr.started = true;
-                tr.dense_every_rank = pc_core::ranks::start_search(tr, None, kind.as_deref())?;
+                // GPUPC_RANK_MOVE=1 moves them on every backend, for comparisons
+                let moves = !b.whole_levels() || std::env::var("GPUPC_RANK_MOVE").ok().as_deref().map(str::trim) == Some("1");
+                let start = pc_core::ranks::start_search(tr, None, kind.as_deref(), moves)?;
+                (tr.dense_every_rank, tr.edges_move) = (start.dense_every_rank, start.edges_move);
             } else if pc_core::ranks::Transport::size(&*tr) == 1 {
                 tr.dense_every_rank = kind.is_some();
             }
-            let (fail, perturb, dense, slices, rows, moving) = (tr.fail_at_level, tr.perturb_dense, tr.dense_every_rank, tr.slices_per_rank, tr.rows, tr.moving);
+            let (fail, perturb, dense, slices, rows, moving, edges_move) = (tr.fail_at_level, tr.perturb_dense, tr.dense_every_rank, tr.slices_per_rank, tr.rows, tr.moving, tr.edges_move);
             let mut r = pc_core::ranks::Ranks::new(b, tr)?;
             if let Some(k) = slices {
                 r.slices_per_rank = k;
@@ -56,6 +59,7 @@ impl Run<'_> {
             r.fail_at_level = fail;
             r.rows = rows;
             r.moving = moving;
+            r.edges_move = edges_move;
             r.perturb_dense = perturb;
             r.dense_every_rank = dense;
             r.threads = self.params.threads;
@@ -198,7 +202,7 @@ fn skeleton_impl(test: &str, data: List, args: List, backend: &str, hooks: List)
     match skeleton_run(test, data, args, backend, hooks, cluster.as_mut()) {
         // a rank that stops before its first level tells the others, which wait for it there
         Err(e) => match cluster {
-            Some(mut tr) if !tr.started => Err(pc_core::ranks::start_search(&mut tr, Some(e), None).err().unwrap_or_else(|| PcError::Internal("a failed start was not reported".into()))),
+            Some(mut tr) if !tr.started => Err(pc_core::ranks::start_search(&mut tr, Some(e), None, true).err().unwrap_or_else(|| PcError::Internal("a failed start was not reported".into()))),
             _ => Err(e),
         },
         ok => ok,

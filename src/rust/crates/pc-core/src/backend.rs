@@ -23,6 +23,13 @@ pub trait Backend {
     fn row_split(&mut self) -> Option<&mut dyn RowSplit> {
         None
     }
+    /// Whether this backend runs a level best in one call: a GPU's rounds end every call with a
+    /// tail of a few undecided edges that leaves the device mostly idle, so cutting a level into
+    /// batches (MPI ranks moving slices as they run, `ranks.rs`) costs it more than the balance
+    /// gains (CMI-kNN on two H200s' ranks: 2-3 s a run slower, in three runs of 56-61 s).
+    fn whole_levels(&self) -> bool {
+        false
+    }
 }
 
 /// A borrowed backend is one too, so a wrapper ([`crate::ranks::Ranks`]) can hold whatever backend
@@ -39,6 +46,9 @@ impl<B: Backend + ?Sized> Backend for &mut B {
     }
     fn row_split(&mut self) -> Option<&mut dyn RowSplit> {
         (**self).row_split()
+    }
+    fn whole_levels(&self) -> bool {
+        (**self).whole_levels()
     }
 }
 

@@ -4,15 +4,18 @@
 //!
 //! The slices are dealt in turn as before (slice k to rank k mod K), but a rank may run only the
 //! slices it was *granted*: at first half of its queue, then, at each exchange where its worker
-//! is idle, half of what remains. A rank that has run its whole queue takes half of the
-//! ungranted tail of the rank with the most left. Only ungranted slices move, and a rank learns
+//! is idle, half of what remains. A rank that has run its whole queue takes from the ungranted
+//! tail of the rank that would end last as many slices as make both end together, where the
+//! ranks report their times (split by edges), else half of the longest tail. Only ungranted
+//! slices move, and a rank learns
 //! of a grant only at an exchange, so no slice runs twice and none is lost, whatever each rank's
 //! worker did between two exchanges. Grants halve so that a rank asks for more only a few times
-//! a level (an idle rank exchanges at once, and waits at most for the others' next exchange,
-//! every 10 ms), while a slow rank's last slices stay movable until the others run out: the row
-//! weights that cut the slices cannot foresee the early successes that end a row's sets, and
-//! with slices fixed per rank a Gaussian level of p = 55,572 on two ranks left one rank idle for
-//! up to 4.6 s of a 20 s level.
+//! a level (an idle rank exchanges at once, and waits at most for the others' next exchange:
+//! every 10 ms split by rows, by edges as often as the soonest end of a grant calls for), while
+//! a slow rank's last slices stay movable until the others run out: the row weights that cut
+//! the slices cannot foresee the early successes that end a row's sets, and with slices fixed
+//! per rank a Gaussian level of p = 55,572 on two ranks left one rank idle for up to 4.6 s of a
+//! 20 s level.
 //!
 //! [`Claims`] is the rank's side shared with its worker thread (a level split by rows: the set
 //! kernels run on a worker while R's thread exchanges): the queue and grant the exchanges set,
@@ -24,11 +27,14 @@ use std::sync::{Condvar, Mutex};
 use crate::error::{PcError, Result};
 
 /// What one rank said at an exchange: how many slices of its queue it has taken, and whether its
-/// worker is idle (everything taken has run, its keys posted).
+/// worker is idle (everything taken has run, its keys posted); where it can tell, the
+/// milliseconds until it runs out of granted slices and the milliseconds a slice took it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Report {
     pub claimed: usize,
     pub idle: bool,
+    pub eta_ms: Option<u64>,
+    pub slice_ms: Option<u64>,
 }
 
 /// The same on every rank: each rank's queue of slice indices, how many of them it may run, and
@@ -47,6 +53,21 @@ fn half(n: usize) -> usize {
     n.div_ceil(2)
 }
 
+/// How many of a busy rank's `left` ungranted slices an idle rank takes so that both end about
+/// together: the busy one needs `eta` ms for its grant and `busy_ms` a slice, the idle one
+/// `idle_ms` a slice. Halving the tail instead ran CMI-kNN's level 1 on two H200s 2.2 s past the
+/// other rank (slices of 2.5 s, the fast rank taking two while the slow one still had a grant to
+/// run); none moves where the idle rank would end later than the busy one.
+fn balanced_take(eta: u64, left: usize, busy_ms: u64, idle_ms: u64) -> usize {
+    let (left, busy, idle) = (left as u128, busy_ms as u128, idle_ms as u128);
+    let total = eta as u128 + left * busy;
+    // the later of the two ends, taking k; the best k is one of the two around total / (both)
+    let end = |k: u128| (total - k * busy).max(k * idle);
+    let k = (total / (busy + idle).max(1)).min(left);
+    let k = if k < left && end(k + 1) < end(k) { k + 1 } else { k };
+    k as usize
+}
+
 impl Deal {
     /// `slices` dealt in turn over `size` ranks; with `moving` false every rank is granted its
     /// whole queue at once and nothing moves (the static deal, for comparisons).
@@ -56,6 +77,11 @@ impl Deal {
         Deal { queues, granted, claimed: vec![0; size], taken: vec![0; size], moving }
     }
 
+    /// The slices not yet granted to any rank: what an idle rank may still be given.
+    pub fn ungranted(&self) -> usize {
+        self.queues.iter().zip(&self.granted).map(|(q, &g)| q.len() - g).sum()
+    }
+
     /// Every rank idle with its whole queue taken: the level's slices have all run.
     pub fn done(&self, reports: &[Report]) -> bool {
         reports.iter().zip(&self.queues).all(|(r, q)| r.idle && r.claimed == q.len())
@@ -63,7 +89,8 @@ impl Deal {
 
     /// The exchange's reports applied: the idle ranks with nothing left take from the longest
     /// ungranted tails (in rank order), then every idle rank is granted half of what remains of
-    /// its queue.
+    /// its queue. Where the ranks report their times, a rank takes from the one that would end
+    /// last, as many slices as make both end together ([`balanced_take`]); else half the tail.
     pub fn update(&mut self, reports: &[Report]) -> Result<()> {
         if reports.len() != self.queues.len() {
             return Err(PcError::Internal(format!("{} reports for a deal over {} ranks", reports.len(), self.queues.len())));
@@ -83,8 +110,19 @@ impl Deal {
                     continue;
                 }
                 let left = |j: usize| self.queues[j].len() - self.granted[j];
-                let Some(j) = (0..self.queues.len()).filter(|&j| j != i && left(j) > 0).max_by_key(|&j| (left(j), std::cmp::Reverse(j))) else { continue };
-                let keep = self.queues[j].len() - half(left(j));
+                let ends = |j: usize| reports[j].eta_ms.zip(reports[j].slice_ms).map(|(e, s)| e as u128 + left(j) as u128 * s as u128);
+                let timed = (0..reports.len()).all(|j| j == i || left(j) == 0 || ends(j).is_some()) && reports[i].slice_ms.is_some();
+                let victims = (0..self.queues.len()).filter(|&j| j != i && left(j) > 0);
+                let j = if timed { victims.max_by_key(|&j| (ends(j), std::cmp::Reverse(j))) } else { victims.max_by_key(|&j| (left(j), std::cmp::Reverse(j))) };
+                let Some(j) = j else { continue };
+                let take = match (timed, reports[j].eta_ms, reports[j].slice_ms, reports[i].slice_ms) {
+                    (true, Some(eta), Some(sj), Some(si)) => balanced_take(eta, left(j), sj, si),
+                    _ => half(left(j)),
+                };
+                if take == 0 {
+                    continue;
+                }
+                let keep = self.queues[j].len() - take;
                 let tail = self.queues[j].split_off(keep);
                 self.taken[i] += tail.len();
                 self.queues[i].extend(tail);
@@ -156,7 +194,7 @@ impl Claims {
     /// rank's message holds all its keys).
     pub fn report(&self) -> Report {
         let s = self.lock();
-        Report { claimed: s.claimed, idle: !s.busy && s.claimed == s.granted }
+        Report { claimed: s.claimed, idle: !s.busy && s.claimed == s.granted, ..Default::default() }
     }
 
     /// The deal's queue and grant for this rank after an exchange.
@@ -187,6 +225,11 @@ mod tests {
     // the deal as ranks of given speeds run it: every slice runs once, on one rank, and a fast
     // rank takes slices from a slow one
     fn simulate(slices: usize, size: usize, cost: impl Fn(usize, usize) -> u64, moving: bool) -> (Vec<Vec<usize>>, Vec<u64>, Deal) {
+        simulate_timed(slices, size, cost, moving, false)
+    }
+
+    // `timed`: the ranks also report their grant's remaining time and their time a slice
+    fn simulate_timed(slices: usize, size: usize, cost: impl Fn(usize, usize) -> u64, moving: bool, timed: bool) -> (Vec<Vec<usize>>, Vec<u64>, Deal) {
         let mut deal = Deal::new(slices, size, moving);
         let mut ran: Vec<Vec<usize>> = vec![Vec::new(); size];
         // per rank: the time its worker is busy until, what it took
@@ -204,7 +247,14 @@ mod tests {
                 }
             }
             t += 10;
-            let reports: Vec<Report> = (0..size).map(|r| Report { claimed: claimed[r], idle: busy_until[r] <= t && claimed[r] == deal.granted[r] }).collect();
+            let reports: Vec<Report> = (0..size)
+                .map(|r| {
+                    let idle = busy_until[r] <= t && claimed[r] == deal.granted[r];
+                    let slice_ms = (timed && !ran[r].is_empty()).then(|| ran[r].iter().map(|&k| cost(r, k)).sum::<u64>() / ran[r].len() as u64);
+                    let eta_ms = slice_ms.map(|_| busy_until[r].saturating_sub(t));
+                    Report { claimed: claimed[r], idle, eta_ms, slice_ms }
+                })
+                .collect();
             if deal.done(&reports) {
                 return (ran, busy_until, deal);
             }
@@ -236,6 +286,36 @@ mod tests {
         }
     }
 
+    // with the ranks' times a fast rank takes what makes both end together, no more: halving
+    // the tail can leave the fast rank running a slice past the slow one's end
+    #[test]
+    fn timed_steals_end_the_ranks_together() {
+        for (slices, size, slow) in [(32usize, 2usize, 130u64), (32, 2, 300), (48, 3, 200), (64, 4, 120), (7, 2, 150), (2, 2, 1000)] {
+            let cost = |r: usize, _k: usize| if r == 0 { slow } else { 100 };
+            let (ran, until, deal) = simulate_timed(slices, size, cost, true, true);
+            let mut all: Vec<usize> = ran.concat();
+            all.sort_unstable();
+            assert_eq!(all, (0..slices).collect::<Vec<_>>(), "{slices} slices over {size} ranks");
+            let (_, until_half, _) = simulate(slices, size, cost, true);
+            let end = until.iter().max().copied().unwrap_or(0);
+            let end_half = until_half.iter().max().copied().unwrap_or(0);
+            assert!(end <= end_half, "{slices} slices over {size} ranks, slow {slow}: {end} timed, {end_half} halving");
+            // the ranks end within a slice of the slow rank (plus the exchanges' 10 ticks)
+            let first = until.iter().min().copied().unwrap_or(0);
+            assert!(end - first <= slow + 10, "{slices} slices over {size} ranks, slow {slow}: ends {until:?}");
+            for (r, q) in deal.queues.iter().enumerate() {
+                assert_eq!(&ran[r], q, "rank {r} ran its final queue in order");
+            }
+        }
+        assert_eq!(balanced_take(0, 0, 100, 100), 0);
+        assert_eq!(balanced_take(50, 0, 100, 100), 0, "nothing ungranted");
+        assert_eq!(balanced_take(150, 1, 100, 100), 1, "250 ms of work left: one slice each");
+        assert_eq!(balanced_take(50, 1, 100, 100), 1, "150 ms left on the busy rank, 100 on the idle one");
+        assert_eq!(balanced_take(50, 1, 100, 200), 0, "the idle rank would end later than the busy one");
+        assert_eq!(balanced_take(80, 1, 120, 100), 1, "200 ms left on the busy rank, 100 on the idle one");
+        assert_eq!(balanced_take(0, 10, 300, 100), 8, "three times faster: 8 of 10 (ends at 800 and 600 ms)");
+    }
+
     #[test]
     fn the_static_deal_grants_everything_and_moves_nothing() {
         let (ran, _, deal) = simulate(32, 2, |r, _| if r == 0 { 500 } else { 1 }, false);
@@ -247,27 +327,27 @@ mod tests {
     fn reports_beyond_the_grant_are_refused() {
         let mut d = Deal::new(8, 2, true);
         assert_eq!(d.granted, vec![2, 2]);
-        assert!(d.update(&[Report { claimed: 3, idle: false }, Report::default()]).is_err());
+        assert!(d.update(&[Report { claimed: 3, idle: false, ..Default::default() }, Report::default()]).is_err());
         let mut d = Deal::new(8, 2, true);
-        d.update(&[Report { claimed: 2, idle: false }, Report { claimed: 0, idle: false }]).unwrap();
+        d.update(&[Report { claimed: 2, idle: false, ..Default::default() }, Report { claimed: 0, idle: false, ..Default::default() }]).unwrap();
         assert_eq!(d.granted, vec![2, 2], "a busy rank gets no more");
-        d.update(&[Report { claimed: 2, idle: true }, Report { claimed: 2, idle: true }]).unwrap();
+        d.update(&[Report { claimed: 2, idle: true, ..Default::default() }, Report { claimed: 2, idle: true, ..Default::default() }]).unwrap();
         assert_eq!(d.granted, vec![3, 3], "an idle rank gets half of the rest");
-        assert!(d.update(&[Report { claimed: 1, idle: false }, Report::default()]).is_err(), "a rank cannot take back slices");
+        assert!(d.update(&[Report { claimed: 1, idle: false, ..Default::default() }, Report::default()]).is_err(), "a rank cannot take back slices");
     }
 
     #[test]
     fn claims_hand_out_grants_and_close() {
         let c = Claims::new(vec![4, 6, 8], 2);
-        assert_eq!(c.report(), Report { claimed: 0, idle: false }, "granted slices not yet taken");
+        assert_eq!(c.report(), Report { claimed: 0, idle: false, ..Default::default() }, "granted slices not yet taken");
         assert_eq!(c.next_batch(|| 0.0, || ()), Some(vec![4, 6]));
-        assert_eq!(c.report(), Report { claimed: 2, idle: false });
+        assert_eq!(c.report(), Report { claimed: 2, idle: false, ..Default::default() });
         c.set(&[4, 6, 8, 1], 4);
         assert_eq!(c.next_batch(|| 1.5, || ()), Some(vec![8, 1]));
         c.close();
         assert_eq!(c.next_batch(|| 2.5, || ()), None);
         assert_eq!(c.idle_at(), 2.5);
-        assert_eq!(c.report(), Report { claimed: 4, idle: true });
+        assert_eq!(c.report(), Report { claimed: 4, idle: true, ..Default::default() });
         // a waiting worker wakes for a grant
         let c = Claims::new(vec![0, 1], 0);
         std::thread::scope(|s| {

@@ -451,4 +451,8 @@ impl<B: crate::backend::Backend, D: DenseLevels> crate::backend::Backend for Wit
     fn row_split(&mut self) -> Option<&mut dyn crate::rows::RowSplit> {
         self.planned.row_split()
     }
+
+    fn whole_levels(&self) -> bool {
+        self.planned.whole_levels()
+    }
 }

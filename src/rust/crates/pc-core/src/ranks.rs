@@ -13,8 +13,10 @@
 //! cmiknnCItest's level 2 the second rank twice the first's); dealt slices give every rank the
 //! same mixture, and with several ranks the slices also move as the ranks run: a rank runs its
 //! slices a batch at a time as they are granted and takes the ungranted tail of a rank that is
-//! behind ([`Deal`], `deal.rs`), the ranks exchanging their progress every 10 ms. Only outcomes travel (about 9 to 20 bytes an edge, [`encode_outcomes`]),
-//! never the graph, pMax or sepsets: every rank derives them itself, identically.
+//! behind ([`Deal`], `deal.rs`), the ranks exchanging their progress (every 10 ms split by rows,
+//! as a grant nears its end split by edges). Only outcomes travel (about 9 to 20 bytes an edge,
+//! [`encode_outcomes`]), never the graph, pMax or sepsets: every rank derives them itself,
+//! identically.
 //!
 //! Levels 0 and 1 of gaussCItest run whole on every rank instead ([`DenseLevels`]: no per-edge
 //! plans, which at p = 55,572 would hold 86 GB per rank and exchange 14 GB), where every rank's
@@ -114,6 +116,9 @@ pub struct Ranks<'t, B> {
     /// each rank's dealt slices in one batch and one exchange, for comparisons). Every rank must
     /// use the same: the exchanges check it.
     pub moving: bool,
+    /// Whether every rank's backend lets the slices of a level split by edges move
+    /// ([`start_search`]'s answer; where one runs a level best in one call, they stay dealt).
+    pub edges_move: bool,
     /// A failure this rank reports at its first exchange instead of stopping alone (the others
     /// would wait there for it): the host memory of levels planned after all.
     pub pending: Option<PcError>,
@@ -162,6 +167,7 @@ impl<'t, B: Backend> Ranks<'t, B> {
             slices_per_rank: SLICES_PER_RANK,
             rows: RowsMode::Auto,
             moving: true,
+            edges_move: true,
             threads: 1,
             pending: None,
             dense_ran: false,
@@ -210,33 +216,52 @@ pub fn dense_kind(backend: &mut dyn Backend, order: Order, rows: RowsMode) -> Op
 /// there (`failure`: why not: reading its data, opening its GPU, its memory), so that a rank that
 /// stops early does not leave the others waiting in the first level's exchange. Returns `failure`
 /// on the rank that failed, and on every other rank the error of the lowest rank that failed.
-/// Each rank also names its dense levels' engine (`dense`, from [`dense_kind`]); the answer is the
-/// same on every rank: whether all of them named the same one.
-pub fn start_search(transport: &mut dyn Transport, failure: Option<PcError>, dense: Option<&str>) -> Result<bool> {
+/// Each rank also names its dense levels' engine (`dense`, from [`dense_kind`]) and whether its
+/// backend's levels split by edges may move between the ranks (`moves`: not where it runs a
+/// level best in one call, [`Backend::whole_levels`]); the answer is the same on every rank:
+/// whether all of them named the same engine, and whether all let their slices move.
+pub fn start_search(transport: &mut dyn Transport, failure: Option<PcError>, dense: Option<&str>, moves: bool) -> Result<Start> {
     let mut msg = vec![START, failure.is_some() as u8];
+    let flags = if moves { START_MOVES } else { 0 };
     match (&failure, dense) {
         (Some(e), _) => msg.extend_from_slice(e.to_string().as_bytes()),
         (None, Some(kind)) => {
-            msg.push(1);
+            msg.push(START_DENSE | flags);
             msg.extend_from_slice(kind.as_bytes());
         }
-        (None, None) => msg.push(0),
+        (None, None) => msg.push(flags),
     }
     let all = transport.allgather(&msg)?;
     if let Some(e) = failure {
         return Err(e);
     }
     let mut kinds = Vec::with_capacity(all.len());
+    let mut every_moves = true;
     for (r, m) in all.iter().enumerate() {
         match m.as_slice() {
-            [START, 0, 0] => kinds.push(None),
-            [START, 0, 1, kind @ ..] => kinds.push(Some(kind)),
+            [START, 0, f, kind @ ..] if f & !(START_DENSE | START_MOVES) == 0 && (f & START_DENSE != 0 || kind.is_empty()) => {
+                kinds.push((f & START_DENSE != 0).then_some(kind));
+                every_moves &= f & START_MOVES != 0;
+            }
             [START, 1, text @ ..] => return Err(PcError::OnRank { rank: r, message: String::from_utf8_lossy(text).into_owned() }),
             _ => return Err(PcError::Internal(format!("rank {r} is at another step of the search ({} bytes where the search's start was due)", m.len()))),
         }
     }
-    Ok(kinds.first().is_some_and(|k| k.is_some() && kinds.iter().all(|o| o == k)))
+    Ok(Start { dense_every_rank: kinds.first().is_some_and(|k| k.is_some() && kinds.iter().all(|o| o == k)), edges_move: every_moves })
 }
+
+/// What the ranks agreed at the search's start ([`start_search`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    /// Every rank's dense engine is of one kind: each runs levels 0 and 1 whole.
+    pub dense_every_rank: bool,
+    /// Every rank's backend lets the slices of a level split by edges move as the ranks run.
+    pub edges_move: bool,
+}
+
+/// The start message's flags: the rank names a dense engine; its slices split by edges may move.
+const START_DENSE: u8 = 1;
+const START_MOVES: u8 = 2;
 
 /// The slices of a level, in plan order, of about equal test counts; slice k is rank
 /// k % size's. Fewer edges than slices give one edge a slice (and the last ranks none).
@@ -418,7 +443,7 @@ impl<B: Backend> Backend for Ranks<'_, B> {
         if self.by_rows(plan) {
             return self.run_rows(plan, watch);
         }
-        if self.moving && self.size() > 1 {
+        if self.moving && self.edges_move && self.size() > 1 {
             return self.run_dealt(plan, watch);
         }
         let (rank, size) = (self.rank(), self.size());
@@ -540,8 +565,10 @@ impl<B: Backend> Backend for Ranks<'_, B> {
 const ROWS: u8 = 0xA9;
 const ROWS_END: u8 = 0xAA;
 /// magic, status, flags (bit 0: this rank is idle, bit 1: its slices move), level (u32), edges,
-/// tests, plan hash, deltas, the slices of its queue it took, the level's slices (u64 each)
-const ROWS_HEADER: usize = 3 + 4 + 8 * 6;
+/// tests, plan hash, deltas, the slices of its queue it took, the level's slices, the
+/// milliseconds until it expects to run out of granted slices and those a slice took it (u64
+/// each; `u64::MAX`: unknown)
+const ROWS_HEADER: usize = 3 + 4 + 8 * 8;
 const ROWS_IDLE: u8 = 1;
 const ROWS_MOVING: u8 = 2;
 /// magic, status, seconds, tests, fallbacks, entries (u64 each), then per edge whose tests ran
@@ -559,16 +586,31 @@ fn row_exchange_every() -> std::time::Duration {
     std::time::Duration::from_millis(ms)
 }
 
+/// The longest a busy rank of a level split by edges goes without exchanging, in milliseconds:
+/// how late it learns that another rank failed, and how long an idle rank may wait for a grant.
+const DEALT_EXCHANGE_MAX_MS: u64 = 500;
+
+/// When the busy ranks of a level split by edges exchange next, the same on every rank (they read
+/// the same reports): at half the soonest time any rank expects to run out of granted slices
+/// (`soonest_ms`), between `floor` and [`DEALT_EXCHANGE_MAX_MS`]. An exchange is a collective, so
+/// each one costs every rank the others' lateness (7 ms on average between two GPUs' CMI-kNN
+/// batches, whose watches tick every 100 ms); exchanging at every tick cost 7% of a 40 s level,
+/// where the deal needs exchanges only as a rank nears its grant's end.
+fn dealt_every(soonest_ms: u64, floor: std::time::Duration) -> std::time::Duration {
+    std::time::Duration::from_millis((soonest_ms / 2).min(DEALT_EXCHANGE_MAX_MS)).max(floor)
+}
+
 fn u64_at(b: &[u8], at: usize) -> u64 {
     b.get(at..at + 8).and_then(|s| s.try_into().ok()).map_or(0, u64::from_le_bytes)
 }
 
-fn rows_message(plan: &LevelPlan, status: u8, flags: u8, (claimed, slices): (usize, usize), deltas: &[(u32, u64)], error: Option<&str>) -> Vec<u8> {
+fn rows_message(plan: &LevelPlan, status: u8, flags: u8, (report, slices): (&Report, usize), deltas: &[(u32, u64)], error: Option<&str>) -> Vec<u8> {
     let (level, edges, tests, hash) = fingerprint(plan);
     let mut m = Vec::with_capacity(ROWS_HEADER + deltas.len() * 12);
     m.extend_from_slice(&[ROWS, status, flags]);
     m.extend_from_slice(&level.to_le_bytes());
-    for v in [edges, tests, hash, deltas.len() as u64, claimed as u64, slices as u64] {
+    let known = |v: Option<u64>| v.unwrap_or(u64::MAX);
+    for v in [edges, tests, hash, deltas.len() as u64, report.claimed as u64, slices as u64, known(report.eta_ms), known(report.slice_ms)] {
         put_u64(&mut m, v);
     }
     match error {
@@ -600,6 +642,14 @@ struct Dealt<'t> {
     broken: Option<PcError>,
     done: bool,
     last: Instant,
+    /// When the next exchange of a busy rank is due after the last ([`dealt_every`]).
+    every: std::time::Duration,
+    floor: std::time::Duration,
+    /// The running batch: its start, its slices, and its edges decided and in all at the watch's
+    /// last tick.
+    batch: (Instant, usize, u64, u64),
+    /// The slices this rank ran in the level's earlier batches, and the seconds they took.
+    ran: (usize, f64),
     exchanges: u64,
     sent: u64,
     received: u64,
@@ -607,6 +657,28 @@ struct Dealt<'t> {
 }
 
 impl Dealt<'_> {
+    /// The milliseconds a slice took this rank in the level's earlier batches.
+    fn slice_ms(&self) -> Option<u64> {
+        let (slices, secs) = self.ran;
+        (slices > 0).then(|| (secs * 1e3 / slices as f64) as u64)
+    }
+
+    /// Milliseconds until this rank expects to have run its granted slices: none when idle; else
+    /// from its earlier batches' time a slice, or in its first batch from the edges decided so far
+    /// (unknown while none is).
+    fn eta_ms(&self, idle: bool) -> Option<u64> {
+        if idle {
+            return Some(0);
+        }
+        let (start, slices, done, total) = self.batch;
+        let ran = start.elapsed().as_secs_f64() * 1e3;
+        match self.slice_ms() {
+            Some(ms) => Some(((ms * slices as u64) as f64 - ran).max(0.0) as u64),
+            None if done > 0 => Some((ran * total.saturating_sub(done) as f64 / done as f64) as u64),
+            None => None,
+        }
+    }
+
     /// The level as this rank saw it so far (the ranks' extremes and the outcomes' seconds are
     /// filled in once the outcomes are exchanged).
     fn record(&self, plan: &LevelPlan, local_edges: usize, local_s: f64, prepare_s: f64) -> RankLevel {
@@ -637,7 +709,8 @@ impl Dealt<'_> {
             None => (STATUS_OK, None),
         };
         let flags = if idle { ROWS_IDLE } else { 0 } | ROWS_MOVING;
-        let msg = rows_message(plan, status, flags, (self.claimed, self.slices), &[], text.as_deref());
+        let report = Report { claimed: self.claimed, idle, eta_ms: self.eta_ms(idle), slice_ms: self.slice_ms() };
+        let msg = rows_message(plan, status, flags, (&report, self.slices), &[], text.as_deref());
         let t = Instant::now();
         let all = self.transport.allgather(&msg)?;
         self.collective_s += t.elapsed().as_secs_f64();
@@ -658,23 +731,26 @@ impl Dealt<'_> {
             self.done = true;
         } else {
             self.deal.update(&got.reports)?;
+            // an idle rank counts only while there are slices left to grant it
+            let soonest = got.reports.iter().filter(|r| !r.idle || self.deal.ungranted() > 0).filter_map(|r| r.eta_ms).min();
+            self.every = dealt_every(soonest.unwrap_or(u64::MAX), self.floor);
         }
         Ok(())
     }
 }
 
-/// The watch of a batch: the call's watch, and every [`ROW_EXCHANGE_MS`] an exchange of this
-/// (busy) rank's progress; a failure elsewhere, or a broken exchange, stops the batch.
+/// The watch of a batch: the call's watch, and an exchange of this (busy) rank's progress when
+/// one is due ([`dealt_every`]); a failure elsewhere, or a broken exchange, stops the batch.
 struct TickExchange<'a, 'b, 't> {
     inner: &'a mut dyn Watch,
     dealt: &'b mut Dealt<'t>,
     plan: &'a LevelPlan,
-    every: std::time::Duration,
 }
 
 impl Watch for TickExchange<'_, '_, '_> {
     fn tick(&mut self, edges_done: u64, edges_total: u64) -> bool {
         let go_on = self.inner.tick(edges_done, edges_total);
+        (self.dealt.batch.2, self.dealt.batch.3) = (edges_done, edges_total);
         go_on && self.exchange_due()
     }
 
@@ -687,7 +763,7 @@ impl Watch for TickExchange<'_, '_, '_> {
 impl TickExchange<'_, '_, '_> {
     fn exchange_due(&mut self) -> bool {
         let d = &mut *self.dealt;
-        if d.broken.is_none() && d.failed.is_none() && d.last.elapsed() >= self.every {
+        if d.broken.is_none() && d.failed.is_none() && d.last.elapsed() >= d.every {
             if let Err(e) = d.exchange(self.plan, false, None) {
                 d.broken = Some(e);
             }
@@ -745,7 +821,8 @@ fn read_progress<'m>(all: &'m [Vec<u8>], rank: usize, fp: (u32, u64, u64, u64), 
                     fp.0, u64_at(m, 47), how(m[2] & ROWS_MOVING != 0), how(moving)),
             ));
         }
-        got.reports.push(Report { claimed: u64_at(m, 39) as usize, idle: m[2] & ROWS_IDLE != 0 });
+        let known = |v: u64| (v != u64::MAX).then_some(v);
+        got.reports.push(Report { claimed: u64_at(m, 39) as usize, idle: m[2] & ROWS_IDLE != 0, eta_ms: known(u64_at(m, 55)), slice_ms: known(u64_at(m, 63)) });
         let n = u64_at(m, 31) as usize;
         if m.len() != ROWS_HEADER + 12 * n {
             return Err(PcError::Internal(format!("rank {r}'s keys are cut short or malformed")));
@@ -760,8 +837,8 @@ fn read_progress<'m>(all: &'m [Vec<u8>], rank: usize, fp: (u32, u64, u64, u64), 
 impl<B: Backend> Ranks<'_, B> {
     /// A level split by edges whose slices move ([`Deal`]): the plan's slices as the static split
     /// cuts them ([`rank_slices`]), each rank running its granted slices a batch at a time on its
-    /// backend, exchanging its progress every [`ROW_EXCHANGE_MS`] while it runs (from the batch's
-    /// watch) and at once when idle, until every slice has run; then one exchange of the outcomes,
+    /// backend, exchanging its progress while it runs (from the batch's watch, as often as
+    /// [`dealt_every`] says) and at once when idle, until every slice has run; then one exchange of the outcomes,
     /// each rank's for the slices of its final queue, in that order.
     fn run_dealt(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
         let (rank, size) = (self.rank(), self.size());
@@ -781,12 +858,15 @@ impl<B: Backend> Ranks<'_, B> {
             broken: None,
             done: false,
             last: Instant::now(),
+            every: row_exchange_every().max(std::time::Duration::from_millis(100)),
+            floor: row_exchange_every(),
+            batch: (Instant::now(), 0, 0, 0),
+            ran: (0, 0.0),
             exchanges: 0,
             sent: 0,
             received: 0,
             collective_s: 0.0,
         };
-        let every = row_exchange_every();
         // this rank's outcomes, slice after slice of its queue as it ran them
         let mut mine: Vec<EdgeOutcome> = Vec::new();
         let mut local_s = 0.0;
@@ -803,10 +883,15 @@ impl<B: Backend> Ranks<'_, B> {
                 }
                 let sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges, qualifying: plan.qualifying };
                 prepare_s += t.elapsed().as_secs_f64();
-                let r = self.local.run_level(&sub, &mut TickExchange { inner: &mut *watch, dealt: &mut d, plan, every });
+                d.batch = (Instant::now(), batch.len(), 0, n as u64);
+                let waited = d.collective_s;
+                let r = self.local.run_level(&sub, &mut TickExchange { inner: &mut *watch, dealt: &mut d, plan });
                 if let Some(e) = d.broken.take() {
                     return Err(e);
                 }
+                // the batch's own time, without its exchanges
+                d.ran.0 += batch.len();
+                d.ran.1 += (d.batch.0.elapsed().as_secs_f64() - (d.collective_s - waited)).max(0.0);
                 match r {
                     Ok(o) if o.len() == n && mine.is_empty() => mine = o,
                     Ok(o) if o.len() == n => {
@@ -996,7 +1081,7 @@ impl<B: Backend> Ranks<'_, B> {
                         _ => (STATUS_OK, None),
                     };
                     let flags = if report.idle { ROWS_IDLE } else { 0 } | if moving { ROWS_MOVING } else { 0 };
-                    let msg = rows_message(plan, status, flags, (report.claimed, slices.len()), &deltas, text.as_deref());
+                    let msg = rows_message(plan, status, flags, (&report, slices.len()), &deltas, text.as_deref());
                     let t = Instant::now();
                     let all = transport.allgather(&msg)?;
                     collective_s += t.elapsed().as_secs_f64();
@@ -1504,8 +1589,8 @@ mod tests {
                         let mut planned = ParallelCpu::new(t, 1).unwrap();
                         let b: &mut dyn Backend = if matches!(engine, Engine::Planned) { &mut planned } else { &mut with };
                         let kind = dense_kind(b, prm.order, RowsMode::Auto);
-                        let agreed = match start_search(tr, None, kind.as_deref()) {
-                            Ok(a) => a,
+                        let agreed = match start_search(tr, None, kind.as_deref(), true) {
+                            Ok(a) => a.dense_every_rank,
                             Err(e) => return (Err(e), Vec::new(), false),
                         };
                         let mut r = Ranks::new(b, tr).unwrap();
@@ -1553,7 +1638,7 @@ mod tests {
                         let mut b = WithDense { planned: ParallelCpu::new(t, 2).unwrap(), dense: DenseCpu::new(t, 2).unwrap() };
                         let kind = dense_kind(&mut b, prm.order, RowsMode::Always);
                         assert!(kind.as_deref().is_some_and(|k| k.ends_with("; levels >= 2 by rows")), "{kind:?}");
-                        let agreed = start_search(tr, None, kind.as_deref()).unwrap();
+                        let agreed = start_search(tr, None, kind.as_deref(), true).unwrap().dense_every_rank;
                         let mut r = Ranks::new(&mut b, tr).unwrap();
                         r.dense_every_rank = agreed;
                         r.rows = RowsMode::Always;
@@ -1612,7 +1697,7 @@ mod tests {
     fn dealt_rank<T: CiTest + Sync>(prm: &SkeletonParams, t: &T, tr: &mut Threads, rows: RowsMode, moving: bool) -> (Result<SkeletonResult>, Vec<RankLevel>) {
         let mut b = WithDense { planned: ParallelCpu::new(t, 2).unwrap(), dense: DenseCpu::new(t, 2).unwrap() };
         let kind = dense_kind(&mut b, prm.order, rows);
-        let agreed = start_search(tr, None, kind.as_deref()).unwrap();
+        let agreed = start_search(tr, None, kind.as_deref(), true).unwrap().dense_every_rank;
         let mut r = Ranks::new(&mut b, tr).unwrap();
         r.dense_every_rank = agreed;
         r.rows = rows;
@@ -1759,13 +1844,13 @@ mod tests {
     #[test]
     fn a_rank_that_fails_before_the_first_level_stops_the_others() {
         let mut ts = transports(3);
-        let got: Vec<Result<bool>> = std::thread::scope(|s| {
+        let got: Vec<Result<Start>> = std::thread::scope(|s| {
             let hs: Vec<_> = ts
                 .iter_mut()
                 .map(|tr| {
                     s.spawn(move || {
                         let failure = (tr.rank == 2).then(|| PcError::invalid("suffStat", "cannot open"));
-                        start_search(tr, failure, None)
+                        start_search(tr, failure, None, true)
                     })
                 })
                 .collect();
@@ -1779,11 +1864,18 @@ mod tests {
             }
         }
         let mut ts = transports(2);
-        let ok: Vec<Result<bool>> = std::thread::scope(|s| {
-            let hs: Vec<_> = ts.iter_mut().map(|tr| s.spawn(move || start_search(tr, None, None))).collect();
+        let ok: Vec<Result<Start>> = std::thread::scope(|s| {
+            let hs: Vec<_> = ts.iter_mut().map(|tr| s.spawn(move || start_search(tr, None, None, true))).collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        assert!(ok.iter().all(|r| matches!(r, Ok(false))), "no rank runs dense levels");
+        assert!(ok.iter().all(|r| matches!(r, Ok(Start { dense_every_rank: false, edges_move: true }))), "no rank runs dense levels: {ok:?}");
+        // one rank whose backend runs levels whole keeps every rank's slices where dealt
+        let mut ts = transports(3);
+        let got: Vec<Result<Start>> = std::thread::scope(|s| {
+            let hs: Vec<_> = ts.iter_mut().map(|tr| { let moves = tr.rank != 1; s.spawn(move || start_search(tr, None, Some("cpu"), moves)) }).collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(got.iter().all(|r| matches!(r, Ok(Start { dense_every_rank: true, edges_move: false }))), "{got:?}");
     }
 
     #[test]
@@ -1808,6 +1900,19 @@ mod tests {
                 other => panic!("expected a refusal naming the cluster, got {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn busy_ranks_exchange_as_the_soonest_grant_nears_its_end() {
+        let floor = std::time::Duration::from_millis(10);
+        let ms = |soonest| dealt_every(soonest, floor).as_millis();
+        // an idle rank that may be granted more: at once (the floor)
+        assert_eq!(ms(0), 10);
+        assert_eq!(ms(300), 150);
+        // every rank far from its grant's end, or none knows: at most a second apart
+        assert_eq!(ms(60_000), DEALT_EXCHANGE_MAX_MS as u128);
+        assert_eq!(ms(u64::MAX), DEALT_EXCHANGE_MAX_MS as u128);
+        assert_eq!(dealt_every(0, std::time::Duration::from_millis(40)).as_millis(), 40);
     }
 
     // the slices cover the level once, in order, and a drift of the edges' weights along the

@@ -313,6 +313,9 @@ impl Backend for Engine<'_> {
             _ => None,
         }
     }
+    fn whole_levels(&self) -> bool {
+        true
+    }
 }
 
 impl Engine<'_> {
