@@ -105,10 +105,12 @@ r_timing <- function(f) {
 multigpu_timing <- function(f) {
   l <- readLines(f, warn = FALSE)
   rows <- list()
-  r <- grep("^[^|]+ \\| [0-9]+ GPU\\(s\\) \\| ", l, value = TRUE)
+  # "default GPU(s)": the devices gpu_query() chose itself, their count at the end of its phases
+  r <- grep("^[^|]+ \\| ([0-9]+|default) GPU\\(s\\) \\| ", l, value = TRUE)
   for (x in r) {
     v <- trimws(strsplit(x, " | ", fixed = TRUE)[[1]])
-    rows[[length(rows) + 1]] <- data.frame(what = v[1], gpus = as.integer(sub(" GPU.*", "", v[2])),
+    gpus <- if (startsWith(v[2], "default")) sub(".*\\(([0-9]+) GPUs?\\).*", "\\1", v[6]) else sub(" GPU.*", "", v[2])
+    rows[[length(rows) + 1]] <- data.frame(what = v[1], gpus = as.integer(gpus),
       seconds = as.numeric(sub(" s.*", "", v[3])), runs = sub(".*runs: ([^)]*)\\).*", "\\1", v[3]),
       ratio = as.numeric(sub("x$", "", v[4])), check = v[5], phases = if (length(v) > 5) v[6] else NA,
       stringsAsFactors = FALSE)
