@@ -77,11 +77,6 @@ impl Deal {
         Deal { queues, granted, claimed: vec![0; size], taken: vec![0; size], moving }
     }
 
-    /// The slices not yet granted to any rank: what an idle rank may still be given.
-    pub fn ungranted(&self) -> usize {
-        self.queues.iter().zip(&self.granted).map(|(q, &g)| q.len() - g).sum()
-    }
-
     /// Every rank idle with its whole queue taken: the level's slices have all run.
     pub fn done(&self, reports: &[Report]) -> bool {
         reports.iter().zip(&self.queues).all(|(r, q)| r.idle && r.claimed == q.len())
