@@ -143,6 +143,7 @@ if (mode == "single") {
   if (nzchar(bpd)) how <- sprintf("%s, %s blocks per device", how, bpd)
   pool <- Sys.getenv("GPUPC_CMIKNN_POOL")
   if (nzchar(pool)) how <- sprintf("%s, CMI-kNN host pool %s", how, pool)
+  if (identical(Sys.getenv("GPUPC_CMIKNN_OVERLAP"), "1")) how <- paste0(how, ", CMI-kNN rounds two at a time")
   saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases), engine = engine(lr),
                  levels = lr$levels, order = if (is.null(dev)) 2 + as.numeric(paste0("0", bpd)) / 100
                  else 1 + (length(dev) - 1) / 10 + nzchar(pool) / 100),
@@ -157,9 +158,10 @@ if (mode == "single") {
   secs <- system.time(fit <- call(st, p, mm, cluster = "mpi"))[["elapsed"]]
   lr <- gpupc_last_run()
   if (rank == 0) {
-    how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)%s%s", size, paste(lr$devices, collapse = ","),
+    how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)%s%s%s", size, paste(lr$devices, collapse = ","),
                    if (any(lr$ranks$levels$split == "rows")) ", levels >= 2 split by rows" else "",
-                   switch(Sys.getenv("GPUPC_RANK_MOVE"), "0" = ", slices kept where dealt", "1" = ", slices moving on every backend", ""))
+                   switch(Sys.getenv("GPUPC_RANK_MOVE"), "0" = ", slices kept where dealt", "1" = ", slices moving on every backend", ""),
+                   if (identical(Sys.getenv("GPUPC_CMIKNN_OVERLAP"), "1")) ", CMI-kNN rounds two at a time" else "")
     saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases), engine = engine(lr),
                    levels = lr$levels, ranks = lr$ranks, order = 2 + size), kept(fit)), out, compress = FALSE)
     cat(sprintf("%s | %s | %.3f s\n", label, how, secs))

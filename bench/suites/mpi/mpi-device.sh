@@ -16,7 +16,9 @@
 # call on the same machine adds rows to the same table (a long case split over two calls); TAG
 # names that folder. GPUPC_RANK_MOVE, passed on to the ranks: 0 keeps each rank's dealt slices,
 # 1 moves them on GPUs' levels split by edges too (by default they move by rows, and by edges
-# on the CPU). Open MPI is the host's, else the one carried in $DEV/openmpi.tar.xz (Debian's
+# on the CPU). GPUPC_CMIKNN_OVERLAP=1 runs CMI-kNN's rounds two at a time (the comparison with
+# one at a time, the default). Runs with either set write results of their own, so a KEEP=1
+# call with it set adds rows beside the default's. Open MPI is the host's, else the one carried in $DEV/openmpi.tar.xz (Debian's
 # openmpi-bin, libopenmpi3, openmpi-common and libpmix2 files, the build Rmpi in $DEV/lib links
 # to), unpacked into /tmp/ompi and found through OPAL_PREFIX.
 set -u
@@ -35,6 +37,8 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 echo "mpi-device $(date -u +%FT%TZ): $NG GPU(s); $(mpirun --version 2>&1 | head -1); kind $KIND; ranks $RANKS"
 W=${TMPDIR:-/tmp}/mpi-$KIND${TAG:+-$TAG}
+# runs with a setting under comparison keep results of their own beside the others (KEEP=1)
+VARIANT=${GPUPC_RANK_MOVE:+-move$GPUPC_RANK_MOVE}${GPUPC_CMIKNN_OVERLAP:+-overlap$GPUPC_CMIKNN_OVERLAP}
 [ "${KEEP:-0}" = 1 ] || rm -rf "$W"
 mkdir -p "$W"
 run() {  # run SECONDS CMD...: the exit status and seconds after the command's own lines
@@ -56,12 +60,12 @@ for s in ${SINGLES-first default}; do
   d=${s%@*} pool=; [ "$d" != "$s" ] && pool=${s#*@}
   [ "$d" = default ] && [ "$NG" -lt 2 ] && continue
   case $d in first|default) ;; *) [ "$d" -le "$NG" ] || continue ;; esac
-  run "${SINGLE_S:-300}" env ${pool:+GPUPC_CMIKNN_POOL=$pool} "$R" "$HERE/mpi-bench.R" single "$KIND" "$W/single-${s/@/-}.rds" --devices "$d" "$@"
+  run "${SINGLE_S:-300}" env ${pool:+GPUPC_CMIKNN_POOL=$pool} "$R" "$HERE/mpi-bench.R" single "$KIND" "$W/single-${s/@/-}$VARIANT.rds" --devices "$d" "$@"
 done
 for k in $RANKS; do
   # --bind-to none: each rank's host threads may use every core (Open MPI binds a rank to one
   # core by default)
   run "${RANK_S:-300}" mpirun --bind-to none --oversubscribe -np "$k" -x PATH -x LD_LIBRARY_PATH -x R_LIBS ${GPUPC_RANK_MOVE:+-x GPUPC_RANK_MOVE} \
-    "$R" "$HERE/mpi-bench.R" rank "$KIND" "$W/ranks-$k.rds" "$@"
+    ${GPUPC_CMIKNN_OVERLAP:+-x GPUPC_CMIKNN_OVERLAP} "$R" "$HERE/mpi-bench.R" rank "$KIND" "$W/ranks-$k$VARIANT.rds" "$@"
 done
 "$R" "$HERE/mpi-bench.R" table "$W"

@@ -28,6 +28,8 @@ const MAX_WIDTH: u64 = 1 << 16;
 /// and 12.9 million tests (11.6 million needed) with 200, 150 and 125, and the whole run took
 /// 0.66-0.74, 0.63-0.71 and 0.58-0.62 s; LINK 0.15-0.17 s with each.
 pub const DEFAULT_GROWTH: u64 = 125;
+/// The windows' growth of [`run_rounds`], whose tests (CMI-kNN's) are few and costly per round.
+pub const ROUNDS_GROWTH: u64 = 200;
 /// Windows a worker thread writes at a time: most are a few tests, but each first rebuilds its
 /// side's candidate list (a scan of a row of hundreds), which is what made writing a round slow.
 const SPANS_PER_TASK: usize = 64;
@@ -387,7 +389,7 @@ pub fn run_rounds(
             Ok(())
         }
     }
-    let opts = RoundOpts { budget, growth: 200, pool, words: None };
+    let opts = RoundOpts { budget, growth: ROUNDS_GROWTH, pool, words: None };
     run_pipelined(plan, &opts, &mut AtOnce { f: eval, held: None }, keep_going)
 }
 

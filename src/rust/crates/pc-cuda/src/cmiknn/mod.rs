@@ -30,7 +30,7 @@ use rayon::prelude::*;
 use crate::runtime::timings::Timings;
 use crate::runtime::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::runtime::module;
-use pc_core::rounds::rank_windows::run_rounds;
+use pc_core::rounds::rank_windows::{run_pipelined, run_rounds, Batch, RoundEval, RoundOpts, ROUNDS_GROWTH};
 
 /// The kernel's MAXL: larger conditioning sets run on the CPU.
 pub const MAX_LEVEL: usize = 8;
@@ -284,22 +284,68 @@ impl<'a> CudaCmiKnn<'a> {
         self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let l = plan.level;
         let ne = plan.edges.len() as u64;
+        let keep_going = |decided: usize| {
+            ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
+            !ctl.cancelled()
+        };
+        if overlap_rounds() {
+            return std::thread::scope(|scope| {
+                let mut rounds = Overlapped { this: self, level: l, scope, running: std::collections::VecDeque::new() };
+                let opts = RoundOpts { budget: ROUND_TESTS, growth: ROUNDS_GROWTH, pool: Some(&*self.pool), words: None };
+                run_pipelined(plan, &opts, &mut rounds, keep_going)
+            });
+        }
         // a round: enough tests to fill the device several times over
-        run_rounds(
-            plan,
-            ROUND_TESTS,
-            Some(&*self.pool),
-            |batch| {
-                let cases: Vec<CmiCase> = (0..batch.len())
-                    .map(|t| CmiCase { x: batch.x[t], y: batch.y[t], s: batch.s[t * l..(t + 1) * l].to_vec() })
-                    .collect();
-                Ok(self.run_tests(&cases)?.into_iter().map(|o| o.p_value).collect())
-            },
-            |decided| {
-                ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
-                !ctl.cancelled()
-            },
-        )
+        run_rounds(plan, ROUND_TESTS, Some(&*self.pool), |batch| self.round_p_values(batch, l), keep_going)
+    }
+
+    /// The p-values of one round's tests (conditioning sets of `level` variables).
+    fn round_p_values(&self, batch: &Batch, level: usize) -> Result<Vec<f64>> {
+        Ok(self.run_tests(&round_cases(batch, level))?.into_iter().map(|o| o.p_value).collect())
+    }
+}
+
+fn round_cases(batch: &Batch, level: usize) -> Vec<CmiCase> {
+    (0..batch.len()).map(|t| CmiCase { x: batch.x[t], y: batch.y[t], s: batch.s[t * level..(t + 1) * level].to_vec() }).collect()
+}
+
+/// Whether a level's rounds run two at a time (`GPUPC_CMIKNN_OVERLAP=1`; not yet the default:
+/// parity and timing on a GPU are pending).
+fn overlap_rounds() -> bool {
+    std::env::var("GPUPC_CMIKNN_OVERLAP").ok().as_deref().map(str::trim) == Some("1")
+}
+
+/// A level's rounds two at a time, each on a thread of its own: a round's host work (its groups'
+/// Z-neighbour searches and permutations, 8 of a level's 101 s at p = 100 on one H200) runs while
+/// the previous round's kernel does, where one round at a time leaves the device idle through it
+/// (and two devices' host phases meet on the shared pool). The rounds share the device's stream,
+/// so their transfers and kernels keep their order; outcomes are the same, since an edge's
+/// outcome depends only on its own tests ([`run_pipelined`]).
+struct Overlapped<'s, 'e, 'a> {
+    this: &'e CudaCmiKnn<'a>,
+    level: usize,
+    scope: &'s std::thread::Scope<'s, 'e>,
+    running: std::collections::VecDeque<std::thread::ScopedJoinHandle<'s, Result<Vec<f64>>>>,
+}
+
+impl RoundEval for Overlapped<'_, '_, '_> {
+    fn launch(&mut self, b: &Batch) -> Result<()> {
+        let (this, cases) = (self.this, round_cases(b, self.level));
+        self.running.push_back(self.scope.spawn(move || {
+            this.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+            Ok(this.run_tests(&cases)?.into_iter().map(|o| o.p_value).collect())
+        }));
+        Ok(())
+    }
+
+    fn finish(&mut self, _b: &Batch, p: &mut Vec<f64>) -> Result<()> {
+        let round = self.running.pop_front().ok_or_else(|| PcError::Internal("a round finished that was not launched".into()))?;
+        *p = round.join().map_err(|e| PcError::Internal(pc_core::backend::panic_message(&*e)))??;
+        Ok(())
+    }
+
+    fn in_flight(&self) -> usize {
+        2
     }
 }
 
