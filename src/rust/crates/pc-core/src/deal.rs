@@ -7,9 +7,8 @@
 //! is idle, half of what remains. A rank that has run its whole queue takes from the ungranted
 //! tail of the rank that would end last as many slices as make both end together, where the
 //! ranks report their times (split by edges), else half of the longest tail. Only ungranted
-//! slices move, and a rank learns
-//! of a grant only at an exchange, so no slice runs twice and none is lost, whatever each rank's
-//! worker did between two exchanges. Grants halve so that a rank asks for more only a few times
+//! slices move, and a rank learns of a grant only at an exchange, so no slice runs twice and
+//! none is lost, whatever each rank's worker did between two exchanges. Grants halve so that a rank asks for more only a few times
 //! a level (an idle rank exchanges at once, and waits at most for the others' next exchange:
 //! every 10 ms split by rows, by edges as often as the soonest end of a grant calls for), while
 //! a slow rank's last slices stay movable until the others run out: the row weights that cut
