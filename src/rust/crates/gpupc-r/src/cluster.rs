@@ -31,9 +31,11 @@ pub(crate) struct RTransport {
     /// Whether a level's slices move between the ranks as they run (`GPUPC_RANK_MOVE=0` keeps
     /// each rank's dealt slices, for comparisons; `GPUPC_RANK_MOVE=1` moves them on GPUs too).
     pub(crate) moving: bool,
+    /// Whether this rank's slices split by edges move even where its backend runs a level best
+    /// in one call, a GPU (`GPUPC_RANK_MOVE=1`, for comparisons).
+    pub(crate) move_whole_levels: bool,
     /// Every rank's backend lets a level split by edges move its slices
-    /// (`pc_core::ranks::start_search`'s answer: a GPU's rounds run a level best in one call,
-    /// unless `GPUPC_RANK_MOVE=1`).
+    /// (`pc_core::ranks::start_search`'s answer).
     pub(crate) edges_move: bool,
     /// Every rank runs levels 0 and 1 whole (`pc_core::ranks::start_search`'s answer).
     pub(crate) dense_every_rank: bool,
@@ -60,6 +62,8 @@ impl RTransport {
             let (r, at) = v.trim().split_once(':')?;
             (r.parse::<i32>().ok()? == rank).then(|| at.to_string())
         });
+        let move_env = std::env::var("GPUPC_RANK_MOVE").ok();
+        let move_env = move_env.as_deref().map(str::trim);
         Ok(Some(RTransport {
             rank: rank as usize,
             size: size as usize,
@@ -72,7 +76,8 @@ impl RTransport {
                 Some("0") => pc_core::ranks::RowsMode::Never,
                 _ => pc_core::ranks::RowsMode::Auto,
             },
-            moving: std::env::var("GPUPC_RANK_MOVE").ok().as_deref().map(str::trim) != Some("0"),
+            moving: move_env != Some("0"),
+            move_whole_levels: move_env == Some("1"),
             edges_move: true,
             dense_every_rank: false,
             fail_at_level: fail.and_then(|l| l.parse().ok()),

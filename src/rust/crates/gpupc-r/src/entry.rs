@@ -44,8 +44,7 @@ impl Run<'_> {
             // alone: with several, a failure reaches every rank through an exchange and none reruns)
             if !tr.started {
                 tr.started = true;
-                // GPUPC_RANK_MOVE=1 moves them on every backend, for comparisons
-                let moves = !b.whole_levels() || std::env::var("GPUPC_RANK_MOVE").ok().as_deref().map(str::trim) == Some("1");
+                let moves = !b.whole_levels() || tr.move_whole_levels;
                 let start = pc_core::ranks::start_search(tr, None, kind.as_deref(), moves)?;
                 (tr.dense_every_rank, tr.edges_move) = (start.dense_every_rank, start.edges_move);
             } else if pc_core::ranks::Transport::size(&*tr) == 1 {

@@ -645,15 +645,29 @@ struct Dealt<'t> {
     /// When the next exchange of a busy rank is due after the last ([`dealt_every`]).
     every: std::time::Duration,
     floor: std::time::Duration,
-    /// The running batch: its start, its slices, and its edges decided and in all at the watch's
-    /// last tick.
-    batch: (Instant, usize, u64, u64),
+    batch: Running,
     /// The slices this rank ran in the level's earlier batches, and the seconds they took.
     ran: (usize, f64),
     exchanges: u64,
     sent: u64,
     received: u64,
     collective_s: f64,
+}
+
+/// A rank's running batch of a level split by edges: its start, its slices, and its edges decided
+/// and in all at the watch's last tick.
+#[derive(Clone, Copy)]
+struct Running {
+    start: Instant,
+    slices: usize,
+    done: u64,
+    total: u64,
+}
+
+impl Running {
+    fn new(slices: usize, total: u64) -> Self {
+        Running { start: Instant::now(), slices, done: 0, total }
+    }
 }
 
 impl Dealt<'_> {
@@ -670,7 +684,7 @@ impl Dealt<'_> {
         if idle {
             return Some(0);
         }
-        let (start, slices, done, total) = self.batch;
+        let Running { start, slices, done, total } = self.batch;
         let ran = start.elapsed().as_secs_f64() * 1e3;
         match self.slice_ms() {
             Some(ms) => Some(((ms * slices as u64) as f64 - ran).max(0.0) as u64),
@@ -758,7 +772,7 @@ struct TickExchange<'a, 'b, 't> {
 impl Watch for TickExchange<'_, '_, '_> {
     fn tick(&mut self, edges_done: u64, edges_total: u64) -> bool {
         let go_on = self.inner.tick(edges_done, edges_total);
-        (self.dealt.batch.2, self.dealt.batch.3) = (edges_done, edges_total);
+        (self.dealt.batch.done, self.dealt.batch.total) = (edges_done, edges_total);
         go_on && self.exchange_due()
     }
 
@@ -868,7 +882,7 @@ impl<B: Backend> Ranks<'_, B> {
             last: Instant::now(),
             every: row_exchange_every().max(std::time::Duration::from_millis(100)),
             floor: row_exchange_every(),
-            batch: (Instant::now(), 0, 0, 0),
+            batch: Running::new(0, 0),
             ran: (0, 0.0),
             exchanges: 0,
             sent: 0,
@@ -891,7 +905,7 @@ impl<B: Backend> Ranks<'_, B> {
                 }
                 let sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges, qualifying: plan.qualifying };
                 prepare_s += t.elapsed().as_secs_f64();
-                d.batch = (Instant::now(), batch.len(), 0, n as u64);
+                d.batch = Running::new(batch.len(), n as u64);
                 let waited = d.collective_s;
                 let r = self.local.run_level(&sub, &mut TickExchange { inner: &mut *watch, dealt: &mut d, plan });
                 if let Some(e) = d.broken.take() {
@@ -899,7 +913,7 @@ impl<B: Backend> Ranks<'_, B> {
                 }
                 // the batch's own time, without its exchanges
                 d.ran.0 += batch.len();
-                d.ran.1 += (d.batch.0.elapsed().as_secs_f64() - (d.collective_s - waited)).max(0.0);
+                d.ran.1 += (d.batch.start.elapsed().as_secs_f64() - (d.collective_s - waited)).max(0.0);
                 match r {
                     Ok(o) if o.len() == n && mine.is_empty() => mine = o,
                     Ok(o) if o.len() == n => {

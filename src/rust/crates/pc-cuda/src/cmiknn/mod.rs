@@ -296,12 +296,12 @@ impl<'a> CudaCmiKnn<'a> {
             });
         }
         // a round: enough tests to fill the device several times over
-        run_rounds(plan, ROUND_TESTS, Some(&*self.pool), |batch| self.round_p_values(batch, l), keep_going)
+        run_rounds(plan, ROUND_TESTS, Some(&*self.pool), |batch| self.p_values(&round_cases(batch, l)), keep_going)
     }
 
-    /// The p-values of one round's tests (conditioning sets of `level` variables).
-    fn round_p_values(&self, batch: &Batch, level: usize) -> Result<Vec<f64>> {
-        Ok(self.run_tests(&round_cases(batch, level))?.into_iter().map(|o| o.p_value).collect())
+    /// The p-values of `cases`, in their order.
+    fn p_values(&self, cases: &[CmiCase]) -> Result<Vec<f64>> {
+        Ok(self.run_tests(cases)?.into_iter().map(|o| o.p_value).collect())
     }
 }
 
@@ -333,7 +333,7 @@ impl RoundEval for Overlapped<'_, '_, '_> {
         let (this, cases) = (self.this, round_cases(b, self.level));
         self.running.push_back(self.scope.spawn(move || {
             this.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-            Ok(this.run_tests(&cases)?.into_iter().map(|o| o.p_value).collect())
+            this.p_values(&cases)
         }));
         Ok(())
     }
