@@ -111,6 +111,12 @@ if (kind == "cmiknn") {
 backend <- opt("backend", "cuda")
 ## The engine's own figures as gpupc_last_run()$details has them (a GPU's kernel, transfer and
 ## host seconds: for CMI-kNN the host's are the permutations' neighbour searches).
+# how the CMI-kNN engine ran, where a comparison changed it from its default
+cmiknn_variant <- function() {
+  paste0(if (identical(Sys.getenv("GPUPC_CMIKNN_OVERLAP"), "0")) ", CMI-kNN rounds one at a time" else "",
+         if (identical(Sys.getenv("GPUPC_CMIKNN_FEED"), "0")) ", devices dealt blocks of edges" else "")
+}
+
 engine <- function(lr) {
   d <- lr$details
   unlist(d[intersect(c("kernel_s", "transfer_s", "host_s", "launches", "gpu_tests"), names(d))])
@@ -143,7 +149,7 @@ if (mode == "single") {
   if (nzchar(bpd)) how <- sprintf("%s, %s blocks per device", how, bpd)
   pool <- Sys.getenv("GPUPC_CMIKNN_POOL")
   if (nzchar(pool)) how <- sprintf("%s, CMI-kNN host pool %s", how, pool)
-  if (identical(Sys.getenv("GPUPC_CMIKNN_OVERLAP"), "1")) how <- paste0(how, ", CMI-kNN rounds two at a time")
+  how <- paste0(how, cmiknn_variant())
   saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases), engine = engine(lr),
                  levels = lr$levels, order = if (is.null(dev)) 2 + as.numeric(paste0("0", bpd)) / 100
                  else 1 + (length(dev) - 1) / 10 + nzchar(pool) / 100),
@@ -161,7 +167,7 @@ if (mode == "single") {
     how <- sprintf("%d MPI rank(s), one GPU each (rank 0 on GPU %s)%s%s%s", size, paste(lr$devices, collapse = ","),
                    if (any(lr$ranks$levels$split == "rows")) ", levels >= 2 split by rows" else "",
                    switch(Sys.getenv("GPUPC_RANK_MOVE"), "0" = ", slices kept where dealt", "1" = ", slices moving on every backend", ""),
-                   if (identical(Sys.getenv("GPUPC_CMIKNN_OVERLAP"), "1")) ", CMI-kNN rounds two at a time" else "")
+                   cmiknn_variant())
     saveRDS(c(list(label = label, how = how, seconds = secs, phases = unlist(lr$phases), engine = engine(lr),
                    levels = lr$levels, ranks = lr$ranks, order = 2 + size), kept(fit)), out, compress = FALSE)
     cat(sprintf("%s | %s | %.3f s\n", label, how, secs))

@@ -16,9 +16,10 @@
 # call on the same machine adds rows to the same table (a long case split over two calls); TAG
 # names that folder. GPUPC_RANK_MOVE, passed on to the ranks: 0 keeps each rank's dealt slices,
 # 1 moves them on GPUs' levels split by edges too (by default they move by rows, and by edges
-# on the CPU). GPUPC_CMIKNN_OVERLAP=1 runs CMI-kNN's rounds two at a time (the comparison with
-# one at a time, the default). Runs with either set write results of their own, so a KEEP=1
-# call with it set adds rows beside the default's. Open MPI is the host's, else the one carried in $DEV/openmpi.tar.xz (Debian's
+# on the CPU). GPUPC_CMIKNN_OVERLAP=0 runs CMI-kNN's rounds one at a time (by default two at a
+# time), GPUPC_CMIKNN_FEED=0 deals several devices blocks of a level's edges (by default they take
+# edges from one feed). Runs with any of these set write results of their own, so a KEEP=1 call
+# with one set adds rows beside the default's. Open MPI is the host's, else the one carried in $DEV/openmpi.tar.xz (Debian's
 # openmpi-bin, libopenmpi3, openmpi-common and libpmix2 files, the build Rmpi in $DEV/lib links
 # to), unpacked into /tmp/ompi and found through OPAL_PREFIX.
 set -u
@@ -38,7 +39,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_va
 echo "mpi-device $(date -u +%FT%TZ): $NG GPU(s); $(mpirun --version 2>&1 | head -1); kind $KIND; ranks $RANKS"
 W=${TMPDIR:-/tmp}/mpi-$KIND${TAG:+-$TAG}
 # runs with a setting under comparison keep results of their own beside the others (KEEP=1)
-VARIANT=${GPUPC_RANK_MOVE:+-move$GPUPC_RANK_MOVE}${GPUPC_CMIKNN_OVERLAP:+-overlap$GPUPC_CMIKNN_OVERLAP}
+VARIANT=${GPUPC_RANK_MOVE:+-move$GPUPC_RANK_MOVE}${GPUPC_CMIKNN_OVERLAP:+-overlap$GPUPC_CMIKNN_OVERLAP}${GPUPC_CMIKNN_FEED:+-feed$GPUPC_CMIKNN_FEED}
 [ "${KEEP:-0}" = 1 ] || rm -rf "$W"
 mkdir -p "$W"
 run() {  # run SECONDS CMD...: the exit status and seconds after the command's own lines

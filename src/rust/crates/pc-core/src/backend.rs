@@ -7,6 +7,7 @@ use crate::error::{PcError, Result};
 use crate::dense::DenseLevels;
 use crate::rows::RowSplit;
 use crate::plan::{EdgeOutcome, LevelPlan};
+use crate::rounds::feed::EdgeFeed;
 
 /// Evaluates the tests of one level. The returned outcomes are indexed like `plan.edges` and must
 /// be what the canonical sequence would give (see [`EdgeOutcome`]).
@@ -30,6 +31,40 @@ pub trait Backend {
     fn whole_levels(&self) -> bool {
         false
     }
+    /// Whether several devices of this backend run a level best from one shared queue of edges
+    /// ([`Backend::run_fed`]) rather than from blocks dealt in advance (`multi::split_level`).
+    fn feeds_rounds(&self) -> bool {
+        false
+    }
+    /// Runs the edges it takes from `feed` (which other devices share) and returns each with its
+    /// outcome. This default runs them as sub-plans, a take at a time; a backend by rounds takes
+    /// edges as its rounds make room ([`crate::rounds::rank_windows::run_fed`]). `watch.tick`
+    /// hears the edges decided so far.
+    fn run_fed(&mut self, plan: &LevelPlan, feed: &EdgeFeed, watch: &mut dyn Watch) -> Result<Vec<(u32, EdgeOutcome)>> {
+        run_fed_by_subplans(self, plan, feed, watch)
+    }
+}
+
+/// [`Backend::run_fed`] by sub-plans of the edges taken, a share at a time.
+pub fn run_fed_by_subplans<B: Backend + ?Sized>(b: &mut B, plan: &LevelPlan, feed: &EdgeFeed, watch: &mut dyn Watch) -> Result<Vec<(u32, EdgeOutcome)>> {
+    let mut out = Vec::new();
+    let mut sub = plan.with_edges(Vec::new());
+    loop {
+        if !watch.tick(out.len() as u64, plan.edges.len() as u64) {
+            return Err(PcError::Interrupted);
+        }
+        let got = feed.take(feed.share());
+        if got.is_empty() {
+            return Ok(out);
+        }
+        sub.edges.clear();
+        sub.edges.extend_from_slice(&plan.edges[got.start as usize..got.end as usize]);
+        let res = b.run_level(&sub, &mut NullWatch)?;
+        if res.len() != sub.edges.len() {
+            return Err(PcError::Internal(format!("returned {} outcomes for {} edges", res.len(), sub.edges.len())));
+        }
+        out.extend(got.zip(res));
+    }
 }
 
 /// A borrowed backend is one too, so a wrapper ([`crate::ranks::Ranks`]) can hold whatever backend
@@ -49,6 +84,12 @@ impl<B: Backend + ?Sized> Backend for &mut B {
     }
     fn whole_levels(&self) -> bool {
         (**self).whole_levels()
+    }
+    fn feeds_rounds(&self) -> bool {
+        (**self).feeds_rounds()
+    }
+    fn run_fed(&mut self, plan: &LevelPlan, feed: &EdgeFeed, watch: &mut dyn Watch) -> Result<Vec<(u32, EdgeOutcome)>> {
+        (**self).run_fed(plan, feed, watch)
     }
 }
 

@@ -13,7 +13,8 @@
 //! None of these depends on the order the shares are merged in, so k devices give one device's
 //! result in every slot. The dense levels split statically (level 0 by rows, balanced by pairs:
 //! [`row_ranges`]; level 1 by contiguous edge blocks: [`even_ranges`]); from level 2 on, where the
-//! work per edge is uneven, [`split_level`] hands out edge blocks to whichever device is free.
+//! work per edge is uneven, [`split_level`] hands out edge blocks to whichever device is free,
+//! or, for backends by rounds, edges as each device's rounds make room ([`EdgeFeed`]).
 //! The CUDA backends use the same ranges and the same rules (peer copies and reduction kernels);
 //! `DenseCpu::with_devices` and [`Split`] over CPU backends are their twins in CI.
 
@@ -25,10 +26,19 @@ use std::time::Duration;
 use crate::backend::{run_watched, Backend, Control, Watch};
 use crate::error::{PcError, Result};
 use crate::plan::{EdgeOutcome, LevelPlan};
+use crate::rounds::feed::EdgeFeed;
+use crate::rounds::rank_windows::GROUPS;
 
 /// Blocks per device at levels >= 2: enough for the fast device to take over the slow one's
 /// tail, few enough that each block still fills a GPU.
 pub const BLOCKS_PER_DEVICE: usize = 4;
+
+/// The first level whose edges devices by rounds take from one feed ([`EdgeFeed`]): from level 2
+/// on an edge's work ranges from one test to hundreds, and blocks dealt in advance leave one device
+/// the other's tail; at level 1 each edge holds a few dozen tests at most and blocks balance
+/// (CMI-kNN, p = 100, two H200s: level 2 in 8.0 s fed against 9.1 s in blocks, level 1 in 40.5 s
+/// against 37.1 s).
+pub const FED_FROM_LEVEL: usize = 2;
 
 /// [`BLOCKS_PER_DEVICE`], or `GPUPC_BLOCKS_PER_DEVICE` (at least 1) to measure another cut: each
 /// block's last rounds hold few tests, so more blocks pay that tail more often, fewer balance
@@ -106,19 +116,55 @@ pub fn max_into(dst: &mut [f64], src: &[f64]) {
 }
 
 /// What a device's own level sees of the whole call's watch: only whether to go on (the calling
-/// thread alone may talk to R).
+/// thread alone may talk to R), and, from a fed level's loop, how many of its edges are decided.
 struct DeviceWatch<'a> {
     ctl: &'a Control,
     stop: &'a AtomicBool,
+    /// Whether `tick` counts the device's decided edges into `ctl` (a fed level's); a block's
+    /// edges are counted when it ends.
+    counts: bool,
+    counted: u64,
+}
+
+impl<'a> DeviceWatch<'a> {
+    fn new(ctl: &'a Control, stop: &'a AtomicBool, counts: bool) -> Self {
+        DeviceWatch { ctl, stop, counts, counted: 0 }
+    }
 }
 
 impl Watch for DeviceWatch<'_> {
-    fn tick(&mut self, _done: u64, _total: u64) -> bool {
+    fn tick(&mut self, done: u64, _total: u64) -> bool {
+        if self.counts && done > self.counted {
+            self.ctl.edges_done.fetch_add(done - self.counted, Ordering::Relaxed);
+            self.counted = done;
+        }
         self.keep_going()
     }
     fn keep_going(&mut self) -> bool {
         !self.ctl.cancelled() && !self.stop.load(Ordering::Relaxed)
     }
+}
+
+/// Keeps the first device error (named by its device) and stops the others; an interrupt that
+/// the watch asked for is not an error of the device.
+fn device_failed(index: usize, label: &str, e: PcError, ctl: &Control, stop: &AtomicBool, first_err: &Mutex<Option<PcError>>) {
+    stop.store(true, Ordering::Relaxed);
+    let mut fe = first_err.lock().unwrap_or_else(|e| e.into_inner());
+    if fe.is_none() && !(matches!(e, PcError::Interrupted) && ctl.cancelled()) {
+        *fe = Some(label_error(index, label, e));
+    }
+}
+
+/// The level's end for the calling thread: the first device error, else an interrupt, else the
+/// outcomes `collect` assembles.
+fn level_result(ctl: &Control, first_err: &Mutex<Option<PcError>>, collect: impl FnOnce() -> Result<Vec<EdgeOutcome>>) -> Result<Vec<EdgeOutcome>> {
+    if let Some(e) = first_err.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(e);
+    }
+    if ctl.cancelled() {
+        return Err(PcError::Interrupted);
+    }
+    collect()
 }
 
 /// Runs a planned level over `devs`: the edges cut into blocks of about equal test counts
@@ -133,6 +179,9 @@ pub fn split_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &
             None => Err(PcError::Internal("no device to run the level on".into())),
         };
     }
+    if plan.level >= FED_FROM_LEVEL && devs.iter().all(|d| d.feeds_rounds()) {
+        return fed_level(devs, labels, plan, watch);
+    }
     let weights: Vec<u64> = plan.edges.iter().map(|e| e.n_tests().max(1)).collect();
     let blocks = weighted_blocks(&weights, devs.len() * blocks_per_device());
     let next = AtomicUsize::new(0);
@@ -144,8 +193,8 @@ pub fn split_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &
         std::thread::scope(|s| {
             for (index, (dev, label)) in devs.iter_mut().zip(labels).enumerate() {
                 s.spawn(move || {
-                    let mut sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges: Vec::new(), qualifying: plan.qualifying };
-                    let mut w = DeviceWatch { ctl, stop };
+                    let mut sub = plan.with_edges(Vec::new());
+                    let mut w = DeviceWatch::new(ctl, stop, false);
                     loop {
                         if ctl.cancelled() || stop.load(Ordering::Relaxed) {
                             return;
@@ -166,31 +215,55 @@ pub fn split_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &
                                 ctl.edges_done.fetch_add(out.len() as u64, Ordering::Relaxed);
                                 *slots[b].lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
                             }
-                            Err(e) => {
-                                stop.store(true, Ordering::Relaxed);
-                                let mut fe = first_err.lock().unwrap_or_else(|e| e.into_inner());
-                                if fe.is_none() && !(matches!(e, PcError::Interrupted) && ctl.cancelled()) {
-                                    *fe = Some(label_error(index, label, e));
-                                }
-                                return;
-                            }
+                            Err(e) => return device_failed(index, label, e, ctl, stop, first_err),
                         }
                     }
                 });
             }
         });
-        if let Some(e) = first_err.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            return Err(e);
-        }
-        if ctl.cancelled() {
-            return Err(PcError::Interrupted);
-        }
-        let mut out = crate::mem::try_vec::<EdgeOutcome>(plan.edges.len(), "p", "the level's outcomes")?;
-        for slot in slots {
-            let part = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-            out.extend(part.ok_or_else(|| PcError::Internal("a block of the level was not run".into()))?);
-        }
-        Ok(out)
+        level_result(ctl, first_err, || {
+            let mut out = crate::mem::try_vec::<EdgeOutcome>(plan.edges.len(), "p", "the level's outcomes")?;
+            for slot in slots {
+                let part = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+                out.extend(part.ok_or_else(|| PcError::Internal("a block of the level was not run".into()))?);
+            }
+            Ok(out)
+        })
+    })
+}
+
+/// [`split_level`] over devices that take the level's edges from one queue as their rounds make
+/// room ([`EdgeFeed`]); each edge's outcome lands at its place in the plan.
+fn fed_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+    let feed = EdgeFeed::new(plan, devs.len() * GROUPS);
+    let stop = AtomicBool::new(false);
+    let first_err: Mutex<Option<PcError>> = Mutex::new(None);
+    let parts: Vec<Mutex<Vec<(u32, EdgeOutcome)>>> = devs.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let (feed, parts, stop, first_err) = (&feed, &parts, &stop, &first_err);
+    run_watched(plan.edges.len() as u64, watch, Duration::from_millis(100), |ctl| {
+        std::thread::scope(|s| {
+            for (index, (dev, label)) in devs.iter_mut().zip(labels).enumerate() {
+                s.spawn(move || {
+                    let mut w = DeviceWatch::new(ctl, stop, true);
+                    match dev.run_fed(plan, feed, &mut w) {
+                        Ok(out) => *parts[index].lock().unwrap_or_else(|e| e.into_inner()) = out,
+                        Err(e) => device_failed(index, label, e, ctl, stop, first_err),
+                    }
+                });
+            }
+        });
+        level_result(ctl, first_err, || {
+            let mut out: Vec<Option<EdgeOutcome>> = vec![None; plan.edges.len()];
+            for part in parts {
+                for (e, o) in std::mem::take(&mut *part.lock().unwrap_or_else(|e| e.into_inner())) {
+                    let slot = out.get_mut(e as usize).ok_or_else(|| PcError::Internal(format!("an outcome for edge {e} of {}", plan.edges.len())))?;
+                    if slot.replace(o).is_some() {
+                        return Err(PcError::Internal(format!("edge {e} of the level was run twice")));
+                    }
+                }
+            }
+            out.into_iter().map(|o| o.ok_or_else(|| PcError::Internal("an edge of the level was not run".into()))).collect()
+        })
     })
 }
 

@@ -229,6 +229,11 @@ pub struct LevelPlan {
 }
 
 impl LevelPlan {
+    /// The same level over other edges (a share of this plan's, for another device or rank).
+    pub fn with_edges(&self, edges: Vec<EdgeWork>) -> LevelPlan {
+        LevelPlan { order: self.order, level: self.level, alpha: self.alpha, na_value: self.na_value, rows: self.rows.clone(), edges, qualifying: self.qualifying }
+    }
+
     /// The ordered candidate list of a side, written into `out`.
     pub fn side_list(&self, side: &Side, out: &mut Vec<u32>) {
         out.clear();

@@ -465,7 +465,7 @@ impl<B: Backend> Backend for Ranks<'_, B> {
             for s in slices_of(&slices, rank, size) {
                 edges.extend_from_slice(&plan.edges[s.clone()]);
             }
-            let sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges, qualifying: plan.qualifying };
+            let sub = plan.with_edges(edges);
             prepare_seconds = t0.elapsed().as_secs_f64();
             self.local.run_level(&sub, watch)
         };
@@ -903,7 +903,7 @@ impl<B: Backend> Ranks<'_, B> {
                 for &k in &batch {
                     edges.extend_from_slice(&plan.edges[slices[k].clone()]);
                 }
-                let sub = LevelPlan { order: plan.order, level: plan.level, alpha: plan.alpha, na_value: plan.na_value, rows: plan.rows.clone(), edges, qualifying: plan.qualifying };
+                let sub = plan.with_edges(edges);
                 prepare_s += t.elapsed().as_secs_f64();
                 d.batch = Running::new(batch.len(), n as u64);
                 let waited = d.collective_s;

@@ -8,8 +8,11 @@ mod common;
 use pc_core::cpu::{ParallelCpu, SequentialCpu};
 use pc_core::dense::{DenseCpu, DenseLevelReport, DenseLevels, PmaxCopy, WithDense};
 use pc_core::multi::Split;
+use pc_core::rounds::feed::EdgeFeed;
+use pc_core::rounds::rank_windows::{run_fed, run_pipelined, Batch, RoundEval, RoundOpts};
+use pc_core::{Backend, EdgeOutcome, LevelPlan};
 type PcResult<T> = pc_core::error::Result<T>;
-use pc_core::{run_skeleton, Adjacency, BitMatrix, CiTest, NullWatch, Order, SkeletonParams, Watch};
+use pc_core::{run_skeleton, Adjacency, BitMatrix, CiTest, NullWatch, Order, SkeletonParams, SkeletonResult, Watch};
 use proptest::prelude::*;
 
 /// A deterministic fake test: p-values from a hash of (x, y, S), NaN now and then; asymmetric
@@ -300,6 +303,81 @@ impl<D: DenseLevels> DenseLevels for LatePmax<D> {
     }
 }
 
+/// A backend by rounds on the CPU, the twin of the CMI-kNN GPU backend: rounds of `budget` tests,
+/// two in flight; several of them take a level's edges from one feed (`own_feed`), or run the
+/// edges they take as sub-plans (the trait's default).
+struct RoundsCpu<'t> {
+    t: &'t HashTest,
+    budget: usize,
+    own_feed: bool,
+}
+
+struct HeldRounds<'t> {
+    t: &'t HashTest,
+    level: usize,
+    held: std::collections::VecDeque<Vec<f64>>,
+}
+
+impl RoundEval for HeldRounds<'_> {
+    fn launch(&mut self, b: &Batch) -> PcResult<()> {
+        let l = self.level;
+        let p = (0..b.len()).map(|k| self.t.p_value(&mut (), b.x[k], b.y[k], &b.s[k * l..(k + 1) * l])).collect::<PcResult<Vec<f64>>>()?;
+        self.held.push_back(p);
+        Ok(())
+    }
+    fn finish(&mut self, _b: &Batch, p: &mut Vec<f64>) -> PcResult<()> {
+        *p = self.held.pop_front().expect("a round launched");
+        Ok(())
+    }
+    fn in_flight(&self) -> usize {
+        2
+    }
+}
+
+impl RoundsCpu<'_> {
+    fn rounds(&self, level: usize) -> (RoundOpts<'static>, HeldRounds<'_>) {
+        (RoundOpts { growth: 200, ..RoundOpts::new(self.budget) }, HeldRounds { t: self.t, level, held: Default::default() })
+    }
+}
+
+impl Backend for RoundsCpu<'_> {
+    fn name(&self) -> String {
+        "rounds on the CPU".into()
+    }
+    fn run_level(&mut self, plan: &LevelPlan, _watch: &mut dyn Watch) -> PcResult<Vec<EdgeOutcome>> {
+        let (opts, mut eval) = self.rounds(plan.level);
+        run_pipelined(plan, &opts, &mut eval, |_| true)
+    }
+    fn feeds_rounds(&self) -> bool {
+        true
+    }
+    fn run_fed(&mut self, plan: &LevelPlan, feed: &EdgeFeed, watch: &mut dyn Watch) -> PcResult<Vec<(u32, EdgeOutcome)>> {
+        if !self.own_feed {
+            return pc_core::backend::run_fed_by_subplans(self, plan, feed, watch);
+        }
+        let (opts, mut eval) = self.rounds(plan.level);
+        let total = plan.edges.len() as u64;
+        run_fed(plan, feed, &opts, &mut eval, |decided| watch.tick(decided as u64, total))
+    }
+}
+
+/// Every slot of a result against the reference loop's.
+fn same_result(got: &SkeletonResult, want: &Reference, p: usize, how: &str) -> Result<(), TestCaseError> {
+    prop_assert_eq!(got.graph.to_dense(), want.g.clone(), "graph ({})", how);
+    let mut sep = vec![None; p * p];
+    for s in &got.all_sepsets() {
+        sep[s.x as usize * p + s.y as usize] = Some(s.set.clone());
+    }
+    prop_assert_eq!(&sep, &want.sepset, "sepsets ({})", how);
+    for k in 0..p * p {
+        let (a, b) = (got.pmax[(k % p) * p + k / p], want.pmax[k]);
+        prop_assert!(a == b || (a.is_nan() && b.is_nan()), "pmax at {} ({}): {} vs {}", k, how, a, b);
+    }
+    prop_assert_eq!(&got.n_edgetests, &want.n_edgetests, "n.edgetests ({})", how);
+    prop_assert_eq!(got.max_ord, want.max_ord, "max.ord ({})", how);
+    Ok(())
+}
+
 fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_density: f64, m_max: Option<usize>, na_delete: bool, nan_every: u64) -> Result<(), TestCaseError> {
     let t = HashTest { seed, nan_every, calls: Default::default() };
     let gaps = random_mask(p, gap_density, seed ^ 1);
@@ -350,19 +428,15 @@ fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_
             let mut b = planned();
             run_skeleton(&params, &mut b, &mut NullWatch).unwrap()
         };
-        let dense = got.graph.to_dense();
-        prop_assert_eq!(&dense, &want.g, "graph (dense levels: {}, devices: {})", dense_levels, devices);
-        let mut sep = vec![None; p * p];
-        for s in &got.all_sepsets() {
-            sep[s.x as usize * p + s.y as usize] = Some(s.set.clone());
-        }
-        prop_assert_eq!(&sep, &want.sepset, "sepsets");
-        for k in 0..p * p {
-            let (a, b) = (got.pmax[(k % p) * p + k / p], want.pmax[k]);
-            prop_assert!(a == b || (a.is_nan() && b.is_nan()), "pmax at {}: {} vs {}", k, a, b);
-        }
-        prop_assert_eq!(&got.n_edgetests, &want.n_edgetests, "n.edgetests");
-        prop_assert_eq!(got.max_ord, want.max_ord, "max.ord");
+        same_result(&got, &want, p, &format!("dense levels: {dense_levels}, devices: {devices}"))?;
+    }
+    // levels split over devices by rounds: the edges from one feed (rounds of 1 and 5 tests over
+    // 2 and 3 devices), or as sub-plans of the edges taken
+    for (devices, budget, own_feed) in [(2, 5, true), (3, 1, true), (2, 3, false)] {
+        let devs = (0..devices).map(|_| RoundsCpu { t: &t, budget, own_feed }).collect();
+        let mut b = Split::new(devs, (0..devices).map(|d| format!("device {d}")).collect()).unwrap();
+        let got = run_skeleton(&params, &mut b, &mut NullWatch).unwrap();
+        same_result(&got, &want, p, &format!("{devices} devices by rounds of {budget}, own feed {own_feed}"))?;
     }
     t.calls.lock().unwrap().clear();
     let mut seq = SequentialCpu::new(&t, order);

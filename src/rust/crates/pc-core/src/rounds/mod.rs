@@ -5,8 +5,9 @@
 //! [`rank_windows`]: rounds of per-edge rank windows (levels >= 1 of the G^2 and CMI-kNN backends,
 //! stable.fast's Gaussian levels >= 2); [`level0`]: level 0 by chunks of edges; [`listed`]: the
 //! triple checks' batches by conditioning-set size; [`row_sets`]: the set kernels' rows, ranks
-//! and launch rounds.
+//! and launch rounds; [`feed`]: a level's edges shared by several devices' round loops.
 
+pub mod feed;
 pub mod level0;
 pub mod listed;
 pub mod rank_windows;

@@ -16,6 +16,8 @@
 //! grouping changes when a test runs, never which tests decide an edge.
 
 use crate::combinations::{next_subset, unrank};
+use crate::rounds::feed::EdgeFeed;
+use std::ops::Range;
 use crate::plan::{EdgeOutcome, LevelPlan, SideKind};
 use crate::PcError;
 use rayon::prelude::*;
@@ -127,6 +129,8 @@ pub struct Windows<'a> {
     spare: Vec<u32>,
     out: Vec<EdgeOutcome>,
     growth: u64,
+    /// The edges taken from a feed, in the order taken (None: every edge of the plan is here).
+    taken: Option<Vec<u32>>,
 }
 
 impl<'a> Windows<'a> {
@@ -145,7 +149,29 @@ impl<'a> Windows<'a> {
             spare: Vec::new(),
             out: vec![EdgeOutcome::NONE; ne],
             growth: growth.max(100),
+            taken: None,
         }
+    }
+
+    /// Windows with no edge yet: [`Windows::admit`] adds the edges taken from a feed.
+    pub fn fed(plan: &'a LevelPlan, groups: usize, growth: u64) -> Self {
+        let mut w = Windows::new(plan, groups, growth);
+        w.live.iter_mut().for_each(Vec::clear);
+        w.taken = Some(Vec::new());
+        w
+    }
+
+    /// Adds `edges` (fresh ones, taken from a feed) to group `g`'s live edges.
+    pub fn admit(&mut self, g: usize, edges: Range<u32>) {
+        self.live[g].extend(edges.clone());
+        if let Some(t) = &mut self.taken {
+            t.extend(edges);
+        }
+    }
+
+    /// Undecided edges of group `g`.
+    pub fn live(&self, g: usize) -> usize {
+        self.live[g].len()
     }
 
     pub fn groups(&self) -> usize {
@@ -159,7 +185,7 @@ impl<'a> Windows<'a> {
 
     /// Edges decided so far.
     pub fn decided(&self) -> usize {
-        self.out.len() - self.live.iter().map(Vec::len).sum::<usize>()
+        self.taken.as_ref().map_or(self.out.len(), Vec::len) - self.live.iter().map(Vec::len).sum::<usize>()
     }
 
     /// The key after `c` in edge `e`'s sequence, or None at its end.
@@ -308,6 +334,14 @@ impl<'a> Windows<'a> {
     pub fn into_outcomes(self) -> Vec<EdgeOutcome> {
         self.out
     }
+
+    /// Each edge taken from the feed with its outcome (every edge, in plan order, without one).
+    pub fn into_taken(self) -> Vec<(u32, EdgeOutcome)> {
+        match self.taken {
+            Some(t) => t.into_iter().map(|e| (e, self.out[e as usize])).collect(),
+            None => self.out.into_iter().enumerate().map(|(e, o)| (e as u32, o)).collect(),
+        }
+    }
 }
 
 /// Writes the tests of one window (`span`) into its slices of a batch: x, y and the sets.
@@ -393,18 +427,45 @@ pub fn run_rounds(
     run_pipelined(plan, &opts, &mut AtOnce { f: eval, held: None }, keep_going)
 }
 
+/// Round groups of a level's rounds: while the device evaluates one group's round, the host
+/// writes the other's next.
+pub const GROUPS: usize = 2;
+
 /// Runs a whole level by rounds (see the module docs): `eval` evaluates the batches;
 /// `keep_going` is asked between rounds, with the number of edges decided.
 pub fn run_pipelined(
     plan: &LevelPlan,
     opts: &RoundOpts,
     eval: &mut dyn RoundEval,
-    mut keep_going: impl FnMut(usize) -> bool,
+    keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Vec<EdgeOutcome>, PcError> {
     // two groups (edges dealt alternately, so both have long and short edges) when there are two
     // edges to deal
-    let groups = if plan.edges.len() >= 2 { 2 } else { 1 };
-    let mut w = Windows::new(plan, groups, opts.growth);
+    let groups = if plan.edges.len() >= 2 { GROUPS } else { 1 };
+    Ok(drive(Windows::new(plan, groups, opts.growth), None, opts, eval, keep_going)?.into_outcomes())
+}
+
+/// [`run_pipelined`] over the edges this loop takes from `feed`, which other devices' loops
+/// share: before each round is written its group takes edges up to the feed's share. Returns
+/// each edge it took with its outcome.
+pub fn run_fed(
+    plan: &LevelPlan,
+    feed: &EdgeFeed,
+    opts: &RoundOpts,
+    eval: &mut dyn RoundEval,
+    keep_going: impl FnMut(usize) -> bool,
+) -> Result<Vec<(u32, EdgeOutcome)>, PcError> {
+    Ok(drive(Windows::fed(plan, GROUPS, opts.growth), Some(feed), opts, eval, keep_going)?.into_taken())
+}
+
+fn drive<'a>(
+    mut w: Windows<'a>,
+    feed: Option<&EdgeFeed>,
+    opts: &RoundOpts,
+    eval: &mut dyn RoundEval,
+    mut keep_going: impl FnMut(usize) -> bool,
+) -> Result<Windows<'a>, PcError> {
+    let groups = w.groups();
     let mut batches: Vec<Batch> = (0..groups).map(|_| Batch::default()).collect();
     let mut p = Vec::new();
     let mut pending: Option<usize> = None;
@@ -414,6 +475,12 @@ pub fn run_pipelined(
     loop {
         if !keep_going(w.decided()) {
             return Err(PcError::Interrupted);
+        }
+        if let Some(feed) = feed {
+            for k in (0..groups).filter(|&k| Some(k) != pending) {
+                let got = feed.take(feed.share().saturating_sub(w.live(k)));
+                w.admit(k, got);
+            }
         }
         // the group whose next round is written now, while the pending one runs
         let g = (0..groups).map(|k| (turn + k) % groups).find(|&k| Some(k) != pending && !w.is_done(k));
@@ -440,7 +507,7 @@ pub fn run_pipelined(
             None => {}
         }
     }
-    Ok(w.into_outcomes())
+    Ok(w)
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 //! One launch of `cmiknn_partials` evaluates every test's original statistic and all its
 //! surrogates; the host adds each estimate's chunk sums in the CPU's order, so statistic, null
 //! and p-value equal `pc_cmiknn::CmiKnn::run` bit for bit. As a backend of the level loop the
-//! tests of a level go through `pc_core::rounds::rank_windows::run_rounds`, which keeps pcalg's first-success order.
+//! tests of a level go through `pc_core::rounds::rank_windows::run_pipelined`, which keeps pcalg's first-success
+//! order, two rounds at a time; several devices take a level's edges from one feed (`run_fed`).
 //!
 //! Device memory is planned before each batch: the groups' permutations (B n 4 bytes each) and
 //! the partial sums ((B + 1) ceil(n / 256) 8 bytes per test) are split into launches that fit in
@@ -21,7 +22,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 use pc_cmiknn::estimator::{cmi_from_sum, sum_of_chunks, LANES};
 use pc_cmiknn::permute::PermScratch;
 use pc_cmiknn::{p_value, CmiKnn, Outcome};
-use pc_core::backend::{Backend, Control, Watch};
+use pc_core::backend::{run_fed_by_subplans, Backend, Control, Watch};
 use pc_core::cpu::ParallelCpu;
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
@@ -30,7 +31,8 @@ use rayon::prelude::*;
 use crate::runtime::timings::Timings;
 use crate::runtime::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::runtime::module;
-use pc_core::rounds::rank_windows::{run_pipelined, run_rounds, Batch, RoundEval, RoundOpts, ROUNDS_GROWTH};
+use pc_core::rounds::feed::EdgeFeed;
+use pc_core::rounds::rank_windows::{run_fed, run_pipelined, Batch, RoundEval, RoundOpts, ROUNDS_GROWTH};
 
 /// The kernel's MAXL: larger conditioning sets run on the CPU.
 pub const MAX_LEVEL: usize = 8;
@@ -281,22 +283,24 @@ impl<'a> CudaCmiKnn<'a> {
     }
 
     fn level_gpu(&self, plan: &LevelPlan, ctl: &Control) -> Result<Vec<EdgeOutcome>> {
-        self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-        let l = plan.level;
         let ne = plan.edges.len() as u64;
         let keep_going = |decided: usize| {
             ctl.edges_done.store((decided as u64).min(ne), std::sync::atomic::Ordering::Relaxed);
             !ctl.cancelled()
         };
-        if overlap_rounds() {
-            return std::thread::scope(|scope| {
-                let mut rounds = Overlapped { this: self, level: l, scope, running: std::collections::VecDeque::new() };
-                let opts = RoundOpts { budget: ROUND_TESTS, growth: ROUNDS_GROWTH, pool: Some(&*self.pool), words: None };
-                run_pipelined(plan, &opts, &mut rounds, keep_going)
-            });
+        self.with_rounds(plan.level, |opts, eval| run_pipelined(plan, opts, eval, keep_going))
+    }
+
+    /// Runs `run` with this device's rounds: two at a time (see [`Overlapped`]) unless
+    /// `GPUPC_CMIKNN_OVERLAP=0`, each of about ROUND_TESTS tests (enough to fill the device several
+    /// times over).
+    fn with_rounds<T>(&self, level: usize, run: impl FnOnce(&RoundOpts, &mut dyn RoundEval) -> Result<T>) -> Result<T> {
+        self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        let opts = RoundOpts { budget: ROUND_TESTS, growth: ROUNDS_GROWTH, pool: Some(&*self.pool), words: None };
+        if !overlap_rounds() {
+            return run(&opts, &mut OneAtATime { this: self, level, held: None });
         }
-        // a round: enough tests to fill the device several times over
-        run_rounds(plan, ROUND_TESTS, Some(&*self.pool), |batch| self.p_values(&round_cases(batch, l)), keep_going)
+        std::thread::scope(|scope| run(&opts, &mut Overlapped { this: self, level, scope, running: std::collections::VecDeque::new() }))
     }
 
     /// The p-values of `cases`, in their order.
@@ -309,10 +313,35 @@ fn round_cases(batch: &Batch, level: usize) -> Vec<CmiCase> {
     (0..batch.len()).map(|t| CmiCase { x: batch.x[t], y: batch.y[t], s: batch.s[t * level..(t + 1) * level].to_vec() }).collect()
 }
 
-/// Whether a level's rounds run two at a time (`GPUPC_CMIKNN_OVERLAP=1`; not yet the default:
-/// parity and timing on a GPU are pending).
+/// Whether a level's rounds run two at a time (the default; `GPUPC_CMIKNN_OVERLAP=0` runs them one
+/// at a time, for comparisons).
 fn overlap_rounds() -> bool {
-    std::env::var("GPUPC_CMIKNN_OVERLAP").ok().as_deref().map(str::trim) == Some("1")
+    std::env::var("GPUPC_CMIKNN_OVERLAP").ok().as_deref().map(str::trim) != Some("0")
+}
+
+/// Whether several devices take a level's edges from one feed (the default; `GPUPC_CMIKNN_FEED=0`
+/// deals them blocks, for comparisons).
+fn fed_levels() -> bool {
+    std::env::var("GPUPC_CMIKNN_FEED").ok().as_deref().map(str::trim) != Some("0")
+}
+
+/// A level's rounds one at a time on the level's thread.
+struct OneAtATime<'e, 'a> {
+    this: &'e CudaCmiKnn<'a>,
+    level: usize,
+    held: Option<Vec<f64>>,
+}
+
+impl RoundEval for OneAtATime<'_, '_> {
+    fn launch(&mut self, b: &Batch) -> Result<()> {
+        self.held = Some(self.this.p_values(&round_cases(b, self.level))?);
+        Ok(())
+    }
+
+    fn finish(&mut self, _b: &Batch, p: &mut Vec<f64>) -> Result<()> {
+        *p = self.held.take().ok_or_else(|| PcError::Internal("a round finished that was not launched".into()))?;
+        Ok(())
+    }
 }
 
 /// A level's rounds two at a time, each on a thread of its own: a round's host work (its groups'
@@ -363,6 +392,20 @@ impl Backend for CudaCmiKnn<'_> {
         }
         let me = &*self;
         watched_level(plan, watch, &mut (), |ctl, _| me.level_gpu(plan, ctl))
+    }
+
+    fn feeds_rounds(&self) -> bool {
+        fed_levels()
+    }
+
+    fn run_fed(&mut self, plan: &LevelPlan, feed: &EdgeFeed, watch: &mut dyn Watch) -> Result<Vec<(u32, EdgeOutcome)>> {
+        if plan.level > MAX_LEVEL {
+            return run_fed_by_subplans(self, plan, feed, watch);
+        }
+        let ne = plan.edges.len() as u64;
+        guard("running a level on the GPU", || {
+            self.with_rounds(plan.level, |opts, eval| run_fed(plan, feed, opts, eval, |decided| watch.tick(decided as u64, ne)))
+        })
     }
 }
 
