@@ -20,30 +20,82 @@
 
 use crate::philox::{Purpose, Stream};
 
-/// Each sample's `kp` nearest neighbours in Z, row-major n x kp, sorted by (distance, row).
-/// `zs` are the Z rank columns (at least one). `keys` is scratch.
-pub fn z_neighbours(zs: &[&[u32]], n: usize, kp: usize, out: &mut [u32], keys: &mut Vec<u64>) {
-    z_neighbours_from(zs, n, kp, 0, out, keys)
+/// The samples in ascending order of the first Z column (ties by row), and each sample's place
+/// in it: a sample's nearest neighbours in the max-norm lie near it in that order, so the search
+/// scans outward from it and stops where the first column alone is farther than its `kp`-th
+/// nearest so far.
+pub struct ZOrder {
+    order: Vec<u32>,
+    pos: Vec<u32>,
 }
 
-/// [`z_neighbours`] of the samples `first..first + out.len() / kp` (for splitting the work).
-pub fn z_neighbours_from(zs: &[&[u32]], n: usize, kp: usize, first: usize, out: &mut [u32], keys: &mut Vec<u64>) {
-    debug_assert!(kp >= 1 && kp <= n && out.len() % kp == 0);
+impl ZOrder {
+    pub fn new(z0: &[u32]) -> Self {
+        let mut order: Vec<u32> = (0..z0.len() as u32).collect();
+        order.sort_unstable_by_key(|&r| (z0[r as usize], r));
+        let mut pos = vec![0u32; z0.len()];
+        for (k, &r) in order.iter().enumerate() {
+            pos[r as usize] = k as u32;
+        }
+        ZOrder { order, pos }
+    }
+}
+
+/// Each sample's `kp` nearest neighbours in Z, row-major n x kp, sorted by (distance, row)
+/// (distance: the max-norm of the rank differences; a sample is its own first neighbour).
+/// `zs` are the Z rank columns (at least one). `keys` is scratch.
+pub fn z_neighbours(zs: &[&[u32]], n: usize, kp: usize, out: &mut [u32], keys: &mut Vec<u64>) {
+    z_neighbours_from(zs, &ZOrder::new(zs[0]), n, kp, 0, out, keys)
+}
+
+/// [`z_neighbours`] of the samples `first..first + out.len() / kp` (for splitting the work), with
+/// the first column's order `zo`.
+///
+/// Exact: every key (distance << 32 | row) that can be among the `kp` smallest is looked at. The
+/// scan takes the nearer of the two sides in the first column each step, so once that column's
+/// gap exceeds the `kp`-th smallest distance so far, every sample left has a larger distance
+/// (its distance is at least its gap). At n = 2000 and |S| = 2 it looks at a few hundred samples
+/// per row where comparing with all of them made the searches most of CMI-kNN's host work.
+pub fn z_neighbours_from(zs: &[&[u32]], zo: &ZOrder, n: usize, kp: usize, first: usize, out: &mut [u32], keys: &mut Vec<u64>) {
+    debug_assert!(kp >= 1 && kp <= n && out.len() % kp == 0 && zo.order.len() == n);
+    let z0 = zs[0];
+    let dist = |a: usize, b: usize| zs.iter().fold(0u32, |m, z| m.max(z[a].abs_diff(z[b])));
     for (row, a) in (first..first + out.len() / kp).enumerate() {
+        // the kp smallest keys so far, ascending
         keys.clear();
-        for b in 0..n {
-            let mut m = 0u32;
-            for z in zs {
-                m = m.max(z[a].abs_diff(z[b]));
+        let offer = |key: u64, keys: &mut Vec<u64>| {
+            if keys.len() == kp {
+                if key >= keys[kp - 1] {
+                    return;
+                }
+                keys.pop();
             }
-            keys.push(((m as u64) << 32) | b as u64);
+            let at = keys.partition_point(|&k| k < key);
+            keys.insert(at, key);
+        };
+        let p = zo.pos[a] as usize;
+        offer(a as u64, keys);
+        let (mut lo, mut hi) = (p, p + 1);
+        loop {
+            let below = (lo > 0).then(|| z0[a] - z0[zo.order[lo - 1] as usize]);
+            let above = (hi < n).then(|| z0[zo.order[hi] as usize] - z0[a]);
+            let (gap, b, down) = match (below, above) {
+                (Some(g), Some(h)) if g <= h => (g, zo.order[lo - 1], true),
+                (Some(g), None) => (g, zo.order[lo - 1], true),
+                (_, Some(h)) => (h, zo.order[hi], false),
+                (None, None) => break,
+            };
+            if keys.len() == kp && (gap as u64) > keys[kp - 1] >> 32 {
+                break;
+            }
+            if down {
+                lo -= 1;
+            } else {
+                hi += 1;
+            }
+            offer(((dist(a, b as usize) as u64) << 32) | b as u64, keys);
         }
-        if kp < n {
-            keys.select_nth_unstable(kp - 1);
-        }
-        let top = &mut keys[..kp];
-        top.sort_unstable();
-        for (o, &kv) in out[row * kp..(row + 1) * kp].iter_mut().zip(top.iter()) {
+        for (o, &kv) in out[row * kp..(row + 1) * kp].iter_mut().zip(keys.iter()) {
             *o = kv as u32;
         }
     }
@@ -97,6 +149,90 @@ pub fn full_permutation(key: [u32; 2], b: u32, n: usize, out: &mut [u32]) {
 mod tests {
     use super::*;
     use crate::philox::group_key;
+
+    /// Every sample compared with every other: what the windowed search must equal.
+    fn brute_neighbours(zs: &[&[u32]], n: usize, kp: usize) -> Vec<u32> {
+        let mut out = Vec::with_capacity(n * kp);
+        for a in 0..n {
+            let mut keys: Vec<u64> = (0..n).map(|b| ((zs.iter().map(|z| z[a].abs_diff(z[b])).max().unwrap() as u64) << 32) | b as u64).collect();
+            keys.sort_unstable();
+            out.extend(keys[..kp].iter().map(|&k| k as u32));
+        }
+        out
+    }
+
+    // the windowed search gives the full comparison's lists: rank columns (distinct values) and
+    // columns with many ties, 1 to 4 columns, kp from 1 to n, rows split at any place
+    #[test]
+    fn windowed_search_equals_the_full_comparison() {
+        let mut st = 11u64;
+        let mut next = |m: u64| {
+            st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (st >> 33) % m
+        };
+        for case in 0..300 {
+            let n = 1 + next(if case < 200 { 40 } else { 400 }) as usize;
+            let dims = 1 + next(4) as usize;
+            let ties = case % 3 == 0;
+            let cols: Vec<Vec<u32>> = (0..dims)
+                .map(|_| {
+                    if ties {
+                        (0..n).map(|_| next(1 + n as u64 / 4) as u32).collect()
+                    } else {
+                        let mut c: Vec<u32> = (0..n as u32).collect();
+                        for i in (1..n).rev() {
+                            c.swap(i, next(i as u64 + 1) as usize);
+                        }
+                        c
+                    }
+                })
+                .collect();
+            let zs: Vec<&[u32]> = cols.iter().map(Vec::as_slice).collect();
+            let kp = [1, 2, 5, n][case % 4].min(n);
+            let want = brute_neighbours(&zs, n, kp);
+            let mut got = vec![0; n * kp];
+            z_neighbours(&zs, n, kp, &mut got, &mut Vec::new());
+            assert_eq!(got, want, "case {case}: n {n}, dims {dims}, kp {kp}, ties {ties}");
+            let split = next(n as u64) as usize;
+            let zo = ZOrder::new(zs[0]);
+            let mut parts = vec![0; n * kp];
+            let (head, tail) = parts.split_at_mut(split * kp);
+            z_neighbours_from(&zs, &zo, n, kp, 0, head, &mut Vec::new());
+            z_neighbours_from(&zs, &zo, n, kp, split, tail, &mut Vec::new());
+            assert_eq!(parts, want, "case {case} split at {split}");
+        }
+    }
+
+    /// The windowed search against the full comparison at the sizes of a CMI-kNN run
+    /// (cargo test --release -p pc-cmiknn -- --ignored --nocapture).
+    #[test]
+    #[ignore]
+    fn time_of_searches() {
+        let n = 2000;
+        let mut st = 5u64;
+        let cols: Vec<Vec<u32>> = (0..4)
+            .map(|_| {
+                let mut c: Vec<u32> = (0..n as u32).collect();
+                for i in (1..n).rev() {
+                    st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    c.swap(i, ((st >> 33) % (i as u64 + 1)) as usize);
+                }
+                c
+            })
+            .collect();
+        for dims in 1..=4 {
+            let zs: Vec<&[u32]> = cols[..dims].iter().map(Vec::as_slice).collect();
+            let t = std::time::Instant::now();
+            let want = brute_neighbours(&zs, n, 5);
+            let brute = t.elapsed().as_secs_f64();
+            let mut got = vec![0; n * 5];
+            let t = std::time::Instant::now();
+            z_neighbours(&zs, n, 5, &mut got, &mut Vec::new());
+            let windowed = t.elapsed().as_secs_f64();
+            assert_eq!(got, want);
+            println!("n {n}, |S| {dims}, kp 5: full comparison {:.1} ms, windowed {:.2} ms", brute * 1e3, windowed * 1e3);
+        }
+    }
 
     #[test]
     fn neighbours_include_self_first() {
