@@ -267,6 +267,10 @@ impl<'a> CudaCmiKnn<'a> {
             tm.transfer_s += clock.transfer;
             tm.launches += clock.launches;
         });
+        // where a level's time goes per device and round (GPUPC_TRACE)
+        pc_core::trace::mark(|| {
+            format!("cmiknn GPU {}: {m} tests, {} groups: permutations {permute_s:.4} s, kernel {:.4} s, copies {:.4} s", gpu.info.ordinal, groups.len(), clock.kernel, clock.transfer)
+        });
         let psi = test.psi();
         let k = test.k();
         Ok((0..m)
@@ -403,9 +407,11 @@ impl Backend for CudaCmiKnn<'_> {
             return run_fed_by_subplans(self, plan, feed, watch);
         }
         let ne = plan.edges.len() as u64;
-        guard("running a level on the GPU", || {
+        let out = guard("running a level on the GPU", || {
             self.with_rounds(plan.level, |opts, eval| run_fed(plan, feed, opts, eval, |decided| watch.tick(decided as u64, ne)))
-        })
+        });
+        pc_core::trace::mark(|| format!("cmiknn GPU {}: level {} done, {} of its {ne} edges", self.gpu.info.ordinal, plan.level, out.as_ref().map_or(0, Vec::len)));
+        out
     }
 }
 
