@@ -145,12 +145,19 @@ impl Watch for DeviceWatch<'_> {
     }
 }
 
-/// Keeps the first device error (named by its device) and stops the others; an interrupt that
-/// the watch asked for is not an error of the device.
+/// Keeps the first device error (named by its device) and stops the others. An interrupt is
+/// what a device stopped by another's error returns, so any other error replaces it, whichever
+/// lands first; one that the watch asked for is not an error of the device.
 fn device_failed(index: usize, label: &str, e: PcError, ctl: &Control, stop: &AtomicBool, first_err: &Mutex<Option<PcError>>) {
     stop.store(true, Ordering::Relaxed);
+    let interrupted = matches!(e, PcError::Interrupted);
     let mut fe = first_err.lock().unwrap_or_else(|e| e.into_inner());
-    if fe.is_none() && !(matches!(e, PcError::Interrupted) && ctl.cancelled()) {
+    let keep = match &*fe {
+        None => !(interrupted && ctl.cancelled()),
+        Some(PcError::Interrupted) => !interrupted,
+        Some(_) => false,
+    };
+    if keep {
         *fe = Some(label_error(index, label, e));
     }
 }
@@ -413,9 +420,55 @@ mod tests {
     }
 
     fn plan_of(p: usize) -> LevelPlan {
+        plan_at(p, 1)
+    }
+
+    fn plan_at(p: usize, level: usize) -> LevelPlan {
         let g = crate::graph::Adjacency::complete(p);
         let pool = crate::threads::call_pool(1, "test").unwrap();
-        pool.install(|| crate::plan::plan_level(crate::plan::Order::Stable, 1, &g, &crate::graph::Adjacency::empty(p), 0.05, 1.0)).unwrap()
+        pool.install(|| crate::plan::plan_level(crate::plan::Order::Stable, level, &g, &crate::graph::Adjacency::empty(p), 0.05, 1.0)).unwrap()
+    }
+
+    /// A [`FakeDevice`] that takes a level's edges from one feed (as sub-plans: the trait's way).
+    struct FedDevice(FakeDevice);
+
+    impl Backend for FedDevice {
+        fn name(&self) -> String {
+            "fed fake".into()
+        }
+        fn run_level(&mut self, plan: &LevelPlan, watch: &mut dyn Watch) -> Result<Vec<EdgeOutcome>> {
+            self.0.run_level(plan, watch)
+        }
+        fn feeds_rounds(&self) -> bool {
+            true
+        }
+    }
+
+    // from level 2 on every edge comes from the feed once and lands at its place; a failing
+    // device is named even though the others stop with an interrupt; level 1 keeps its blocks
+    #[test]
+    fn fed_levels_keep_plan_order_and_name_a_failing_device() {
+        let plan = plan_at(40, 2);
+        let labels: Vec<String> = (0..3).map(|d| format!("GPU {d}")).collect();
+        let fed = |fail: Option<usize>| -> Vec<FedDevice> { (0..3).map(|d| FedDevice(FakeDevice { fail_at: (Some(d) == fail).then_some(1), blocks: 0 })).collect() };
+        let mut devs = fed(None);
+        let out = split_level(&mut devs, &labels, &plan, &mut crate::backend::NullWatch).unwrap();
+        assert_eq!(out.len(), plan.edges.len());
+        for (o, e) in out.iter().zip(&plan.edges) {
+            assert_eq!(o.max_fail, (e.i * 1000 + e.j) as f64);
+        }
+        assert!(devs.iter().map(|d| d.0.blocks).sum::<usize>() > 3 * 2);
+        for failing in 0..3 {
+            let mut devs = fed(Some(failing));
+            match split_level(&mut devs, &labels, &plan, &mut crate::backend::NullWatch) {
+                Err(PcError::OnDevice { index, .. }) => assert_eq!(index, failing),
+                other => panic!("expected device {failing}'s error, got {other:?}"),
+            }
+        }
+        let level1 = plan_of(30);
+        let mut devs = fed(None);
+        split_level(&mut devs, &labels, &level1, &mut crate::backend::NullWatch).unwrap();
+        assert_eq!(devs.iter().map(|d| d.0.blocks).sum::<usize>(), weighted_blocks(&vec![1; level1.edges.len()], 3 * BLOCKS_PER_DEVICE).len());
     }
 
     #[test]
