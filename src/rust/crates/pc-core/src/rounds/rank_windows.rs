@@ -13,12 +13,15 @@
 //! The edges are dealt into two groups with windows of their own, and [`run_pipelined`] alternates
 //! between them: while the GPU evaluates one group's round, the host takes the other group's
 //! p-values and writes its next round. An edge's outcome depends only on its own tests, so the
-//! grouping changes when a test runs, never which tests decide an edge.
+//! grouping changes when a test runs, never which tests decide an edge. With several devices,
+//! each device's loop ([`run_fed`]) starts with no edges and takes them from one
+//! [`EdgeFeed`] before each round it writes, for the same reason.
+
+use std::ops::Range;
 
 use crate::combinations::{next_subset, unrank};
-use crate::rounds::feed::EdgeFeed;
-use std::ops::Range;
 use crate::plan::{EdgeOutcome, LevelPlan, SideKind};
+use crate::rounds::feed::EdgeFeed;
 use crate::PcError;
 use rayon::prelude::*;
 
@@ -335,12 +338,10 @@ impl<'a> Windows<'a> {
         self.out
     }
 
-    /// Each edge taken from the feed with its outcome (every edge, in plan order, without one).
+    /// Each edge taken from the feed with its outcome (every edge of the plan without a feed).
     pub fn into_taken(self) -> Vec<(u32, EdgeOutcome)> {
-        match self.taken {
-            Some(t) => t.into_iter().map(|e| (e, self.out[e as usize])).collect(),
-            None => self.out.into_iter().enumerate().map(|(e, o)| (e as u32, o)).collect(),
-        }
+        let taken = self.taken.unwrap_or_else(|| (0..self.out.len() as u32).collect());
+        taken.into_iter().map(|e| (e, self.out[e as usize])).collect()
     }
 }
 
