@@ -27,39 +27,45 @@ pub struct Rows<'a> {
     pub d: usize,
 }
 
-#[inline]
-fn absdiff(a: u32, b: u32) -> u32 {
-    a.abs_diff(b)
-}
-
 /// (k_xz, k_yz, k_z) of sample `a`; `dist` is scratch of any length.
 pub fn sample_counts(rows: &Rows, n: usize, k: usize, a: usize, dist: &mut Vec<u32>) -> (u32, u32, u32) {
-    let d = rows.d;
-    let ra = &rows.v[a * d..(a + 1) * d];
+    // a width known at compile time unrolls the distances' inner loop (MAX_LEVEL 8 of the GPU's
+    // kernel: d <= 10); the same code with d read at run time serves the rest
+    match rows.d {
+        2 => counts::<2>(rows, n, k, a, dist),
+        3 => counts::<3>(rows, n, k, a, dist),
+        4 => counts::<4>(rows, n, k, a, dist),
+        5 => counts::<5>(rows, n, k, a, dist),
+        6 => counts::<6>(rows, n, k, a, dist),
+        7 => counts::<7>(rows, n, k, a, dist),
+        8 => counts::<8>(rows, n, k, a, dist),
+        9 => counts::<9>(rows, n, k, a, dist),
+        10 => counts::<10>(rows, n, k, a, dist),
+        _ => counts::<0>(rows, n, k, a, dist),
+    }
+}
+
+/// [`sample_counts`] for rows of `D` values (0: `rows.d`).
+#[inline(always)]
+fn counts<const D: usize>(rows: &Rows, n: usize, k: usize, a: usize, dist: &mut Vec<u32>) -> (u32, u32, u32) {
+    let d = if D == 0 { rows.d } else { D };
+    let all = &rows.v[..n * d];
+    let ra = &all[a * d..(a + 1) * d];
     dist.clear();
-    for b in 0..n {
-        if b == a {
-            continue;
+    dist.reserve(n);
+    for (b, rb) in all.chunks_exact(d).enumerate() {
+        if b != a {
+            dist.push((0..d).fold(0, |m, c| m.max(ra[c].abs_diff(rb[c]))));
         }
-        let rb = &rows.v[b * d..(b + 1) * d];
-        let mut m = 0;
-        for c in 0..d {
-            m = m.max(absdiff(ra[c], rb[c]));
-        }
-        dist.push(m);
     }
     let (_, &mut eps, _) = dist.select_nth_unstable(k - 1);
     let (mut kxz, mut kyz, mut kz) = (0u32, 0u32, 0u32);
-    for b in 0..n {
-        let rb = &rows.v[b * d..(b + 1) * d];
-        let mut dz = 0;
-        for c in 2..d {
-            dz = dz.max(absdiff(ra[c], rb[c]));
-        }
+    for rb in all.chunks_exact(d) {
+        let dz = (2..d).fold(0, |m, c| m.max(ra[c].abs_diff(rb[c])));
         if dz < eps {
             kz += 1;
-            kxz += (absdiff(ra[0], rb[0]) < eps) as u32;
-            kyz += (absdiff(ra[1], rb[1]) < eps) as u32;
+            kxz += (ra[0].abs_diff(rb[0]) < eps) as u32;
+            kyz += (ra[1].abs_diff(rb[1]) < eps) as u32;
         }
     }
     (kxz, kyz, kz)
@@ -142,8 +148,8 @@ mod tests {
     #[test]
     fn counts_match_the_definition() {
         let n = 37;
-        for d in 2..5 {
-            // three rank columns from a fixed scramble, with a duplicated y to have ties
+        for d in 2..13 {
+            // rank columns from a fixed scramble, with a duplicated y to have ties
             let v: Vec<u32> = (0..n * d).map(|i| ((i * 7919 + i / d * 31) % n) as u32).collect();
             let rows = Rows { v: &v, d };
             let mut buf = Vec::new();
