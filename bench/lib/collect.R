@@ -264,7 +264,7 @@ suite_tables <- function(suite, raw) {
       "dag-gpu" = csvs(raw, "^cmiknn-dag-gpu\\.csv$"),
       "dag-r" = csvs(raw, "^cmiknn-dag-r\\.csv$"),
       log = rbind_fill(list(
-        logs(raw, "^cmiknn-(check|extra|bench)\\.log$", keep = "parity|identical|^pc,|^single,|^tigramite,|^#"),
+        logs(raw, "^cmiknn-(check|extra|bench|cpu-pc)\\.log$", keep = "parity|identical|^pc,|^single,|^tigramite,|^#|run [0-9]+: "),
         logs(raw, "^cmiknn-pc-p200\\.log$", keep = "^level [0-9]+:|^pc,"),
         logs(raw, "^cmiknn-tigramite-empty-set\\.txt$")))),
     mpi = list(
