@@ -7,7 +7,7 @@ set -u
 reps=${REPS:-3}
 args=(cmiknn pc --backend cpu --p "${CPU_P:-10}" --n "${CPU_N:-1000}" --sig-samples "${CPU_B:-20}" --knn "${CPU_KNN:-0.1}"
   --threads "${THREADS:-0}")
-echo "# cmiknn cpu pc: ${args[*]}; new $PCBENCH${BASE_PCBENCH:+; base $BASE_PCBENCH}"
+echo "# cmiknn cpu pc: ${args[*]}; runs of the new build${BASE_PCBENCH:+ alternately with the base build}"
 for r in $(seq "$reps"); do
   for which in ${BASE_PCBENCH:+base} new; do
     bin=$PCBENCH; [ "$which" = base ] && bin=$BASE_PCBENCH
