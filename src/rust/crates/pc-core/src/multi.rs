@@ -36,8 +36,8 @@ pub const BLOCKS_PER_DEVICE: usize = 4;
 /// The first level whose edges devices by rounds take from one feed ([`EdgeFeed`]): from level 2
 /// on an edge's work ranges from one test to hundreds, and blocks dealt in advance leave one device
 /// the other's tail; at level 1 each edge holds a few dozen tests at most and blocks balance
-/// (CMI-kNN, p = 100, two H200s: level 2 in 8.0 s fed against 9.1 s in blocks, level 1 in 40.5 s
-/// against 37.1 s).
+/// (CMI-kNN, p = 100, two H200s: level 2 in 8.0, 8.0 and 9.0 s fed against 8.6, 9.1 and 8.8 s in
+/// blocks over three calls; level 1 in 40.5 s fed against 37.1 s).
 pub const FED_FROM_LEVEL: usize = 2;
 
 /// [`BLOCKS_PER_DEVICE`], or `GPUPC_BLOCKS_PER_DEVICE` (at least 1) to measure another cut: each

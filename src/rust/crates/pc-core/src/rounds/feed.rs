@@ -6,12 +6,13 @@
 //! by its first test costs one test, one that stays costs its whole sequence. Each block also ends
 //! in its own tail of rounds that hold a few undecided edges. Fed from one queue, every device
 //! keeps its rounds full while edges are left, and the level ends when the last rounds of the
-//! devices' live edges do (CMI-kNN at p = 100 on two H200s: level 2 in 8.0 s fed, 9.1 s in
-//! blocks, 13.3 s on one GPU). Levels 0 and 1 stay in blocks ([`crate::multi::FED_FROM_LEVEL`]).
+//! devices' live edges do (CMI-kNN at p = 100 on two H200s, three calls: level 2 in 8.0, 8.0 and
+//! 9.0 s fed, 8.6, 9.1 and 8.8 s in blocks). Levels 0 and 1 stay in blocks
+//! ([`crate::multi::FED_FROM_LEVEL`]).
 //!
 //! The queue is the plan's edges in plan order: neighbouring edges share x and their first sets,
 //! so a round of them shares the (x, S) groups whose permutations CMI-kNN makes once per group
-//! (longest first instead, level 1 at p = 100 on two H200s took 44.6 s against 37.0 s). A group
+//! (level 1 at p = 100 on two H200s, fed longest first: 44.6 s; in plan order: 40.5 s). A group
 //! takes edges until it holds [`EdgeFeed::share`] live ones, and never more than the untaken
 //! edges over the consumers at once, so that the last edges spread over the devices. Which device runs an edge changes when its tests run, never which
 //! tests decide it: an edge's outcome depends only on its own tests.
