@@ -19,6 +19,8 @@
 //! permutation is the same whichever thread or device makes it.
 
 use crate::philox::{Purpose, Stream};
+use pc_core::mem::try_vec;
+use pc_core::PcError;
 
 /// The samples in ascending order of the first Z column (ties by row), and each sample's place
 /// in it: a sample's nearest neighbours in the max-norm lie near it in that order, so the search
@@ -30,22 +32,26 @@ pub struct ZOrder {
 }
 
 impl ZOrder {
-    pub fn new(z0: &[u32]) -> Self {
-        let mut order: Vec<u32> = (0..z0.len() as u32).collect();
+    pub fn new(z0: &[u32]) -> Result<Self, PcError> {
+        let n = z0.len();
+        let mut order = try_vec::<u32>(n, "suffStat$data", "the Z-neighbour search's order")?;
+        order.extend(0..n as u32);
         order.sort_unstable_by_key(|&r| (z0[r as usize], r));
-        let mut pos = vec![0u32; z0.len()];
+        let mut pos = try_vec::<u32>(n, "suffStat$data", "the Z-neighbour search's order")?;
+        pos.resize(n, 0);
         for (k, &r) in order.iter().enumerate() {
             pos[r as usize] = k as u32;
         }
-        ZOrder { order, pos }
+        Ok(ZOrder { order, pos })
     }
 }
 
 /// Each sample's `kp` nearest neighbours in Z, row-major n x kp, sorted by (distance, row)
 /// (distance: the max-norm of the rank differences; a sample is its own first neighbour).
 /// `zs` are the Z rank columns (at least one). `keys` is scratch.
-pub fn z_neighbours(zs: &[&[u32]], n: usize, kp: usize, out: &mut [u32], keys: &mut Vec<u64>) {
-    z_neighbours_from(zs, &ZOrder::new(zs[0]), n, kp, 0, out, keys)
+pub fn z_neighbours(zs: &[&[u32]], n: usize, kp: usize, out: &mut [u32], keys: &mut Vec<u64>) -> Result<(), PcError> {
+    z_neighbours_from(zs, &ZOrder::new(zs[0])?, n, kp, 0, out, keys);
+    Ok(())
 }
 
 /// [`z_neighbours`] of the samples `first..first + out.len() / kp` (for splitting the work), with
@@ -191,10 +197,10 @@ mod tests {
             let kp = [1, 2, 5, n][case % 4].min(n);
             let want = brute_neighbours(&zs, n, kp);
             let mut got = vec![0; n * kp];
-            z_neighbours(&zs, n, kp, &mut got, &mut Vec::new());
+            z_neighbours(&zs, n, kp, &mut got, &mut Vec::new()).unwrap();
             assert_eq!(got, want, "case {case}: n {n}, dims {dims}, kp {kp}, ties {ties}");
             let split = next(n as u64) as usize;
-            let zo = ZOrder::new(zs[0]);
+            let zo = ZOrder::new(zs[0]).unwrap();
             let mut parts = vec![0; n * kp];
             let (head, tail) = parts.split_at_mut(split * kp);
             z_neighbours_from(&zs, &zo, n, kp, 0, head, &mut Vec::new());
@@ -227,7 +233,7 @@ mod tests {
             let brute = t.elapsed().as_secs_f64();
             let mut got = vec![0; n * 5];
             let t = std::time::Instant::now();
-            z_neighbours(&zs, n, 5, &mut got, &mut Vec::new());
+            z_neighbours(&zs, n, 5, &mut got, &mut Vec::new()).unwrap();
             let windowed = t.elapsed().as_secs_f64();
             assert_eq!(got, want);
             println!("n {n}, |S| {dims}, kp 5: full comparison {:.1} ms, windowed {:.2} ms", brute * 1e3, windowed * 1e3);
@@ -238,7 +244,7 @@ mod tests {
     fn neighbours_include_self_first() {
         let z: Vec<u32> = vec![0, 5, 1, 4, 2, 3];
         let mut out = vec![0; 6 * 3];
-        z_neighbours(&[&z], 6, 3, &mut out, &mut Vec::new());
+        z_neighbours(&[&z], 6, 3, &mut out, &mut Vec::new()).unwrap();
         // row 0 (rank 0): itself, rank 1 (row 2), rank 2 (row 4)
         assert_eq!(&out[0..3], &[0, 2, 4]);
         // row 5 (rank 3): itself, then rank 2 (row 4) and rank 4 (row 3) at distance 1, by row
@@ -261,7 +267,7 @@ mod tests {
         let z: Vec<u32> = (0..n as u32).map(|i| (i * 17) % n as u32).collect();
         let kp = 5;
         let mut nb = vec![0; n * kp];
-        z_neighbours(&[&z], n, kp, &mut nb, &mut Vec::new());
+        z_neighbours(&[&z], n, kp, &mut nb, &mut Vec::new()).unwrap();
         let key = group_key(3, 1, &[2]);
         let (mut a, mut b) = (vec![0; n], vec![0; n]);
         restricted_permutation(key, 7, &nb, n, kp, &mut PermScratch::default(), &mut a);

@@ -161,7 +161,7 @@ impl CmiKnn {
         let kp = self.params.shuffle_neighbors;
         let mut nb = zeroed(n.checked_mul(kp).ok_or_else(|| oom("Z-neighbours"))?, "Z-neighbours")?;
         let zs: Vec<&[u32]> = s.iter().map(|&v| self.data.column(v)).collect();
-        let zo = ZOrder::new(zs[0]);
+        let zo = ZOrder::new(zs[0])?;
         // split over the caller's pool when there is one
         if rayon::current_thread_index().is_some() {
             const ROWS: usize = 64;

@@ -78,7 +78,7 @@ fn z_neighbours_equal_tigramite_where_unambiguous() {
         if cache.as_ref().map(|c| (c.0.as_str(), c.1)) != Some((f[1], kp)) {
             let zs: Vec<&[u32]> = s.iter().map(|&j| d.column(j)).collect();
             let mut out = vec![0; n * kp];
-            z_neighbours(&zs, n, kp, &mut out, &mut Vec::new());
+            z_neighbours(&zs, n, kp, &mut out, &mut Vec::new()).unwrap();
             cache = Some((f[1].to_string(), kp, out));
         }
         let out = &cache.as_ref().unwrap().2;

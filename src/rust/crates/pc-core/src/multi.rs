@@ -260,7 +260,8 @@ fn fed_level<B: Backend + Send>(devs: &mut [B], labels: &[String], plan: &LevelP
             }
         });
         level_result(ctl, first_err, || {
-            let mut out: Vec<Option<EdgeOutcome>> = vec![None; plan.edges.len()];
+            let mut out = crate::mem::try_vec::<Option<EdgeOutcome>>(plan.edges.len(), "p", "the level's outcomes")?;
+            out.resize(plan.edges.len(), None);
             for part in parts {
                 for (e, o) in std::mem::take(&mut *part.lock().unwrap_or_else(|e| e.into_inner())) {
                     let slot = out.get_mut(e as usize).ok_or_else(|| PcError::Internal(format!("an outcome for edge {e} of {}", plan.edges.len())))?;

@@ -401,8 +401,31 @@ fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &
     }
 }
 
+/// A [`RoundEval`] from a function that computes a batch's p-values at once, one round at a time.
+pub struct AtOnce<F> {
+    f: F,
+    held: Option<Vec<f64>>,
+}
+
+impl<F: FnMut(&Batch) -> Result<Vec<f64>, PcError>> AtOnce<F> {
+    pub fn new(f: F) -> Self {
+        AtOnce { f, held: None }
+    }
+}
+
+impl<F: FnMut(&Batch) -> Result<Vec<f64>, PcError>> RoundEval for AtOnce<F> {
+    fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
+        self.held = Some((self.f)(b)?);
+        Ok(())
+    }
+    fn finish(&mut self, _b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
+        *p = self.held.take().ok_or_else(|| PcError::Internal("finish without a launch".into()))?;
+        Ok(())
+    }
+}
+
 /// [`run_pipelined`] for an `eval` that computes a batch's p-values at once, with windows that
-/// double (the CMIknn backend).
+/// double (stable.fast's Gaussian levels).
 pub fn run_rounds(
     plan: &LevelPlan,
     budget: usize,
@@ -410,22 +433,8 @@ pub fn run_rounds(
     eval: impl FnMut(&Batch) -> Result<Vec<f64>, PcError>,
     keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Vec<EdgeOutcome>, PcError> {
-    struct AtOnce<F> {
-        f: F,
-        held: Option<Vec<f64>>,
-    }
-    impl<F: FnMut(&Batch) -> Result<Vec<f64>, PcError>> RoundEval for AtOnce<F> {
-        fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
-            self.held = Some((self.f)(b)?);
-            Ok(())
-        }
-        fn finish(&mut self, _b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
-            *p = self.held.take().ok_or_else(|| PcError::Internal("finish without a launch".into()))?;
-            Ok(())
-        }
-    }
     let opts = RoundOpts { budget, growth: ROUNDS_GROWTH, pool, words: None };
-    run_pipelined(plan, &opts, &mut AtOnce { f: eval, held: None }, keep_going)
+    run_pipelined(plan, &opts, &mut AtOnce::new(eval), keep_going)
 }
 
 /// Round groups of a level's rounds: while the device evaluates one group's round, the host

@@ -32,7 +32,7 @@ use crate::runtime::timings::Timings;
 use crate::runtime::gpu::{cuda_err, guard, watched_level, Clock, Gpu, Kernel, Result};
 use crate::runtime::module;
 use pc_core::rounds::feed::EdgeFeed;
-use pc_core::rounds::rank_windows::{run_fed, run_pipelined, Batch, RoundEval, RoundOpts, ROUNDS_GROWTH};
+use pc_core::rounds::rank_windows::{run_fed, run_pipelined, AtOnce, Batch, RoundEval, RoundOpts, ROUNDS_GROWTH};
 
 /// The kernel's MAXL: larger conditioning sets run on the CPU.
 pub const MAX_LEVEL: usize = 8;
@@ -302,7 +302,7 @@ impl<'a> CudaCmiKnn<'a> {
         self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let opts = RoundOpts { budget: ROUND_TESTS, growth: ROUNDS_GROWTH, pool: Some(&*self.pool), words: None };
         if !overlap_rounds() {
-            return run(&opts, &mut OneAtATime { this: self, level, held: None });
+            return run(&opts, &mut AtOnce::new(|b: &Batch| self.p_values(&round_cases(b, level))));
         }
         std::thread::scope(|scope| run(&opts, &mut Overlapped { this: self, level, scope, running: std::collections::VecDeque::new() }))
     }
@@ -327,25 +327,6 @@ fn overlap_rounds() -> bool {
 /// deals them blocks, for comparisons).
 fn fed_levels() -> bool {
     std::env::var("GPUPC_CMIKNN_FEED").ok().as_deref().map(str::trim) != Some("0")
-}
-
-/// A level's rounds one at a time on the level's thread.
-struct OneAtATime<'e, 'a> {
-    this: &'e CudaCmiKnn<'a>,
-    level: usize,
-    held: Option<Vec<f64>>,
-}
-
-impl RoundEval for OneAtATime<'_, '_> {
-    fn launch(&mut self, b: &Batch) -> Result<()> {
-        self.held = Some(self.this.p_values(&round_cases(b, self.level))?);
-        Ok(())
-    }
-
-    fn finish(&mut self, _b: &Batch, p: &mut Vec<f64>) -> Result<()> {
-        *p = self.held.take().ok_or_else(|| PcError::Internal("a round finished that was not launched".into()))?;
-        Ok(())
-    }
 }
 
 /// A level's rounds two at a time, each on a thread of its own: a round's host work (its groups'
