@@ -20,7 +20,8 @@
 use std::ops::Range;
 
 use crate::combinations::{next_subset, unrank};
-use crate::plan::{EdgeOutcome, LevelPlan, SideKind};
+use crate::plan::{pack_key, unpack_key, EdgeOutcome, LevelPlan, SideKind};
+use crate::rows::NO_KEY;
 use crate::rounds::feed::EdgeFeed;
 use crate::PcError;
 use rayon::prelude::*;
@@ -39,7 +40,9 @@ pub const ROUNDS_GROWTH: u64 = 200;
 /// side's candidate list (a scan of a row of hundreds), which is what made writing a round slow.
 const SPANS_PER_TASK: usize = 64;
 
-/// The tests of one round: test t is x[t] _||_ y[t] | s[t * level .. (t + 1) * level].
+/// The tests of one round: test t is x[t] _||_ y[t] | s[t * level .. (t + 1) * level], written
+/// out unless the round's evaluator unranks them itself ([`run_keyed`]: then x, y and s stay
+/// empty and the spans say which keys the round holds).
 #[derive(Default, Debug)]
 pub struct Batch {
     pub x: Vec<u32>,
@@ -48,15 +51,23 @@ pub struct Batch {
     /// The largest `RoundOpts::words` of the batch's tests (0 without a `words`).
     pub max_words: u64,
     spans: Vec<Span>,
+    /// The round's tests when they are not written out (0 when they are).
+    unwritten: usize,
 }
 
 impl Batch {
     pub fn len(&self) -> usize {
-        self.x.len()
+        self.x.len() + self.unwritten
     }
 
     pub fn is_empty(&self) -> bool {
-        self.x.is_empty()
+        self.len() == 0
+    }
+
+    /// The batch's windows, one per edge, in test order: window w holds tests
+    /// `first .. first + count`, the keys of its edge's sequence from `start` on.
+    pub fn spans(&self) -> &[Span] {
+        &self.spans
     }
 
     fn clear(&mut self) {
@@ -65,6 +76,7 @@ impl Batch {
         self.s.clear();
         self.spans.clear();
         self.max_words = 0;
+        self.unwritten = 0;
     }
 }
 
@@ -89,13 +101,14 @@ impl RoundOpts<'_> {
     }
 }
 
-/// Evaluates rounds in two steps, so that the host can work while the device computes.
-pub trait RoundEval {
+/// Evaluates rounds in two steps, so that the host can work while the device computes. `R` is
+/// what a round gives back: p-values (the default), or each window's keys ([`WindowKeys`]).
+pub trait RoundEval<R: RoundResult = Vec<f64>> {
     /// Starts evaluating `b` (uploads and launches; need not wait).
     fn launch(&mut self, b: &Batch) -> Result<(), PcError>;
-    /// Waits for the oldest batch launched and not yet finished (`b`) and puts its p-values into
-    /// `p`, one per test.
-    fn finish(&mut self, b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError>;
+    /// Waits for the oldest batch launched and not yet finished (`b`) and puts its results into
+    /// `p`: one p-value per test, or one entry per window.
+    fn finish(&mut self, b: &Batch, p: &mut R) -> Result<(), PcError>;
     /// How many launched batches it holds at once: with 2, [`run_pipelined`] launches a round
     /// before it waits for the previous one, so the device never waits for the host between them.
     fn in_flight(&self) -> usize {
@@ -103,20 +116,56 @@ pub trait RoundEval {
     }
 }
 
-/// The tests of one edge in a batch: `count` keys from `start` on, at positions `first..`.
+/// The tests of one edge in a batch: `count` keys from `start` on, at positions `first..` (a
+/// window may run from the end of side 0 into side 1).
 #[derive(Clone, Copy, Debug)]
-struct Span {
-    edge: u32,
-    first: usize,
-    count: u64,
-    start: Cursor,
+pub struct Span {
+    /// The edge's index in the plan.
+    pub edge: u32,
+    pub first: usize,
+    pub count: u64,
+    pub start: Cursor,
 }
 
 /// A key of an edge's sequence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Cursor {
-    side: u8,
-    rank: u64,
+pub struct Cursor {
+    pub side: u8,
+    pub rank: u64,
+}
+
+/// What an evaluator that unranks a round's tests itself reports ([`run_keyed`]), one entry per
+/// window of the batch ([`Batch::spans`]): the smallest key of a success (`pack_key`, `NO_KEY`
+/// when none), that test's raw p-value, and the largest NA-mapped p-value of the failures it
+/// ran (-Inf when none; failures after the success may be folded in: they are below alpha, so
+/// the level's pMax is the same).
+#[derive(Default, Debug, Clone)]
+pub struct WindowKeys {
+    pub best: Vec<u64>,
+    pub p_best: Vec<f64>,
+    pub max_fail: Vec<f64>,
+}
+
+/// What a round's evaluator hands back, and how the windows take it.
+pub trait RoundResult: Default {
+    /// Whether the round's tests are written out for the evaluator (x, y, s).
+    const WRITTEN: bool;
+    fn absorb_into(&self, w: &mut Windows, g: usize, b: &Batch) -> Result<(), PcError>;
+}
+
+/// One p-value per test, in batch order.
+impl RoundResult for Vec<f64> {
+    const WRITTEN: bool = true;
+    fn absorb_into(&self, w: &mut Windows, g: usize, b: &Batch) -> Result<(), PcError> {
+        w.absorb(g, b, self)
+    }
+}
+
+impl RoundResult for WindowKeys {
+    const WRITTEN: bool = false;
+    fn absorb_into(&self, w: &mut Windows, g: usize, b: &Batch) -> Result<(), PcError> {
+        w.absorb_keys(g, b, self)
+    }
 }
 
 pub struct Windows<'a> {
@@ -217,6 +266,11 @@ impl<'a> Windows<'a> {
     /// are written out on `pool`'s threads when one is given (each window its own part of the
     /// batch, so the result is the same either way).
     pub fn next_batch(&mut self, g: usize, opts: &RoundOpts, batch: &mut Batch) {
+        self.next_round(g, opts, batch, true)
+    }
+
+    /// [`Windows::next_batch`] without writing the tests out (`write` false): the spans alone.
+    fn next_round(&mut self, g: usize, opts: &RoundOpts, batch: &mut Batch, write: bool) {
         let budget = opts.budget.max(1);
         batch.clear();
         let l = self.plan.level;
@@ -242,6 +296,10 @@ impl<'a> Windows<'a> {
             total += count as usize;
         }
         self.next[g] = next_at;
+        if !write {
+            batch.unwritten = total;
+            return;
+        }
         batch.x.resize(total, 0);
         batch.y.resize(total, 0);
         batch.s.resize(total * l, 0);
@@ -299,39 +357,97 @@ impl<'a> Windows<'a> {
                 }
                 next = self.step(e, c);
             }
-            match (done, next) {
-                (false, Some(n)) => {
-                    // `next` is the key after the window's last test
-                    self.cursor[e] = n;
-                    let w = self.width[e];
-                    self.width[e] = (w * self.growth / 100).max(w + 1).min(MAX_WIDTH);
-                }
-                _ => {
-                    self.cursor[e] = Cursor { side: 2, rank: 0 };
-                    decided = true;
-                }
-            }
+            decided |= self.move_on(e, if done { None } else { next });
         }
         if decided {
-            let cursor = &self.cursor;
-            let keep_from = self.next[g];
-            // keep the rotation point on the same edge (or the first live one after it)
-            let mut new_next = 0;
-            let mut kept = std::mem::take(&mut self.spare);
-            kept.clear();
-            for (k, &e) in self.live[g].iter().enumerate() {
-                if cursor[e as usize].side < 2 {
-                    if k < keep_from {
-                        new_next += 1;
-                    }
-                    kept.push(e);
-                }
-            }
-            self.spare = std::mem::replace(&mut self.live[g], kept);
-            let nl = self.live[g].len();
-            self.next[g] = if nl == 0 { 0 } else { new_next % nl };
+            self.prune(g);
         }
         Ok(())
+    }
+
+    /// Takes each window's keys ([`WindowKeys`]), as [`Windows::absorb`] takes its p-values.
+    pub fn absorb_keys(&mut self, g: usize, batch: &Batch, k: &WindowKeys) -> Result<(), PcError> {
+        let n = batch.spans.len();
+        if k.best.len() != n || k.p_best.len() != n || k.max_fail.len() != n {
+            return Err(PcError::Internal(format!("keys of {}/{}/{} windows for {n}", k.best.len(), k.p_best.len(), k.max_fail.len())));
+        }
+        let mut decided = false;
+        for (w, span) in batch.spans.iter().enumerate() {
+            let e = span.edge as usize;
+            self.out[e].max_fail = self.out[e].max_fail.max(k.max_fail[w]);
+            let next = if k.best[w] == NO_KEY {
+                self.skip(e, span.start, span.count)
+            } else {
+                let last = self.skip(e, span.start, span.count.saturating_sub(1));
+                let inside = span.count > 0
+                    && k.best[w] >= pack_key(span.start.side, span.start.rank)
+                    && last.is_some_and(|h| k.best[w] <= pack_key(h.side, h.rank));
+                if !inside {
+                    return Err(PcError::Internal(format!("a success key {:#x} outside its window", k.best[w])));
+                }
+                let o = &mut self.out[e];
+                o.best = Some(unpack_key(k.best[w]));
+                o.p_best = k.p_best[w];
+                None
+            };
+            decided |= self.move_on(e, next);
+        }
+        if decided {
+            self.prune(g);
+        }
+        Ok(())
+    }
+
+    /// The key `n` keys after `c` in edge `e`'s sequence, or None past its end.
+    fn skip(&self, e: usize, c: Cursor, n: u64) -> Option<Cursor> {
+        let sides = &self.plan.edges[e].sides;
+        let here = sides[c.side as usize].map_or(0, |s| s.n_ranks);
+        if c.rank + n < here {
+            return Some(Cursor { side: c.side, rank: c.rank + n });
+        }
+        let rest = c.rank + n - here;
+        match sides[1] {
+            Some(s) if c.side == 0 && rest < s.n_ranks => Some(Cursor { side: 1, rank: rest }),
+            _ => None,
+        }
+    }
+
+    /// Moves edge `e` on to the key `next` after its window (its window grows), or marks it
+    /// decided (None: a success, or the end of its sequence); true when decided.
+    fn move_on(&mut self, e: usize, next: Option<Cursor>) -> bool {
+        match next {
+            Some(n) => {
+                self.cursor[e] = n;
+                let w = self.width[e];
+                self.width[e] = (w * self.growth / 100).max(w + 1).min(MAX_WIDTH);
+                false
+            }
+            None => {
+                self.cursor[e] = Cursor { side: 2, rank: 0 };
+                true
+            }
+        }
+    }
+
+    /// Drops group `g`'s decided edges from its live list.
+    fn prune(&mut self, g: usize) {
+        let cursor = &self.cursor;
+        let keep_from = self.next[g];
+        // keep the rotation point on the same edge (or the first live one after it)
+        let mut new_next = 0;
+        let mut kept = std::mem::take(&mut self.spare);
+        kept.clear();
+        for (k, &e) in self.live[g].iter().enumerate() {
+            if cursor[e as usize].side < 2 {
+                if k < keep_from {
+                    new_next += 1;
+                }
+                kept.push(e);
+            }
+        }
+        self.spare = std::mem::replace(&mut self.live[g], kept);
+        let nl = self.live[g].len();
+        self.next[g] = if nl == 0 { 0 } else { new_next % nl };
     }
 
     pub fn into_outcomes(self) -> Vec<EdgeOutcome> {
@@ -455,6 +571,23 @@ pub fn run_pipelined(
     Ok(drive(Windows::new(plan, groups, opts.growth), None, opts, eval, keep_going)?.into_outcomes())
 }
 
+/// [`run_pipelined`] for an evaluator that unranks each window's tests itself and reports each
+/// window's keys (stable.fast's Gaussian levels on the GPU): a round sends its windows, not
+/// its tests, and takes back three numbers a window instead of a p-value a test. An edge's
+/// first window holds `first_width` keys.
+pub fn run_keyed(
+    plan: &LevelPlan,
+    opts: &RoundOpts,
+    first_width: u64,
+    eval: &mut dyn RoundEval<WindowKeys>,
+    keep_going: impl FnMut(usize) -> bool,
+) -> Result<Vec<EdgeOutcome>, PcError> {
+    let groups = if plan.edges.len() >= 2 { GROUPS } else { 1 };
+    let mut w = Windows::new(plan, groups, opts.growth);
+    w.width.iter_mut().for_each(|x| *x = first_width.clamp(1, MAX_WIDTH));
+    Ok(drive(w, None, opts, eval, keep_going)?.into_outcomes())
+}
+
 /// [`run_pipelined`] over the edges this loop takes from `feed`, which other devices' loops
 /// share: before each round is written its group takes edges up to the feed's share. Returns
 /// each edge it took with its outcome.
@@ -468,16 +601,16 @@ pub fn run_fed(
     Ok(drive(Windows::fed(plan, GROUPS, opts.growth), Some(feed), opts, eval, keep_going)?.into_taken())
 }
 
-fn drive<'a>(
+fn drive<'a, R: RoundResult>(
     mut w: Windows<'a>,
     feed: Option<&EdgeFeed>,
     opts: &RoundOpts,
-    eval: &mut dyn RoundEval,
+    eval: &mut dyn RoundEval<R>,
     mut keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Windows<'a>, PcError> {
     let groups = w.groups();
     let mut batches: Vec<Batch> = (0..groups).map(|_| Batch::default()).collect();
-    let mut p = Vec::new();
+    let mut p = R::default();
     let mut pending: Option<usize> = None;
     let mut turn = 0;
     // the next round queued behind the pending one, or launched once that one is finished
@@ -495,7 +628,7 @@ fn drive<'a>(
         // the group whose next round is written now, while the pending one runs
         let g = (0..groups).map(|k| (turn + k) % groups).find(|&k| Some(k) != pending && !w.is_done(k));
         if let Some(g) = g {
-            w.next_batch(g, opts, &mut batches[g]);
+            w.next_round(g, opts, &mut batches[g], R::WRITTEN);
         }
         let done = pending.take();
         if let (Some(g), true) = (g, queued) {
@@ -512,7 +645,7 @@ fn drive<'a>(
             turn = g + 1;
         }
         match done {
-            Some(q) => w.absorb(q, &batches[q], &p)?,
+            Some(q) => p.absorb_into(&mut w, q, &batches[q])?,
             None if pending.is_none() => break,
             None => {}
         }
@@ -662,6 +795,141 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    /// Each window's keys computed as a device that unranks its tests does: every key of the
+    /// window evaluated (failures after a success folded in too), its set unranked from the side's
+    /// list.
+    pub(crate) fn window_keys(plan: &LevelPlan, b: &Batch, mut p_of: impl FnMut(u32, u32, &[u32]) -> f64) -> WindowKeys {
+        let mut k = WindowKeys::default();
+        let (mut list, mut pos, mut set) = (Vec::new(), vec![0u32; plan.level], vec![0u32; plan.level]);
+        for span in b.spans() {
+            let edge = &plan.edges[span.edge as usize];
+            let (mut best, mut p_best, mut max_fail) = (NO_KEY, f64::NAN, f64::NEG_INFINITY);
+            let mut c = span.start;
+            for t in 0..span.count {
+                let side = edge.sides[c.side as usize].unwrap();
+                plan.side_list(&side, &mut list);
+                unrank(side.len, c.rank, &mut pos);
+                for (d, &q) in set.iter_mut().zip(&pos) {
+                    *d = list[q as usize];
+                }
+                let p = p_of(side.x, side.y, &set);
+                let mapped = crate::plan::na_map(p, plan.na_value);
+                if mapped >= plan.alpha {
+                    if best == NO_KEY {
+                        (best, p_best) = (pack_key(c.side, c.rank), p);
+                    }
+                } else {
+                    max_fail = max_fail.max(mapped);
+                }
+                if t + 1 < span.count {
+                    c = if c.rank + 1 < side.n_ranks { Cursor { side: c.side, rank: c.rank + 1 } } else { Cursor { side: 1, rank: 0 } };
+                }
+            }
+            k.best.push(best);
+            k.p_best.push(p_best);
+            k.max_fail.push(max_fail);
+        }
+        k
+    }
+
+    /// An evaluator of keyed rounds from [`window_keys`], holding `depth` launches at once.
+    struct KeyedEager<'t, F: FnMut(&Batch) -> WindowKeys + 't> {
+        f: F,
+        held: std::collections::VecDeque<WindowKeys>,
+        depth: usize,
+        _t: std::marker::PhantomData<&'t ()>,
+    }
+
+    impl<'t, F: FnMut(&Batch) -> WindowKeys + 't> RoundEval<WindowKeys> for KeyedEager<'t, F> {
+        fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
+            assert!(self.held.len() < self.depth);
+            assert!(b.x.is_empty() && b.s.is_empty(), "a keyed round's tests are not written out");
+            assert_eq!(b.len() as u64, b.spans().iter().map(|s| s.count).sum::<u64>());
+            let k = (self.f)(b);
+            self.held.push_back(k);
+            Ok(())
+        }
+        fn finish(&mut self, b: &Batch, k: &mut WindowKeys) -> Result<(), PcError> {
+            *k = self.held.pop_front().expect("finish without a launch");
+            assert_eq!(k.best.len(), b.spans().len());
+            Ok(())
+        }
+        fn in_flight(&self) -> usize {
+            self.depth
+        }
+    }
+
+    /// What the level makes of an outcome: the success, its raw p, and the edge's pMax.
+    fn level_view(o: &EdgeOutcome, na_value: f64) -> (Option<(u8, u64)>, u64, u64) {
+        let pmax = match o.best {
+            Some(_) => o.max_fail.max(crate::plan::na_map(o.p_best, na_value)),
+            None => o.max_fail,
+        };
+        (o.best, o.p_best.to_bits(), pmax.to_bits())
+    }
+
+    /// Keyed rounds (windows sent, each window's keys back) decide every edge as the sequential
+    /// walk does, in both orders, whatever the budget, growth and depth: the same success, its p
+    /// bit for bit, and the same pMax (a window's failures after its success may be folded in).
+    #[test]
+    fn keyed_rounds_match_the_sequential_walk() {
+        let mut r = Lcg(11);
+        for case in 0..24u64 {
+            let p = 6 + r.next(12) as usize;
+            let data = chain_data(300 + 100 * r.next(5) as usize, p, case + 3);
+            let test = GSquareTest::new(data, GSquareKind::Dis, case % 2 == 0).unwrap();
+            let adj = random_graph(p, 30 + r.next(60), &mut r);
+            let fixed = Adjacency::empty(p);
+            let alpha = [0.01, 0.05, 0.2, 0.5][case as usize % 4];
+            for order in [Order::Stable, Order::StableFast] {
+                for level in 1..4 {
+                    let plan = plan_level(order, level, &adj, &fixed, alpha, 1.0).unwrap();
+                    let mut sc = EdgeScratch::<GSquareScratch>::default();
+                    let want: Vec<EdgeOutcome> =
+                        plan.edges.iter().map(|e| eval_edge(&plan, &test, &mut sc, e, &mut || true).unwrap()).collect();
+                    for (budget, growth, depth) in [(1, 200, 1), (3, 125, 2), (17, 400, 1), (1000, 150, 2)] {
+                        let mut tsc = GSquareScratch::default();
+                        let f = |b: &Batch| window_keys(&plan, b, |x, y, s| test.p_value(&mut tsc, x, y, s).unwrap());
+                        let mut eval = KeyedEager { f, held: Default::default(), depth, _t: Default::default() };
+                        let opts = RoundOpts { budget, growth, pool: None, words: None };
+                        let got = run_keyed(&plan, &opts, [1, 4, 32][case as usize % 3], &mut eval, |_| true).unwrap();
+                        assert_eq!(got.len(), want.len());
+                        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                            assert_eq!(
+                                level_view(g, plan.na_value),
+                                level_view(w, plan.na_value),
+                                "case {case} {order:?} level {level} budget {budget} growth {growth} depth {depth} edge {k}: {g:?} vs {w:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A success key outside the window it was reported for is an error, not an outcome.
+    #[test]
+    fn a_key_outside_its_window_is_refused() {
+        let mut a = Adjacency::empty(10);
+        for j in 1..10 {
+            a.add_edge(0, j);
+            a.add_edge(1, j);
+        }
+        let plan = plan_level(Order::Stable, 2, &a, &Adjacency::empty(10), 0.05, 1.0).unwrap();
+        let mut w = Windows::new(&plan, 1, 200);
+        let mut b = Batch::default();
+        w.next_round(0, &RoundOpts::new(1 << 20), &mut b, false);
+        let n = b.spans().len();
+        let mut k = WindowKeys { best: vec![NO_KEY; n], p_best: vec![f64::NAN; n], max_fail: vec![0.0; n] };
+        let s0 = b.spans()[0];
+        k.best[0] = pack_key(s0.start.side, s0.start.rank + s0.count);
+        let e = w.absorb_keys(0, &b, &k).unwrap_err().to_string();
+        assert!(e.contains("outside its window"), "{e}");
+        k.best[0] = pack_key(s0.start.side, s0.start.rank + s0.count - 1);
+        w.absorb_keys(0, &b, &k).unwrap();
+        assert_eq!(w.out[s0.edge as usize].best, Some((s0.start.side, s0.start.rank + s0.count - 1)));
     }
 
     #[test]

@@ -1038,6 +1038,19 @@ GAUSS_BATCH_KERNEL_OF(GAUSS_BATCH)
 // Listed tests of one level, one thread each (the rounds of windows.rs: how stable.fast's
 // planned levels run on the GPU): test t is x[t] _||_ y[t] | S = s[t l .. (t + 1) l], its raw
 // p-value to p_out[t], in either flavour (cpp: pcalg's C++ test), with batch_body's arithmetic.
+// The raw p-value of x _||_ y | set[0 .. l) in either flavour (the listed and ranked tests').
+template <int MAXL>
+__device__ __forceinline__ double listed_p(const double* __restrict__ C, u64 p, u32 x, u32 y, const u32* set, int l,
+                                           double zfac, double pd_margin, int symmetric, int cpp) {
+    if (l == 0) return flavour_p(C[cidx(x, y, p)], zfac, cpp);
+    if (l == 1) return level1_pf(C, p, x, y, set[0], zfac, cpp);
+    SetFactor<MAXL> f;
+    for (int c = 0; c < l; ++c) f.S[c] = set[c];
+    factor_set<MAXL>(f, C, p, x, l, symmetric != 0);
+    bool fb;
+    return test_y<MAXL>(f, C, p, x, y, l, pd_margin, zfac, &fb, cpp);
+}
+
 template <int MAXL>
 __device__ __forceinline__ void listed_body(const double* __restrict__ C, u64 p, const u32* __restrict__ tx,
                                             const u32* __restrict__ ty, const u32* __restrict__ s, u64 n_tests, int l,
@@ -1045,21 +1058,7 @@ __device__ __forceinline__ void listed_body(const double* __restrict__ C, u64 p,
                                             double* __restrict__ p_out) {
     u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= n_tests) return;
-    u32 x = tx[t], y = ty[t];
-    const u32* set = s + t * (u64)l;
-    if (l == 0) {
-        p_out[t] = flavour_p(C[cidx(x, y, p)], zfac, cpp);
-        return;
-    }
-    if (l == 1) {
-        p_out[t] = level1_pf(C, p, x, y, set[0], zfac, cpp);
-        return;
-    }
-    SetFactor<MAXL> f;
-    for (int c = 0; c < l; ++c) f.S[c] = set[c];
-    factor_set<MAXL>(f, C, p, x, l, symmetric != 0);
-    bool fb;
-    p_out[t] = test_y<MAXL>(f, C, p, x, y, l, pd_margin, zfac, &fb, cpp);
+    p_out[t] = listed_p<MAXL>(C, p, tx[t], ty[t], s + t * (u64)l, l, zfac, pd_margin, symmetric, cpp);
 }
 
 #define GAUSS_LISTED_KERNEL(M)                                                                                   \
@@ -1076,3 +1075,103 @@ __device__ __forceinline__ void listed_body(const double* __restrict__ C, u64 p,
 #ifdef GAUSS_LISTED
 GAUSS_LISTED_KERNEL_OF(GAUSS_LISTED)
 #endif
+
+// ---------------------------------------------------------------------------------------------
+// Ranked tests of a stable.fast level (stable_fast.rs), one thread each, unranked here instead of
+// written out by the host. A round is a list of n pieces, each the keys of one window
+// (rank_windows.rs) on one side of its edge, in two arrays: w64 holds first[0 .. n] (piece k
+// holds tests first[k] .. first[k + 1] - 1), key0[0 .. n) and base[0 .. n); w32 holds skip, len,
+// x, y and win, n each. Test t of piece k has key key0[k] + (t - first[k]); its set, of key
+// (side, rank), is the rank-th lexicographic l-subset of the side's list of len[k] members, the
+// q-th member members[base[k] + q + (q >= skip[k])] (a plain side is row(x) read from the level's
+// rows, skipping y's position; a common-last side a list of its own, skip[k] = ~0). The round's
+// nw windows' results go to out: the smallest success key (atomicMin, out[w]), the failures'
+// largest mapped p (atomicMax of fail_bits, out[nw + w]) and the raw p of the success (the
+// doubles' bits, out[2 nw + w], from the second kernel); a test whose key is above a success
+// already posted is skipped.
+struct Pieces {
+    const u64* first;
+    const u64* key0;
+    const u64* base;
+    const u32* skip;
+    const u32* len;
+    const u32* x;
+    const u32* y;
+    const u32* win;
+};
+
+__device__ __forceinline__ Pieces pieces_of(const u64* __restrict__ w64, const u32* __restrict__ w32, u32 n) {
+    Pieces q;
+    q.first = w64;
+    q.key0 = w64 + n + 1;
+    q.base = w64 + 2 * (u64)n + 1;
+    q.skip = w32;
+    q.len = w32 + n;
+    q.x = w32 + 2 * (u64)n;
+    q.y = w32 + 3 * (u64)n;
+    q.win = w32 + 4 * (u64)n;
+    return q;
+}
+
+__device__ __forceinline__ u32 piece_of(const u64* __restrict__ first, u32 n_pieces, u64 t) {
+    u32 lo = 0, hi = n_pieces;
+    while (hi - lo > 1) {
+        u32 mid = (lo + hi) >> 1;
+        if (first[mid] <= t) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+template <int MAXL>
+__device__ __forceinline__ double ranked_p(const double* __restrict__ C, u64 p, const Pieces& q, u32 k, u64 key,
+                                           const u32* __restrict__ members, const u64* __restrict__ binom, int l,
+                                           double zfac, double pd_margin, int symmetric, int cpp) {
+    u32 P[MAXL];
+    u32 S[MAXL];
+    unrank_set(q.len[k], l, key & ~SIDE_BIT, binom, P);
+    const u32* list = members + q.base[k];
+    u32 sk = q.skip[k];
+    for (int c = 0; c < l; ++c) S[c] = list[P[c] + (P[c] >= sk ? 1u : 0u)];
+    return listed_p<MAXL>(C, p, q.x[k], q.y[k], S, l, zfac, pd_margin, symmetric, cpp);
+}
+
+#define GAUSS_RANKED_KERNELS(M)                                                                                  \
+    extern "C" __global__ void __launch_bounds__(BLOCK) gauss_ranked_l##M(                                         \
+        const double* __restrict__ C, u64 p, const u64* __restrict__ w64, const u32* __restrict__ w32,           \
+        u32 n_pieces, u32 n_windows, const u32* __restrict__ members, const u64* __restrict__ binom, int l,      \
+        double zfac, double alpha, double na_value, double pd_margin, int symmetric, int cpp, u64* out) {        \
+        Pieces q = pieces_of(w64, w32, n_pieces);                                                                \
+        u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;                                                      \
+        if (t >= q.first[n_pieces]) return;                                                                      \
+        u32 k = piece_of(q.first, n_pieces, t);                                                                  \
+        u64 key = q.key0[k] + (t - q.first[k]);                                                                  \
+        u32 w = q.win[k];                                                                                        \
+        if (key >= *((volatile u64*)(out + w))) return;                                                         \
+        double pv = ranked_p<M>(C, p, q, k, key, members, binom, l, zfac, pd_margin, symmetric, cpp);           \
+        double mapped = na_map(pv, na_value);                                                                    \
+        if (mapped >= alpha) {                                                                                   \
+            atomicMin(out + w, key);                                                                             \
+        } else {                                                                                                 \
+            atomicMax(out + n_windows + w, fail_bits(mapped));                                                   \
+        }                                                                                                        \
+    }                                                                                                            \
+    /* the raw p of each window's winning test, from the piece that holds it (same arithmetic) */                \
+    extern "C" __global__ void gauss_ranked_pbest_l##M(                                                          \
+        const double* __restrict__ C, u64 p, const u64* __restrict__ w64, const u32* __restrict__ w32,           \
+        u32 n_pieces, u32 n_windows, const u32* __restrict__ members, const u64* __restrict__ binom, int l,      \
+        double zfac, double pd_margin, int symmetric, int cpp, u64* out) {                                       \
+        Pieces q = pieces_of(w64, w32, n_pieces);                                                                \
+        u32 k = blockIdx.x * blockDim.x + threadIdx.x;                                                           \
+        if (k >= n_pieces) return;                                                                               \
+        u32 w = q.win[k];                                                                                        \
+        u64 key = out[w];                                                                                        \
+        if (key == NO_KEY || key < q.key0[k] || key - q.key0[k] >= q.first[k + 1] - q.first[k]) return;          \
+        double pv = ranked_p<M>(C, p, q, k, key, members, binom, l, zfac, pd_margin, symmetric, cpp);           \
+        out[2 * (u64)n_windows + w] = (u64)__double_as_longlong(pv);                                             \
+    }
+
+#define GAUSS_RANKED_KERNELS_OF(M) GAUSS_RANKED_KERNELS(M)
+#ifdef GAUSS_LISTED
+GAUSS_RANKED_KERNELS_OF(GAUSS_LISTED)
+#endif
+

@@ -11,7 +11,9 @@
 //!   left, rows whose edges are all decided dropped between rounds; then the winning test of
 //!   each deleted edge is evaluated again (`gauss_pbest_l*`) for its p-value;
 //! - stable.fast: levels 0 and 1 dense with its own rules (`dense.rs`), levels >= 2 by
-//!   rounds of listed tests (`stable_fast.rs`), since its side order is not cuPC-S's;
+//!   rounds of per-edge rank windows (`stable_fast.rs`), since its side order is not cuPC-S's:
+//!   the device unranks each window's sets (`gauss_ranked_l*`) and keeps each window's first
+//!   success and largest failure;
 //! - deeper levels (never seen in practice), and levels >= 2 when C holds NaN (where pcalg's
 //!   pseudo-inverse stops with an error that the CPU test reproduces), run on the CPU with C
 //!   copied back once.
@@ -61,7 +63,7 @@ use crate::runtime::module::{self, Family};
 pub const PD_MARGIN: f64 = 1024.0;
 
 /// Kernels the backend loads (the set kernels once per variant in `host::SET_KERNEL_VARIANTS`).
-pub const KERNEL_NAMES: [&str; 11] = [
+pub const KERNEL_NAMES: [&str; 13] = [
     "gauss_level0",
     "gauss_level1",
     "rows_live",
@@ -73,6 +75,8 @@ pub const KERNEL_NAMES: [&str; 11] = [
     "gauss_dense_level0",
     "gauss_dense_level1",
     "gauss_listed_l",
+    "gauss_ranked_l",
+    "gauss_ranked_pbest_l",
 ];
 const LEVEL0_CHUNK: usize = 1 << 24;
 const LEVEL1_CHUNK: usize = 1 << 20;
@@ -100,8 +104,16 @@ struct Fns {
     rows_live: Kernel,
     /// (max level, sets kernel, p-best kernel), each variant loaded when a level first needs it
     sets: Vec<(usize, Kernel, Kernel)>,
-    /// (max level, listed-tests kernel) for stable.fast's planned levels, likewise
-    listed: Vec<(usize, Kernel)>,
+    /// (max level, its kernels) for stable.fast's planned levels, likewise
+    listed: Vec<(usize, ListedKernels)>,
+}
+
+/// A variant's kernels of stable.fast's planned levels (`stable_fast.rs`): tests written out by
+/// the host, or unranked on the device from each window's keys.
+struct ListedKernels {
+    listed: Kernel,
+    ranked: Kernel,
+    ranked_pbest: Kernel,
 }
 
 /// The kernels of the dense levels 0 and 1 (`dense.rs`).
@@ -664,7 +676,9 @@ impl CudaGauss {
                 module::prefetch(self.gpu.info.ordinal, &[Family::GaussListed(v)]);
             }
             let c = module::module_for(&self.gpu, Family::GaussListed(m)).map_err(PcError::Cuda)?;
-            self.f.listed.push((m, c.function(&format!("gauss_listed_l{m}")).map_err(PcError::Cuda)?));
+            let get = |name: String| c.function(&name).map_err(PcError::Cuda);
+            let k = ListedKernels { listed: get(format!("gauss_listed_l{m}"))?, ranked: get(format!("gauss_ranked_l{m}"))?, ranked_pbest: get(format!("gauss_ranked_pbest_l{m}"))? };
+            self.f.listed.push((m, k));
             self.timings.add_compile(&c);
         } else if !fast && self.f.sets.iter().all(|(v, _, _)| *v != m) {
             if let Some(v) = next {

@@ -74,6 +74,18 @@ kernel_params!(Listed = "gauss_listed_l##M" {
     n_tests: u64, l: i32, zfac: f64, pd_margin: f64, symmetric: i32, cpp: i32, p_out: &'a mut CudaSlice<f64>,
 });
 
+kernel_params!(Ranked = "gauss_ranked_l##M" {
+    C: &'a CudaSlice<f64>, p: u64, w64: &'a CudaSlice<u64>, w32: &'a CudaSlice<u32>, n_pieces: u32, n_windows: u32,
+    members: &'a CudaSlice<u32>, binom: &'a CudaSlice<u64>, l: i32, zfac: f64, alpha: f64, na_value: f64,
+    pd_margin: f64, symmetric: i32, cpp: i32, out: &'a mut CudaSlice<u64>,
+});
+
+kernel_params!(RankedPbest = "gauss_ranked_pbest_l##M" {
+    C: &'a CudaSlice<f64>, p: u64, w64: &'a CudaSlice<u64>, w32: &'a CudaSlice<u32>, n_pieces: u32, n_windows: u32,
+    members: &'a CudaSlice<u32>, binom: &'a CudaSlice<u64>, l: i32, zfac: f64, pd_margin: f64, symmetric: i32,
+    cpp: i32, out: &'a mut CudaSlice<u64>,
+});
+
 kernel_params!(CorrSyrk = "corr_syrk" { z: &'a CudaSlice<f64>, n: u64, p: u32, c: &'a mut CudaSlice<f64> });
 
 kernel_params!(
@@ -104,6 +116,8 @@ mod tests {
             (DenseLevel1::KERNEL, DenseLevel1::fields()),
             (Batch::KERNEL, Batch::fields()),
             (Listed::KERNEL, Listed::fields()),
+            (Ranked::KERNEL, Ranked::fields()),
+            (RankedPbest::KERNEL, RankedPbest::fields()),
         ]);
         assert_mirrors(CORR_SRC, &[(CorrSyrk::KERNEL, CorrSyrk::fields())]);
         assert_mirrors(MERGE_SRC, &[(MergeU64::KERNEL, MergeU64::fields()), ("merge_or_u64", MergeU64::fields()), (MergeMax::KERNEL, MergeMax::fields())]);
