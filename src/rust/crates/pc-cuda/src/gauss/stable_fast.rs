@@ -35,10 +35,10 @@ const ROUND_TESTS: usize = 1 << 22;
 /// Tests per keyed round: a test costs no memory there, only a thread.
 const RANKED_ROUND_TESTS: usize = 1 << 24;
 /// An edge's first keyed window, and how its windows grow (percent). A keyed test costs the
-/// device about 0.3 ns (p = 20000, level 2 on one H200: 31.9 million tests in 10 ms of kernels),
-/// while a round costs the host a pass over the live edges and the device a few launches and
-/// copies (8 ms a round at that level): wider windows that grow faster trade a few wasted tests
-/// for fewer rounds.
+/// device about 0.2 ns (p = 20000, level 2 on one H200: 33.8 million tests in 5.8 ms of
+/// kernels), while a round costs the host a pass over the live edges and the device a few
+/// launches and copies (that level's 8 rounds took 0.13 s): wider windows that grow faster trade
+/// a few wasted tests for fewer rounds.
 const RANKED_FIRST_WIDTH: u64 = 32;
 const RANKED_GROWTH: u64 = 400;
 /// `skip` of a side whose list is its own (no member to pass over).
