@@ -909,15 +909,20 @@ pub(crate) mod tests {
         }
     }
 
-    /// A success key outside the window it was reported for is an error, not an outcome.
-    #[test]
-    fn a_key_outside_its_window_is_refused() {
+    /// Level 2 of a star: 0 and 1 joined to each other and to 2..9 (stable order).
+    fn star_plan() -> LevelPlan {
         let mut a = Adjacency::empty(10);
         for j in 1..10 {
             a.add_edge(0, j);
             a.add_edge(1, j);
         }
-        let plan = plan_level(Order::Stable, 2, &a, &Adjacency::empty(10), 0.05, 1.0).unwrap();
+        plan_level(Order::Stable, 2, &a, &Adjacency::empty(10), 0.05, 1.0).unwrap()
+    }
+
+    /// A success key outside the window it was reported for is an error, not an outcome.
+    #[test]
+    fn a_key_outside_its_window_is_refused() {
+        let plan = star_plan();
         let mut w = Windows::new(&plan, 1, 200);
         let mut b = Batch::default();
         w.next_round(0, &RoundOpts::new(1 << 20), &mut b, false);
@@ -934,13 +939,8 @@ pub(crate) mod tests {
 
     #[test]
     fn windows_never_skip_a_key_and_stop_at_the_end() {
-        // a star: edge 0-1 with 8 candidates on each side at level 2: 2 * C(8, 2) = 56 keys
-        let mut a = Adjacency::empty(10);
-        for j in 1..10 {
-            a.add_edge(0, j);
-            a.add_edge(1, j);
-        }
-        let plan = plan_level(Order::Stable, 2, &a, &Adjacency::empty(10), 0.05, 1.0).unwrap();
+        // edge 0-1 with 8 candidates on each side at level 2: 2 * C(8, 2) = 56 keys
+        let plan = star_plan();
         let k01 = plan.edges.iter().position(|e| (e.i, e.j) == (0, 1)).unwrap();
         let total = plan.edges[k01].n_tests();
         let mut seen = 0u64;
