@@ -54,11 +54,16 @@ impl CudaGauss {
         let k = &self.f.listed.iter().find(|(m, _)| *m == variant).ok_or_else(|| PcError::Internal(format!("listed-test kernel {variant} not loaded")))?.1;
         let mut clock = Clock::default();
         let t = Instant::now();
-        let lists = (l >= 2).then(|| SideLists::of(plan)).transpose()?;
+        // the call's own pool: rayon's global one has no threads in a forked child
+        let pool = pc_core::threads::call_pool(0, "stable.fast rounds")?;
+        let lists = (l >= 2).then(|| pool.install(|| SideLists::of(plan))).transpose()?;
         clock.host += t.elapsed().as_secs_f64();
+        if let Some(sl) = &lists {
+            pc_core::trace::mark(|| format!("stable.fast level {l}: side lists, {} members, in {:.4} s", sl.own.len(), t.elapsed().as_secs_f64()));
+        }
         let out = match lists {
             Some(lists) if self.ranked_fits(plan, &lists)? => self.level_ranked(plan, zfac, k, &lists, ctl, &mut clock, lt),
-            _ => self.level_written(plan, zfac, k, ctl, &mut clock, lt),
+            _ => self.level_written(plan, zfac, k, &pool, ctl, &mut clock, lt),
         };
         lt.kernel_s += clock.kernel;
         lt.transfer_s += clock.transfer;
@@ -74,18 +79,18 @@ impl CudaGauss {
     }
 
     /// The level's rounds with every test written out on the host.
-    fn level_written(&self, plan: &LevelPlan, zfac: f64, k: &ListedKernels, ctl: &Control, clk: &mut Clock, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
+    #[allow(clippy::too_many_arguments)]
+    fn level_written(&self, plan: &LevelPlan, zfac: f64, k: &ListedKernels, pool: &rayon::ThreadPool, ctl: &Control, clk: &mut Clock, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
         let l = plan.level;
         let ne = plan.edges.len() as u64;
         let (pu, sym, cpp, li) = (self.p as u64, self.symmetric as i32, 1i32, l as i32);
         let gpu = &self.gpu;
         let mut tests = 0u64;
         // the rounds' tests are written out on every core (a level of millions of edges)
-        let pool = pc_core::threads::call_pool(0, "stable.fast rounds")?;
         let out = run_rounds(
             plan,
             ROUND_TESTS,
-            Some(&pool),
+            Some(pool),
             |b: &Batch| {
                 let n = b.len();
                 if n == 0 {
@@ -122,6 +127,7 @@ impl CudaGauss {
     fn level_ranked(&self, plan: &LevelPlan, zfac: f64, k: &ListedKernels, lists: &SideLists, ctl: &Control, clk: &mut Clock, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
         let gpu = &self.gpu;
         let t = Instant::now();
+        let t_level = t;
         let table = binomial_table(lists.max_len, plan.level);
         clk.host += t.elapsed().as_secs_f64();
         let mut members = gpu.alloc::<u32>(plan.rows.cols.len() + lists.own.len(), "the level's side lists")?;
@@ -150,6 +156,7 @@ impl CudaGauss {
             clock: std::mem::take(clk),
             tests: 0,
             rounds: 0,
+            pieces_s: 0.0,
             held: None,
         };
         let opts = RoundOpts { budget: RANKED_ROUND_TESTS, growth: RANKED_GROWTH, pool: None, words: None };
@@ -161,8 +168,8 @@ impl CudaGauss {
         lt.gpu_tests += eval.tests;
         pc_core::trace::mark(|| {
             format!(
-                "stable.fast level {}: {} rounds, {} tests: kernels {:.4} s, copies {:.4} s, host {:.4} s",
-                plan.level, eval.rounds, eval.tests, clk.kernel, clk.transfer, clk.host
+                "stable.fast level {}: {} rounds, {} tests in {:.4} s: kernels {:.4} s, copies {:.4} s, host {:.4} s (the rounds' pieces {:.4} s)",
+                plan.level, eval.rounds, eval.tests, t_level.elapsed().as_secs_f64(), clk.kernel, clk.transfer, clk.host, eval.pieces_s
             )
         });
         out
@@ -308,6 +315,8 @@ struct Ranked<'a> {
     clock: Clock,
     tests: u64,
     rounds: usize,
+    /// Seconds making the rounds' pieces.
+    pieces_s: f64,
     held: Option<WindowKeys>,
 }
 
@@ -319,6 +328,7 @@ impl Ranked<'_> {
         }
         let t = Instant::now();
         self.host.of(self.plan, self.lists, b);
+        self.pieces_s += t.elapsed().as_secs_f64();
         self.clock.host += t.elapsed().as_secs_f64();
         let (gpu, h, d) = (&self.g.gpu, &self.host, &mut self.dev);
         let np = h.n;
