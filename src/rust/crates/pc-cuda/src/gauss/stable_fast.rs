@@ -74,7 +74,7 @@ impl CudaGauss {
 
     fn ranked_fits(&self, plan: &LevelPlan, lists: &SideLists) -> Result<bool> {
         let table = (lists.max_len + 1) * (plan.level + 1);
-        let need = memplan::gauss_ranked_bytes(plan.rows.cols.len() + lists.own.len(), table, plan.edges.len());
+        let need = memplan::gauss_ranked_bytes(plan.rows.cols.len() + lists.own.len(), table, max_windows(plan));
         Ok(need.saturating_add(memplan::LEVEL_MARGIN) <= self.gpu.free_bytes()? as u64)
     }
 
@@ -150,7 +150,7 @@ impl CudaGauss {
             lists,
             members,
             binom,
-            dev: RoundBuffers::new(gpu, ne)?,
+            dev: RoundBuffers::new(gpu, max_windows(plan))?,
             host: Pieces::default(),
             zfac,
             clock: std::mem::take(clk),
@@ -283,8 +283,14 @@ impl Pieces {
     }
 }
 
+/// The most windows a keyed round of `plan` holds: one an edge, each of at least one test, so
+/// at most a round's tests.
+fn max_windows(plan: &LevelPlan) -> usize {
+    plan.edges.len().min(RANKED_ROUND_TESTS).max(1)
+}
+
 /// The device side of a level's rounds, allocated once for its largest round: at most two
-/// pieces and one window per edge.
+/// pieces a window.
 struct RoundBuffers {
     w64: CudaSlice<u64>,
     w32: CudaSlice<u32>,
@@ -293,10 +299,10 @@ struct RoundBuffers {
 }
 
 impl RoundBuffers {
-    fn new(gpu: &crate::runtime::gpu::Gpu, ne: usize) -> Result<RoundBuffers> {
-        let np = 2 * ne.max(1);
+    fn new(gpu: &crate::runtime::gpu::Gpu, windows: usize) -> Result<RoundBuffers> {
+        let np = 2 * windows;
         let what = "a round of stable.fast windows";
-        Ok(RoundBuffers { w64: gpu.alloc(3 * np + 1, what)?, w32: gpu.alloc(5 * np, what)?, out: gpu.alloc(3 * ne.max(1), what)? })
+        Ok(RoundBuffers { w64: gpu.alloc(3 * np + 1, what)?, w32: gpu.alloc(5 * np, what)?, out: gpu.alloc(3 * windows, what)? })
     }
 }
 
@@ -338,7 +344,7 @@ impl Ranked<'_> {
             gpu.stream.memcpy_htod(&h.w32, &mut d.w32.slice_mut(0..h.w32.len())).map_err(&up)?;
             let init = cuda_err("initialising a round's keys");
             let (ptr, _sync) = d.out.device_ptr_mut(&gpu.stream);
-            // SAFETY: ptr addresses `out`'s 3 ne >= 3 nw u64: the keys' 0xFF bytes make NO_KEY,
+            // SAFETY: ptr addresses `out`'s 3 max_windows >= 3 nw u64: the keys' 0xFF bytes make NO_KEY,
             // the max-fail words' 0 "no failure".
             unsafe { dres::memset_d8_async(ptr, 0xFF, nw * 8, gpu.stream.cu_stream()) }.map_err(&init)?;
             // SAFETY: likewise, the next nw words.

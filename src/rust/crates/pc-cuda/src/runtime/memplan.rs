@@ -60,9 +60,9 @@ pub fn gauss_sets_bytes(offsets: usize, cols: usize, edges: usize, table: usize,
 }
 
 /// stable.fast's keyed levels: the members of the side lists (u32), the binomial table (u64), and
-/// per edge two pieces (44 bytes each) and a window's keys (24 bytes).
-pub fn gauss_ranked_bytes(members: usize, table: usize, edges: usize) -> u64 {
-    (members as u64) * 4 + (table as u64) * 8 + (edges as u64 + 1) * 112
+/// per window of a round two pieces (44 bytes each) and its keys (24 bytes).
+pub fn gauss_ranked_bytes(members: usize, table: usize, windows: usize) -> u64 {
+    (members as u64) * 4 + (table as u64) * 8 + (windows as u64 + 1) * 112
 }
 
 /// The G^2 backend's codes: n bytes per column padded to `chunk` bytes, the levels (u32),
