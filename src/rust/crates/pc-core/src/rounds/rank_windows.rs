@@ -22,12 +22,14 @@ use std::ops::Range;
 use crate::combinations::{next_subset, unrank};
 use crate::plan::{pack_key, unpack_key, EdgeOutcome, LevelPlan, SideKind};
 use crate::rows::NO_KEY;
-use crate::rounds::feed::EdgeFeed;
+use crate::rounds::feed::{EdgeFeed, Handed};
 use crate::PcError;
 use rayon::prelude::*;
 
 /// The first window of an edge at levels >= 1 (level 0 has one or two tests per edge).
 const FIRST_WIDTH: u64 = 4;
+/// The cursor side of an edge handed over to another loop (2: decided here).
+const GIVEN: u8 = 3;
 const MAX_WIDTH: u64 = 1 << 16;
 /// How much an edge's window grows from round to round, in percent (see [`RoundOpts::growth`]).
 /// On the H100 (`pcbench discrete --codes --growth`), MUNIN's level 1 ran 15.4, 13.9
@@ -183,6 +185,8 @@ pub struct Windows<'a> {
     growth: u64,
     /// The edges taken from a feed, in the order taken (None: every edge of the plan is here).
     taken: Option<Vec<u32>>,
+    /// Edges handed over to another device's loop (their outcomes are its to report).
+    given: usize,
 }
 
 impl<'a> Windows<'a> {
@@ -202,6 +206,7 @@ impl<'a> Windows<'a> {
             out: vec![EdgeOutcome::NONE; ne],
             growth: growth.max(100),
             taken: None,
+            given: 0,
         }
     }
 
@@ -237,7 +242,43 @@ impl<'a> Windows<'a> {
 
     /// Edges decided so far.
     pub fn decided(&self) -> usize {
-        self.taken.as_ref().map_or(self.out.len(), Vec::len) - self.live.iter().map(Vec::len).sum::<usize>()
+        self.taken.as_ref().map_or(self.out.len(), Vec::len) - self.given - self.live_total()
+    }
+
+    /// Undecided edges of every group.
+    pub fn live_total(&self) -> usize {
+        self.live.iter().map(Vec::len).sum()
+    }
+
+    /// Takes the last `n` undecided edges of group `g` out of these windows, with where each
+    /// stands, for another loop to go on with.
+    pub fn give(&mut self, g: usize, n: usize) -> Vec<Handed> {
+        let keep = self.live[g].len().saturating_sub(n);
+        let gone: Vec<u32> = self.live[g].split_off(keep);
+        if self.next[g] >= keep {
+            self.next[g] = 0;
+        }
+        self.given += gone.len();
+        gone.into_iter()
+            .map(|e| {
+                let k = e as usize;
+                let h = Handed { edge: e, cursor: self.cursor[k], width: self.width[k], out: self.out[k] };
+                self.cursor[k] = Cursor { side: GIVEN, rank: 0 };
+                h
+            })
+            .collect()
+    }
+
+    /// Adds edges another loop handed over to group `g`, each going on where it stood.
+    pub fn admit_handed(&mut self, g: usize, edges: &[Handed]) {
+        for h in edges {
+            let k = h.edge as usize;
+            (self.cursor[k], self.width[k], self.out[k]) = (h.cursor, h.width, h.out);
+            self.live[g].push(h.edge);
+            if let Some(t) = &mut self.taken {
+                t.push(h.edge);
+            }
+        }
     }
 
     /// The key after `c` in edge `e`'s sequence, or None at its end.
@@ -454,10 +495,17 @@ impl<'a> Windows<'a> {
         self.out
     }
 
-    /// Each edge taken from the feed with its outcome (every edge of the plan without a feed).
+    /// Each edge taken from the feed (or handed over by another loop) with its outcome, less the
+    /// edges this loop handed over (every edge of the plan without a feed).
     pub fn into_taken(self) -> Vec<(u32, EdgeOutcome)> {
         let taken = self.taken.unwrap_or_else(|| (0..self.out.len() as u32).collect());
-        taken.into_iter().map(|e| (e, self.out[e as usize])).collect()
+        // an edge handed over and back is listed twice
+        let mut seen = vec![false; self.out.len()];
+        taken
+            .into_iter()
+            .filter(|&e| self.cursor[e as usize].side != GIVEN && !std::mem::replace(&mut seen[e as usize], true))
+            .map(|e| (e, self.out[e as usize]))
+            .collect()
     }
 }
 
@@ -622,7 +670,13 @@ fn drive<'a, R: RoundResult>(
         if let Some(feed) = feed {
             for k in (0..groups).filter(|&k| Some(k) != pending) {
                 let got = feed.take(feed.share().saturating_sub(w.live(k)));
+                feed.hold(got.len());
                 w.admit(k, got);
+            }
+            // with nothing left here, go on with edges another device hands over until no edge
+            // is left anywhere
+            if pending.is_none() && w.live_total() == 0 && !wait_for_handed(&mut w, feed, &mut keep_going)? {
+                break;
             }
         }
         // the group whose next round is written now, while the pending one runs
@@ -645,12 +699,52 @@ fn drive<'a, R: RoundResult>(
             turn = g + 1;
         }
         match done {
-            Some(q) => p.absorb_into(&mut w, q, &batches[q])?,
+            Some(q) => {
+                let live = w.live_total();
+                p.absorb_into(&mut w, q, &batches[q])?;
+                if let Some(feed) = feed {
+                    feed.release(live - w.live_total());
+                    // a device is idle and the queue empty: hand it up to half the live edges,
+                    // from the group just taken back (not in flight)
+                    if feed.left() == 0 && feed.waiting() > 0 {
+                        let n = w.live(q).min(w.live_total() / 2);
+                        if n > 0 {
+                            feed.hand_over(w.give(q, n));
+                        }
+                    }
+                }
+            }
             None if pending.is_none() => break,
             None => {}
         }
     }
     Ok(w)
+}
+
+/// Waits, as an idle device, for edges another device hands over (true: some were added to the
+/// windows' groups) or for every edge of the level to be decided (false).
+fn wait_for_handed(w: &mut Windows, feed: &EdgeFeed, keep_going: &mut impl FnMut(usize) -> bool) -> Result<bool, PcError> {
+    feed.set_waiting(true);
+    let r = loop {
+        if !keep_going(w.decided()) {
+            break Err(PcError::Interrupted);
+        }
+        let got = feed.take_handed();
+        if !got.is_empty() {
+            let groups = w.groups();
+            for k in 0..groups {
+                let mine: Vec<Handed> = got.iter().skip(k).step_by(groups).copied().collect();
+                w.admit_handed(k, &mine);
+            }
+            break Ok(true);
+        }
+        if feed.drained() {
+            break Ok(false);
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    };
+    feed.set_waiting(false);
+    r
 }
 
 #[cfg(test)]
@@ -907,6 +1001,58 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    /// Devices fed from one queue, one of them slow: once the queue is empty the fast one waits
+    /// and the slow one hands it live edges, which it goes on with where they stood; every edge
+    /// is reported once, by one device, with the sequential walk's outcome, in both orders and
+    /// with one or two rounds in flight.
+    #[test]
+    fn an_idle_device_goes_on_with_edges_handed_over() {
+        let mut r = Lcg(21);
+        let mut moved = 0;
+        for case in 0..8u64 {
+            let p = 25 + r.next(15) as usize;
+            let data = chain_data(400, p, case + 5);
+            let test = GSquareTest::new(data, GSquareKind::Dis, true).unwrap();
+            let adj = random_graph(p, 50 + r.next(40), &mut r);
+            let order = if case % 2 == 0 { Order::Stable } else { Order::StableFast };
+            let plan = plan_level(order, 2, &adj, &Adjacency::empty(p), [0.01, 0.2][case as usize % 2], 1.0).unwrap();
+            let mut sc = EdgeScratch::<GSquareScratch>::default();
+            let want: Vec<EdgeOutcome> = plan.edges.iter().map(|e| eval_edge(&plan, &test, &mut sc, e, &mut || true).unwrap()).collect();
+            let feed = EdgeFeed::new(&plan, 2 * GROUPS);
+            let (plan, test, feed) = (&plan, &test, &feed);
+            let parts: Vec<Vec<(u32, EdgeOutcome)>> = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..2)
+                    .map(|d| {
+                        s.spawn(move || {
+                            let mut tsc = GSquareScratch::default();
+                            let eval_batch = |b: &Batch| -> Vec<f64> {
+                                if d == 1 {
+                                    std::thread::sleep(std::time::Duration::from_millis(2));
+                                }
+                                (0..b.len()).map(|t| test.p_value(&mut tsc, b.x[t], b.y[t], &b.s[t * 2..(t + 1) * 2]).unwrap()).collect()
+                            };
+                            let mut eval = if case % 4 < 2 { Eager::new(eval_batch) } else { Eager::queued(eval_batch) };
+                            let opts = RoundOpts { budget: 8, growth: 200, pool: None, words: None };
+                            run_fed(plan, feed, &opts, &mut eval, |_| true).unwrap()
+                        })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let mut got: Vec<Option<EdgeOutcome>> = vec![None; plan.edges.len()];
+            for (e, o) in parts.concat() {
+                assert!(got[e as usize].replace(o).is_none(), "case {case}: edge {e} reported twice");
+            }
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                let g = g.unwrap_or_else(|| panic!("case {case}: edge {k} not reported"));
+                assert!(same(&g, w), "case {case} {order:?} edge {k}: {g:?} vs {w:?}");
+            }
+            assert!(feed.drained());
+            moved += feed.moved();
+        }
+        assert!(moved > 0, "no edge was handed over");
     }
 
     /// Level 2 of a star: 0 and 1 joined to each other and to 2..9 (stable order).

@@ -391,7 +391,15 @@ impl Backend for CudaCmiKnn<'_> {
         let out = guard("running a level on the GPU", || {
             self.with_rounds(plan.level, |opts, eval| run_fed(plan, feed, opts, eval, |decided| watch.tick(decided as u64, ne)))
         });
-        pc_core::trace::mark(|| format!("cmiknn GPU {}: level {} done, {} of the level's {ne} edges", self.gpu.info.ordinal, plan.level, out.as_ref().map_or(0, Vec::len)));
+        pc_core::trace::mark(|| {
+            format!(
+                "cmiknn GPU {}: level {} done, {} of the level's {ne} edges ({} handed between devices so far)",
+                self.gpu.info.ordinal,
+                plan.level,
+                out.as_ref().map_or(0, Vec::len),
+                feed.moved()
+            )
+        });
         out
     }
 }
