@@ -273,25 +273,15 @@ impl<'a> Windows<'a> {
     pub fn admit_handed(&mut self, g: usize, edges: &[Handed]) {
         for h in edges {
             let k = h.edge as usize;
-            (self.cursor[k], self.width[k], self.out[k]) = (h.cursor, h.width, h.out);
-            self.live[g].push(h.edge);
-            if let Some(t) = &mut self.taken {
+            if self.cursor[k].side == GIVEN {
+                // handed back: listed as taken already
+                self.given -= 1;
+            } else if let Some(t) = &mut self.taken {
                 t.push(h.edge);
             }
+            (self.cursor[k], self.width[k], self.out[k]) = (h.cursor, h.width, h.out);
+            self.live[g].push(h.edge);
         }
-    }
-
-    /// The key after `c` in edge `e`'s sequence, or None at its end.
-    fn step(&self, e: usize, c: Cursor) -> Option<Cursor> {
-        let sides = &self.plan.edges[e].sides;
-        let n = sides[c.side as usize].map_or(0, |s| s.n_ranks);
-        if c.rank + 1 < n {
-            return Some(Cursor { side: c.side, rank: c.rank + 1 });
-        }
-        if c.side == 0 && sides[1].is_some() {
-            return Some(Cursor { side: 1, rank: 0 });
-        }
-        None
     }
 
     /// Keys left in edge `e`'s sequence from `c` on.
@@ -396,7 +386,7 @@ impl<'a> Windows<'a> {
                     done = true;
                     break;
                 }
-                next = self.step(e, c);
+                next = self.skip(e, c, 1);
             }
             decided |= self.move_on(e, if done { None } else { next });
         }
@@ -496,16 +486,10 @@ impl<'a> Windows<'a> {
     }
 
     /// Each edge taken from the feed (or handed over by another loop) with its outcome, less the
-    /// edges this loop handed over (every edge of the plan without a feed).
+    /// edges this loop handed over and did not get back (every edge of the plan without a feed).
     pub fn into_taken(self) -> Vec<(u32, EdgeOutcome)> {
         let taken = self.taken.unwrap_or_else(|| (0..self.out.len() as u32).collect());
-        // an edge handed over and back is listed twice
-        let mut seen = vec![false; self.out.len()];
-        taken
-            .into_iter()
-            .filter(|&e| self.cursor[e as usize].side != GIVEN && !std::mem::replace(&mut seen[e as usize], true))
-            .map(|e| (e, self.out[e as usize]))
-            .collect()
+        taken.into_iter().filter(|&e| self.cursor[e as usize].side != GIVEN).map(|e| (e, self.out[e as usize])).collect()
     }
 }
 
@@ -565,24 +549,25 @@ fn write_tests(plan: &LevelPlan, span: &Span, x: &mut [u32], y: &mut [u32], s: &
     }
 }
 
-/// A [`RoundEval`] from a function that computes a batch's p-values at once, one round at a time.
-pub struct AtOnce<F> {
+/// A [`RoundEval`] from a function that computes a batch's results at once (p-values, or each
+/// window's keys), one round at a time.
+pub struct AtOnce<F, R = Vec<f64>> {
     f: F,
-    held: Option<Vec<f64>>,
+    held: Option<R>,
 }
 
-impl<F: FnMut(&Batch) -> Result<Vec<f64>, PcError>> AtOnce<F> {
+impl<R: RoundResult, F: FnMut(&Batch) -> Result<R, PcError>> AtOnce<F, R> {
     pub fn new(f: F) -> Self {
         AtOnce { f, held: None }
     }
 }
 
-impl<F: FnMut(&Batch) -> Result<Vec<f64>, PcError>> RoundEval for AtOnce<F> {
+impl<R: RoundResult, F: FnMut(&Batch) -> Result<R, PcError>> RoundEval<R> for AtOnce<F, R> {
     fn launch(&mut self, b: &Batch) -> Result<(), PcError> {
         self.held = Some((self.f)(b)?);
         Ok(())
     }
-    fn finish(&mut self, _b: &Batch, p: &mut Vec<f64>) -> Result<(), PcError> {
+    fn finish(&mut self, _b: &Batch, p: &mut R) -> Result<(), PcError> {
         *p = self.held.take().ok_or_else(|| PcError::Internal("finish without a launch".into()))?;
         Ok(())
     }

@@ -18,7 +18,7 @@ use std::time::Instant;
 use cudarc::driver::{result as dres, CudaSlice, DevicePtrMut, LaunchConfig};
 use pc_core::backend::Control;
 use pc_core::plan::{pack_key, EdgeOutcome, LevelPlan, SideKind};
-use pc_core::rounds::rank_windows::{run_keyed, run_rounds, Batch, RoundEval, RoundOpts, Span, WindowKeys};
+use pc_core::rounds::rank_windows::{run_keyed, run_rounds, AtOnce, Batch, RoundOpts, Span, WindowKeys};
 use pc_core::rounds::row_sets::binomial_table;
 use pc_core::PcError;
 use rayon::prelude::*;
@@ -127,7 +127,6 @@ impl CudaGauss {
     fn level_ranked(&self, plan: &LevelPlan, zfac: f64, k: &ListedKernels, lists: &SideLists, ctl: &Control, clk: &mut Clock, lt: &mut LevelTimings) -> Result<Vec<EdgeOutcome>> {
         let gpu = &self.gpu;
         let t = Instant::now();
-        let t_level = t;
         let table = binomial_table(lists.max_len, plan.level);
         clk.host += t.elapsed().as_secs_f64();
         let mut members = gpu.alloc::<u32>(plan.rows.cols.len() + lists.own.len(), "the level's side lists")?;
@@ -157,10 +156,9 @@ impl CudaGauss {
             tests: 0,
             rounds: 0,
             pieces_s: 0.0,
-            held: None,
         };
         let opts = RoundOpts { budget: RANKED_ROUND_TESTS, growth: RANKED_GROWTH, pool: None, words: None };
-        let out = run_keyed(plan, &opts, RANKED_FIRST_WIDTH, &mut eval, |decided| {
+        let out = run_keyed(plan, &opts, RANKED_FIRST_WIDTH, &mut AtOnce::new(|b: &Batch| eval.evaluate(b)), |decided| {
             ctl.edges_done.store((decided as u64).min(ne as u64), Ordering::Relaxed);
             !ctl.cancelled()
         });
@@ -169,7 +167,7 @@ impl CudaGauss {
         pc_core::trace::mark(|| {
             format!(
                 "stable.fast level {}: {} rounds, {} tests in {:.4} s: kernels {:.4} s, copies {:.4} s, host {:.4} s (the rounds' pieces {:.4} s)",
-                plan.level, eval.rounds, eval.tests, t_level.elapsed().as_secs_f64(), clk.kernel, clk.transfer, clk.host, eval.pieces_s
+                plan.level, eval.rounds, eval.tests, t.elapsed().as_secs_f64(), clk.kernel, clk.transfer, clk.host, eval.pieces_s
             )
         });
         out
@@ -245,18 +243,20 @@ impl SideLists {
 struct Pieces {
     w64: Vec<u64>,
     w32: Vec<u32>,
-    n: usize,
 }
 
 impl Pieces {
+    fn n(&self) -> usize {
+        self.w32.len() / 5
+    }
+
     /// The pieces of batch `b`'s windows: one per side a window touches.
-    fn of(&mut self, plan: &LevelPlan, lists: &SideLists, b: &Batch) {
+    fn of(&mut self, plan: &LevelPlan, lists: &SideLists, b: &Batch) -> Result<()> {
         let crosses = |span: &Span| span.start.side == 0 && plan.edges[span.edge as usize].sides[0].is_some_and(|s| span.start.rank + span.count > s.n_ranks);
         let n = b.spans().len() + b.spans().iter().filter(|s| crosses(s)).count();
-        self.n = n;
         // written in place (the buffers are the level's, so a round touches no fresh page)
-        self.w64.resize(3 * n + 1, 0);
-        self.w32.resize(5 * n, 0);
+        grow(&mut self.w64, 3 * n + 1)?;
+        grow(&mut self.w32, 5 * n)?;
         let (first, rest) = self.w64.split_at_mut(n + 1);
         let (key0, base) = rest.split_at_mut(n);
         let (skip, rest) = self.w32.split_at_mut(n);
@@ -280,7 +280,15 @@ impl Pieces {
         }
         debug_assert_eq!(k, n);
         first[n] = b.len() as u64;
+        Ok(())
     }
+}
+
+/// `v` resized to `len`, its memory reserved fallibly (a round's pieces grow with its windows).
+fn grow<T: Copy + Default>(v: &mut Vec<T>, len: usize) -> Result<()> {
+    v.try_reserve(len.saturating_sub(v.len())).map_err(|_| pc_core::mem::out_of_memory("suffStat$C", "a round of stable.fast windows", pc_core::mem::bytes_of::<T>(len)))?;
+    v.resize(len, T::default());
+    Ok(())
 }
 
 /// The most windows a keyed round of `plan` holds: one an edge, each of at least one test, so
@@ -323,7 +331,6 @@ struct Ranked<'a> {
     rounds: usize,
     /// Seconds making the rounds' pieces.
     pieces_s: f64,
-    held: Option<WindowKeys>,
 }
 
 impl Ranked<'_> {
@@ -333,11 +340,11 @@ impl Ranked<'_> {
             return Ok(WindowKeys::default());
         }
         let t = Instant::now();
-        self.host.of(self.plan, self.lists, b);
+        self.host.of(self.plan, self.lists, b)?;
         self.pieces_s += t.elapsed().as_secs_f64();
         self.clock.host += t.elapsed().as_secs_f64();
         let (gpu, h, d) = (&self.g.gpu, &self.host, &mut self.dev);
-        let np = h.n;
+        let np = h.n();
         self.clock.copy(|| {
             let up = cuda_err("uploading a round's windows");
             gpu.stream.memcpy_htod(&h.w64, &mut d.w64.slice_mut(0..h.w64.len())).map_err(&up)?;
@@ -384,17 +391,6 @@ impl Ranked<'_> {
     }
 }
 
-impl RoundEval<WindowKeys> for Ranked<'_> {
-    fn launch(&mut self, b: &Batch) -> std::result::Result<(), PcError> {
-        self.held = Some(self.evaluate(b)?);
-        Ok(())
-    }
-    fn finish(&mut self, _b: &Batch, k: &mut WindowKeys) -> std::result::Result<(), PcError> {
-        *k = self.held.take().ok_or_else(|| PcError::Internal("finish without a launch".into()))?;
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,7 +402,7 @@ mod tests {
     /// What `gauss_ranked_l*` reads for test t of a round: its piece (by `first`), its key, and
     /// its set unranked from the members at the piece's base, past its skip.
     fn device_test(plan: &LevelPlan, lists: &SideLists, q: &Pieces, t: u64) -> (u32, u32, Vec<u32>, u32) {
-        let n = q.n;
+        let n = q.n();
         let (first, key0, base) = (&q.w64[..n + 1], &q.w64[n + 1..2 * n + 1], &q.w64[2 * n + 1..]);
         let (skip, len, xs, ys, win) = (&q.w32[..n], &q.w32[n..2 * n], &q.w32[2 * n..3 * n], &q.w32[3 * n..4 * n], &q.w32[4 * n..]);
         let k = first[..n].partition_point(|&f| f <= t) - 1;
@@ -450,8 +446,8 @@ mod tests {
                 let (mut b, mut q, mut rounds) = (Batch::default(), Pieces::default(), 0);
                 while !w.is_done(0) {
                     w.next_batch(0, &RoundOpts::new(1 + next(40) as usize), &mut b);
-                    q.of(&plan, &lists, &b);
-                    assert_eq!(q.w64[q.n], b.len() as u64);
+                    q.of(&plan, &lists, &b).unwrap();
+                    assert_eq!(q.w64[q.n()], b.len() as u64);
                     for t in 0..b.len() {
                         let (x, y, set, win) = device_test(&plan, &lists, &q, t as u64);
                         let want = (b.x[t], b.y[t], b.s[t * level..(t + 1) * level].to_vec());
@@ -503,8 +499,8 @@ mod timing {
         let mut q = Pieces::default();
         for _ in 0..2 {
             let t = Instant::now();
-            q.of(&plan, &lists, &b);
-            println!("its pieces: {}, {:.4} s", q.n, t.elapsed().as_secs_f64());
+            q.of(&plan, &lists, &b).unwrap();
+            println!("its pieces: {}, {:.4} s", q.n(), t.elapsed().as_secs_f64());
         }
     }
 }
