@@ -286,7 +286,7 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   t3 <- proc.time()[["elapsed"]]
   ph <- unlist(res$phases)
   .gpupc_state$last <- list(backend = res$backend, why = choice$why, devices = dev$devices,
-                            devices_why = dev$devices_why, levels = as.data.frame(res$levels),
+                            devices_why = dev$devices_why, levels = res$levels,
                             details = res$extra, ranks = ranks_record(res$ranks, agree_s),
                             phases = c(r_checks_s = t1 - t0, ph,
                                        r_output_s = max(0, t2 - t1 - sum(ph)),
@@ -394,7 +394,13 @@ attach_sepsets <- function(out, sepsets) {
 #' run$backend
 #' run$levels
 #' round(run$phases, 4)
-gpupc_last_run <- function() .gpupc_state$last
+gpupc_last_run <- function() {
+  last <- .gpupc_state$last
+  # a skeleton's levels are kept as Rust returned them and made a data frame here, on request
+  # (as.data.frame() cost every p = 1643 call 0.3 ms)
+  if (is.list(last$levels) && !is.data.frame(last$levels)) last$levels <- as.data.frame(last$levels)
+  last
+}
 
 # pcalg's gSquareDis / gSquareBin warn for every test they answer p = 1 because n < n.min =
 # 10 df; gpupc counts them and raises pcalg's warning once, for the smallest n.min.

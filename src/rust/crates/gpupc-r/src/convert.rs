@@ -231,12 +231,16 @@ pub struct SepParts {
 /// `sepset[[x]][[y]]`: a list of p lists of p entries, NULL or 1-based integer vectors, made in
 /// one pass from level 0's bits and the later levels' sets.
 ///
-/// Level 0 removes nearly every pair with an empty set (2e8 at p = 20000). Those entries all
-/// point to one `integer(0)`, marked not mutable (so R copies before any change), and are written
-/// straight into the rows' cells by `threads` threads: R's SET_VECTOR_ELT, one call each on R's
-/// thread, was most of the time. That is sound because the rows are allocated after `empty`, so
-/// none is ever in an older GC generation than it (the write barrier has nothing to record), and
-/// no R allocation happens while the threads write.
+/// Every entry is a pointer stored straight into its row's cells by `threads` threads (R's
+/// SET_VECTOR_ELT, one call per cell on R's thread, was most of the time: level 0 removes nearly
+/// every pair with an empty set, 2e8 at p = 20000, and level 1's single-variable sets are tens of
+/// thousands of scattered cells). The values are made first, then the rows: no row is ever in
+/// an older GC generation than a value it holds (the write barrier has nothing to record), and no
+/// R allocation happens while the threads write. Level 0's entries all point to one
+/// `integer(0)`, level 1's to one `k` per variable (so the list adds at most p objects for R's
+/// collector to walk in every later collection while the result lives: one collection during a
+/// later call took 0.19 s with a vector per cell), every later set to a vector of its own; all
+/// are marked not mutable, so R copies before any change (no reference count counts the cells).
 pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     use extendr_ffi::{Rf_allocVector, DATAPTR, INTEGER, MARK_NOT_MUTABLE, SET_VECTOR_ELT, SEXP, SEXPTYPE};
     use rayon::prelude::*;
@@ -244,6 +248,77 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     let empty = Robj::from(Vec::<i32>::new());
     // SAFETY: `empty` is a live, protected vector.
     unsafe { MARK_NOT_MUTABLE(empty.get()) };
+    // the values, before the rows: `k` of variable k at [k], every other set at [p + its number]
+    let own_sets = res.sepsets.iter().filter(|s| s.set.len() != 1).count();
+    let values = List::new(p + own_sets);
+    let vals = unsafe { values.get() };
+    // SAFETY: every vector allocated here is stored into the protected `values` right after its
+    // allocation, before any other R allocation; all on R's main thread.
+    extendr_api::catch_r_error(move || unsafe {
+        let single = |k: u32| {
+            if extendr_ffi::VECTOR_ELT(vals, k as isize) == extendr_ffi::R_NilValue {
+                let v = Rf_allocVector(SEXPTYPE::INTSXP, 1);
+                SET_VECTOR_ELT(vals, k as isize, v);
+                *INTEGER(v) = k as i32 + 1;
+                MARK_NOT_MUTABLE(v);
+            }
+        };
+        for &[_, _, k] in &res.sep1 {
+            single(k);
+        }
+        let mut own = p as isize;
+        for s in &res.sepsets {
+            if let [k] = s.set[..] {
+                single(k);
+            } else {
+                let v = Rf_allocVector(SEXPTYPE::INTSXP, s.set.len() as isize);
+                SET_VECTOR_ELT(vals, own, v);
+                let dst = std::slice::from_raw_parts_mut(INTEGER(v), s.set.len());
+                for (d, &x) in dst.iter_mut().zip(&s.set) {
+                    *d = x as i32 + 1;
+                }
+                MARK_NOT_MUTABLE(v);
+                own += 1;
+            }
+        }
+        vals
+    })
+    .map_err(|_| sepset_memory(p))?;
+    // each row's entries, (y, value), in the order the sets are listed (a later one for a cell
+    // wins, as one call after another would have it)
+    let n = res.sep1.len() + res.sepsets.len();
+    let pairs = || res.sep1.iter().map(|e| (e[0], e[1])).chain(res.sepsets.iter().map(|s| (s.x, s.y)));
+    if pairs().any(|(x, y)| x as usize >= p || y as usize >= p) {
+        return Err(PcError::Internal(format!("a sepset of a pair outside 1..{p}")));
+    }
+    let mut start = pc_core::mem::try_filled(p + 1, 0usize, "labels", "the sepsets' rows")?;
+    for (x, _) in pairs() {
+        start[x as usize + 1] += 1;
+    }
+    for x in 0..p {
+        start[x + 1] += start[x];
+    }
+    let mut at = start.clone();
+    let mut cells: Vec<(u32, usize)> = pc_core::mem::try_filled(n, (0u32, 0usize), "labels", "the sepsets' rows")?;
+    // SAFETY: only the addresses of protected vectors (`values`' elements) are taken.
+    let value = |k: isize| unsafe { extendr_ffi::VECTOR_ELT(vals, k) } as usize;
+    let mut own = p as isize;
+    let mut put = |x: u32, y: u32, v: usize| {
+        cells[at[x as usize]] = (y, v);
+        at[x as usize] += 1;
+    };
+    for &[x, y, k] in &res.sep1 {
+        put(x, y, value(k as isize));
+    }
+    for s in &res.sepsets {
+        let v = if let [k] = s.set[..] {
+            value(k as isize)
+        } else {
+            own += 1;
+            value(own - 1)
+        };
+        put(s.x, s.y, v);
+    }
     // the rows go straight into the protected outer list as they are allocated
     let outer = List::new(p);
     // SAFETY: `outer` is protected; each row is stored into it right after its allocation, before
@@ -260,12 +335,12 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     })
     .map_err(|_| sepset_memory(p))?;
     // SAFETY: every row of `o` was allocated above.
-    let cells: Vec<usize> = unsafe { (0..p).map(|x| DATAPTR(extendr_ffi::VECTOR_ELT(o, x as isize)) as usize).collect() };
+    let rows: Vec<usize> = unsafe { (0..p).map(|x| DATAPTR(extendr_ffi::VECTOR_ELT(o, x as isize)) as usize).collect() };
     // SAFETY: only the address is taken; `empty` stays alive (and protected) meanwhile.
     let empty_cell = unsafe { empty.get() } as usize;
-    let pool = pc_core::threads::call_pool(threads, "sepsets")?;
+    let pool = pc_core::threads::kept_pool(threads, "host")?;
     pool.install(|| {
-        cells.par_iter().enumerate().for_each(|(x, &row)| {
+        rows.par_iter().enumerate().for_each(|(x, &row)| {
             let row = row as *mut SEXP;
             for (w, &word) in res.sep0.row(x).iter().enumerate() {
                 let mut b = word;
@@ -276,47 +351,14 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
                     b &= b - 1;
                 }
             }
+            for &(y, v) in &cells[start[x]..start[x + 1]] {
+                // SAFETY: y < p (a sepset's pair); each row is written by one thread; v is a
+                // vector of `values`, alive and protected.
+                unsafe { *row.add(y as usize) = v as SEXP };
+            }
         })
     });
-    // Level 1's sets are one variable each, and most edges that survive level 0 go there (151885
-    // of MUNIN's pairs): one shared, not-mutable `k` per variable instead of a vector per cell, so
-    // the list adds at most p objects, not one per pair, for R's collector to walk in every later
-    // collection while the result lives (a collection during a later call took 0.19 s).
-    let singles = List::new(p);
-    // SAFETY: every vector allocated here is stored into a protected list (a row, or `singles`)
-    // right after its allocation, before any other R allocation; all on R's main thread.
-    let one = unsafe { singles.get() };
-    extendr_api::catch_r_error(move || unsafe {
-        let single = |k: u32| {
-            let mut v = extendr_ffi::VECTOR_ELT(one, k as isize);
-            if v == extendr_ffi::R_NilValue {
-                v = Rf_allocVector(SEXPTYPE::INTSXP, 1);
-                SET_VECTOR_ELT(one, k as isize, v);
-                *INTEGER(v) = k as i32 + 1;
-                MARK_NOT_MUTABLE(v);
-            }
-            v
-        };
-        for &[x, y, k] in &res.sep1 {
-            SET_VECTOR_ELT(extendr_ffi::VECTOR_ELT(o, x as isize), y as isize, single(k));
-        }
-        for s in &res.sepsets {
-            let row = extendr_ffi::VECTOR_ELT(o, s.x as isize);
-            let v = if let [k] = s.set[..] {
-                single(k)
-            } else {
-                let v = Rf_allocVector(SEXPTYPE::INTSXP, s.set.len() as isize);
-                let dst = std::slice::from_raw_parts_mut(INTEGER(v), s.set.len());
-                for (d, &x) in dst.iter_mut().zip(&s.set) {
-                    *d = x as i32 + 1;
-                }
-                v
-            };
-            SET_VECTOR_ELT(row, s.y as isize, v);
-        }
-        o
-    })
-    .map_err(|_| sepset_memory(p))?;
+    drop(values);
     Ok(outer.into_robj())
 }
 

@@ -126,11 +126,27 @@ fn parts_sepsets(parts: &SepParts, g: &Pdag) -> CoreResult<PairSepsets> {
     }
     let pairs = unshielded_pairs(g);
     let mut out = PairSepsets::with_capacity(pairs.len())?;
-    let unshielded = |x: u32, y: u32| pairs.binary_search(&(x.min(y), x.max(y))).is_ok();
-    // level 1's one-variable sets of a dense backend, then the rest (each cell is in one of them)
-    for &[x, y, k] in &parts.sep1 {
-        if unshielded(x, y) {
-            out.insert(x, y, &[k]);
+    let key = |x: u32, y: u32| (x.min(y), x.max(y));
+    let unshielded = |x: u32, y: u32| pairs.binary_search(&key(x, y)).is_ok();
+    // level 1's one-variable sets of a dense backend, then the rest (each cell is in one of them).
+    // A dense backend lists level 1's sets by pair, as `pairs` is sorted: one walk along both
+    // (a binary search per set was most of the orientation's time at p = 1643: 31272 sets)
+    if parts.sep1.is_sorted_by_key(|&[x, y, _]| key(x, y)) {
+        let mut at = 0;
+        for &[x, y, k] in &parts.sep1 {
+            let want = key(x, y);
+            while pairs.get(at).is_some_and(|&q| q < want) {
+                at += 1;
+            }
+            if pairs.get(at) == Some(&want) {
+                out.insert(x, y, &[k]);
+            }
+        }
+    } else {
+        for &[x, y, k] in &parts.sep1 {
+            if unshielded(x, y) {
+                out.insert(x, y, &[k]);
+            }
         }
     }
     for s in &parts.sepsets {

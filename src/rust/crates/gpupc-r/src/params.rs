@@ -29,7 +29,7 @@ pub fn skeleton_params(args: &List) -> CoreResult<SkeletonParams> {
     let m_max = a.real("m_max")?;
     // the bit matrices are built by row blocks in parallel: on a pool of this call's, never
     // rayon's global one (its threads are missing in a forked child, which then waits for good)
-    let pool = pc_core::threads::call_pool(threads, "input")?;
+    let pool = pc_core::threads::kept_pool(threads, "host")?;
     Ok(SkeletonParams {
         alpha: a.real("alpha")?,
         order: parse_order(&a.string("order")?)?,

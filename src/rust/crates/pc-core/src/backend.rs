@@ -130,6 +130,32 @@ impl Control {
     }
 }
 
+/// Work of at most this many items (a level's edges or tests, its rows' entries) runs on the
+/// calling thread: it ends within about a millisecond, while a watcher thread and waking a pool
+/// cost a good part of that each time (the fixed cost of a p = 1643 run's small levels).
+pub const SMALL_WORK: u64 = 1 << 15;
+
+/// [`run_watched`] for work of `size` items: at most [`SMALL_WORK`] runs on the calling thread
+/// and the watch is asked once afterwards, as the watcher asks it at least once.
+pub fn run_watched_sized<T: Send>(
+    size: u64,
+    total: u64,
+    watch: &mut dyn Watch,
+    every: Duration,
+    work: impl FnOnce(&Control) -> Result<T> + Send,
+) -> Result<T> {
+    if size > SMALL_WORK {
+        return run_watched(total, watch, every, work);
+    }
+    let ctl = Control::default();
+    let res = work(&ctl);
+    let go_on = if total == 0 { watch.keep_going() } else { watch.tick(ctl.edges_done.load(Ordering::Relaxed), total) };
+    if !go_on {
+        return Err(PcError::Interrupted);
+    }
+    res
+}
+
 /// Runs `work` on a scoped worker thread while the calling thread ticks `watch` every `every`
 /// (`keep_going` when `total` is 0: work without progress counts); a `false` from the watch sets
 /// `cancel`, and the result is then `Interrupted`.

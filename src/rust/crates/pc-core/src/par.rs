@@ -70,6 +70,25 @@ pub fn host_threads(n: usize) -> usize {
 
 /// Runs `f(range)` over `host_threads(n)` disjoint ranges covering 0..n, in parallel; the first
 /// error (in range order) wins.
+/// `f` of 0..n in order, across the current pool, or on this thread when `here` (work too small
+/// to wake a pool for; never rayon's global pool).
+pub fn map_indices<T: Send>(n: usize, here: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    if here {
+        (0..n).map(f).collect()
+    } else {
+        (0..n).into_par_iter().map(f).collect()
+    }
+}
+
+/// `f` of each (index, item), across the current pool, or on this thread when `here`.
+pub fn try_for_each_indexed<I: Send, E: Send>(items: Vec<I>, here: bool, f: impl Fn((usize, I)) -> Result<(), E> + Sync + Send) -> Result<(), E> {
+    if here {
+        items.into_iter().enumerate().try_for_each(f)
+    } else {
+        items.into_par_iter().enumerate().try_for_each(f)
+    }
+}
+
 pub fn par_ranges<E: Send>(n: usize, f: impl Fn(std::ops::Range<usize>) -> Result<(), E> + Sync) -> Result<(), E> {
     let t = host_threads(n);
     if t == 1 {

@@ -71,12 +71,17 @@ impl Rows {
     /// last one's rows and the edges left: a pass over the rows' entries instead of over every
     /// bit of the p x p matrix, 50 MB at p = 20000). Rows in parallel, on the caller's pool.
     pub fn keeping(&self, adj: &Adjacency) -> Result<Self> {
+        self.keeping_on(adj, false)
+    }
+
+    /// [`Rows::keeping`], on this thread when `here`.
+    pub fn keeping_on(&self, adj: &Adjacency, here: bool) -> Result<Self> {
         let p = self.offsets.len().saturating_sub(1);
         if p != adj.p() {
             return Err(PcError::Internal("rows of another graph".into()));
         }
         let kept = |i: u32| self.row(i).iter().copied().filter(move |&j| adj.has(i as usize, j as usize));
-        let counts: Vec<usize> = (0..p as u32).into_par_iter().map(|i| kept(i).count()).collect();
+        let counts: Vec<usize> = crate::par::map_indices(p, here, |i| kept(i as u32).count());
         let mut offsets = Vec::with_capacity(p + 1);
         offsets.push(0);
         for c in &counts {
@@ -92,11 +97,13 @@ impl Rows {
                 slots.push(row);
                 rest = tail;
             }
-            slots.into_par_iter().enumerate().for_each(|(i, slot)| {
+            crate::par::try_for_each_indexed(slots, here, |(i, slot)| {
                 for (s, j) in slot.iter_mut().zip(kept(i as u32)) {
                     s.write(j);
                 }
-            });
+                Ok::<(), ()>(())
+            })
+            .expect("the rows' writes do not fail");
         }
         // SAFETY: the row slots tile cols[..total], and row i's slot has exactly as many entries
         // as its kept neighbours, counted above from the same rows and graph.
@@ -286,11 +293,13 @@ pub fn plan_level_cancellable(
     na_value: f64,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LevelPlan> {
-    plan_level_from_rows(order, level, Rows::from_adjacency(adj)?, fixed, alpha, na_value, cancelled)
+    plan_level_from_rows(order, level, Rows::from_adjacency(adj)?, fixed, alpha, na_value, cancelled, false)
 }
 
 /// [`plan_level_cancellable`] from the level's snapshot as rows (`Rows::from_adjacency`, or the
-/// last level's `Rows::keeping` the edges left).
+/// last level's `Rows::keeping` the edges left); on this thread when `here`, else across the
+/// current pool.
+#[allow(clippy::too_many_arguments)]
 pub fn plan_level_from_rows(
     order: Order,
     level: usize,
@@ -299,6 +308,7 @@ pub fn plan_level_from_rows(
     alpha: f64,
     na_value: f64,
     cancelled: &(dyn Fn() -> bool + Sync),
+    here: bool,
 ) -> Result<LevelPlan> {
     if rows.offsets.len() != fixed.p() + 1 {
         return Err(PcError::Internal("the level's rows and the fixed edges differ in size".into()));
@@ -310,18 +320,16 @@ pub fn plan_level_from_rows(
     // row's edges, then write them in place. Per-row vectors joined afterwards cost a second
     // allocation and copy of it all, which took longer than the tests at p = 8000.
     let p = fixed.p() as u32;
-    let counts = (0..p)
-        .into_par_iter()
-        .map(|i| {
-            if i % 64 == 0 && cancelled() {
-                return Err(PcError::Interrupted);
-            }
-            let mut n = 0usize;
-            let qualifying = row_edges(order, level, &rows, fixed, i, &mut |_| n += 1)?;
-            Ok((n, qualifying))
-        })
-        .collect::<Vec<Result<(usize, usize)>>>()
-        .into_iter()
+    let counts = crate::par::map_indices(p as usize, here, |i| {
+        let i = i as u32;
+        if i % 64 == 0 && cancelled() {
+            return Err(PcError::Interrupted);
+        }
+        let mut n = 0usize;
+        let qualifying = row_edges(order, level, &rows, fixed, i, &mut |_| n += 1)?;
+        Ok((n, qualifying))
+    })
+    .into_iter()
         .collect::<Result<Vec<_>>>()?; // the first error in row order, as a sequential walk gives
     let qualifying = counts.iter().map(|c| c.1).sum();
     let total: usize = counts.iter().map(|c| c.0).sum();
@@ -334,7 +342,7 @@ pub fn plan_level_from_rows(
             slots.push(row);
             rest = tail;
         }
-        slots.into_par_iter().enumerate().try_for_each(|(i, slot)| {
+        crate::par::try_for_each_indexed(slots, here, |(i, slot)| {
             let mut k = 0usize;
             row_edges(order, level, &rows, fixed, i as u32, &mut |e| {
                 slot[k].write(e);
@@ -415,6 +423,45 @@ mod tests {
             assert_eq!((kept.offsets, kept.cols), (fresh.offsets, fresh.cols), "p = {p}");
         }
         assert!(Rows::from_adjacency(&Adjacency::complete(3)).unwrap().keeping(&Adjacency::complete(4)).is_err());
+    }
+
+    // a small level is planned, and its next rows made, on the caller's thread: the same plan
+    // and rows as across a pool
+    #[test]
+    fn a_level_planned_here_equals_one_planned_across_a_pool() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let p = 130;
+        let mut g = Adjacency::complete(p);
+        let mut fixed = Adjacency::empty(p);
+        let mut k = 7u64;
+        for i in 0..p {
+            for j in i + 1..p {
+                k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                match (k >> 33) % 11 {
+                    0..=8 => g.remove_edge(i, j),
+                    9 => fixed.add_edge(i, j),
+                    _ => {}
+                }
+            }
+        }
+        let rows = Rows::from_adjacency(&g).unwrap();
+        for order in [Order::Stable, Order::StableFast] {
+            for level in 0..4 {
+                let here = plan_level_from_rows(order, level, rows.clone(), &fixed, 0.01, 1.0, &|| false, true).unwrap();
+                let pooled = pool.install(|| plan_level_from_rows(order, level, rows.clone(), &fixed, 0.01, 1.0, &|| false, false)).unwrap();
+                assert_eq!(here.edges, pooled.edges, "{order:?} level {level}");
+                assert_eq!(here.qualifying, pooled.qualifying);
+                assert!(!here.edges.is_empty());
+            }
+        }
+        let mut h = g.clone();
+        for i in (0..p).step_by(3) {
+            for j in i + 1..p {
+                h.remove_edge(i, j);
+            }
+        }
+        let (a, b) = (rows.keeping_on(&h, true).unwrap(), pool.install(|| rows.keeping_on(&h, false)).unwrap());
+        assert_eq!((a.offsets, a.cols), (b.offsets, b.cols));
     }
     use super::*;
 

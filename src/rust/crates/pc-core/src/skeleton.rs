@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use std::time::Duration;
 
-use crate::backend::{run_watched, Backend, Control, Watch};
+use crate::backend::{run_watched_sized, Backend, Control, Watch, SMALL_WORK};
 use crate::error::{PcError, Result};
 use crate::dense::DenseLevelReport;
 use crate::graph::{Adjacency, BitMatrix};
@@ -82,7 +82,7 @@ impl SkeletonResult {
 
 struct State<'a> {
     /// Plans levels and applies outcomes (level 0 of p = 10000 has 5e7 edges).
-    pool: rayon::ThreadPool,
+    pool: crate::threads::KeptPool,
     graph: Adjacency,
     /// Per level and block, in plan order; flattened once in `finish`.
     sepsets: Vec<Vec<Sepset>>,
@@ -134,7 +134,7 @@ pub fn run_skeleton(params: &SkeletonParams, backend: &mut dyn Backend, watch: &
     let p = params.start.p();
     // written by the pool's threads: one thread faulting in p^2 fresh cells took most of a
     // second per GB (17 s at p = 55,572)
-    let pool = crate::threads::call_pool(params.threads, "plan")?;
+    let pool = crate::threads::kept_pool(params.threads, "host")?;
     let mut pmax = pool.install(|| crate::mem::try_filled::<f64>(p * p, 0.0, "labels", "pMax"))?;
     let mut res = run_skeleton_into(params, backend, watch, &mut pmax)?;
     res.pmax = pmax;
@@ -156,7 +156,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
     }
     crate::trace::mark(|| format!("search: start, p = {p}"));
     let fast = params.order == Order::StableFast;
-    let pool = crate::threads::call_pool(params.threads, "plan")?;
+    let pool = crate::threads::kept_pool(params.threads, "host")?;
     // levels 0 and 1 on a backend's own graph, where it offers them for this order
     let use_dense = backend.dense().is_some_and(|d| d.dense_order_ok(params.order));
     // a dense backend writes every cell of pMax at its end (a pass over 3.2 GB at p = 20000)
@@ -191,7 +191,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
             // the copy a third of a second, longer than levels 2-13
             let (pmax, threads) = (std::mem::take(&mut st.pmax), params.threads);
             copy = Some(scope.spawn(move || {
-                let filled = crate::threads::call_pool(threads, "pmax").map(|pool| pool.install(|| pmax.par_chunks_mut(1 << 16).for_each(|c| c.fill(0.0))));
+                let filled = crate::threads::kept_pool(threads, "host").map(|pool| pool.install(|| pmax.par_chunks_mut(1 << 16).for_each(|c| c.fill(0.0))));
                 crate::trace::mark(|| "pMax's pages faulted in".into());
                 (filled, pmax)
             }));
@@ -409,18 +409,20 @@ fn land_pmax<'a>(st: &mut State<'a>, copy: PmaxCopying<'_, 'a>) -> Result<()> {
     Ok(())
 }
 
-/// Plans a level on a worker thread while the caller's thread keeps answering Ctrl-C.
+/// Plans a level on a worker thread while the caller's thread keeps answering Ctrl-C; a small
+/// level (the last level's rows hold few entries) on the caller's thread.
 fn plan_watched(st: &mut State<'_>, order: Order, level: usize, params: &SkeletonParams, na: f64, watch: &mut dyn Watch) -> Result<LevelPlan> {
     let rows = st.rows.take();
     let (pool, graph) = (&st.pool, &st.graph);
-    run_watched(0, watch, POLL, |ctl: &Control| {
-        pool.install(|| {
-            let rows = match rows {
-                Some(r) => r,
-                None => crate::plan::Rows::from_adjacency(graph)?,
-            };
-            plan_level_from_rows(order, level, rows, &params.fixed_edges, params.alpha, na, &|| ctl.cancelled())
-        })
+    let size = rows.as_ref().map_or(u64::MAX, |r| (r.cols.len() + r.offsets.len()) as u64);
+    let here = size <= SMALL_WORK;
+    run_watched_sized(size, 0, watch, POLL, |ctl: &Control| {
+        let plan = |rows| plan_level_from_rows(order, level, rows, &params.fixed_edges, params.alpha, na, &|| ctl.cancelled(), here);
+        match rows {
+            Some(r) if here => plan(r),
+            Some(r) => pool.install(|| plan(r)),
+            None => pool.install(|| plan(crate::plan::Rows::from_adjacency(graph)?)),
+        }
     })
 }
 
@@ -439,12 +441,20 @@ fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mu
     if outcomes.len() != plan.edges.len() {
         return Err(PcError::Internal(format!("backend returned {} outcomes for {} edges", outcomes.len(), plan.edges.len())));
     }
-    // applying tens of millions of outcomes takes seconds: on a worker, so Ctrl-C is answered
-    let (tests, removed, not_done) = run_watched(0, watch, POLL, |ctl: &Control| {
+    // applying tens of millions of outcomes takes seconds: on a worker, so Ctrl-C is answered;
+    // a few thousand on this thread
+    let size = plan.edges.len() as u64;
+    let here = size <= SMALL_WORK;
+    let (tests, removed, not_done) = run_watched_sized(size, 0, watch, POLL, |ctl: &Control| {
         let pool = &st.pool;
         let (graph, pmax, sepsets, sep0) = (&mut st.graph, &mut *st.pmax, &mut st.sepsets, &mut st.sep0);
         let raises = st.pmax_raises.as_mut();
-        pool.install(|| apply_outcomes(graph, pmax, raises, sepsets, sep0, plan, &outcomes, order, ctl))
+        let apply = || apply_outcomes(graph, pmax, raises, sepsets, sep0, plan, &outcomes, order, ctl, here);
+        if here {
+            apply()
+        } else {
+            pool.install(apply)
+        }
     })?;
     st.n_edgetests.push(tests as f64);
     st.edges -= removed;
@@ -453,7 +463,11 @@ fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mu
     // words; else the next plan reads the bits again
     st.rows = if plan.rows.cols.len() <= st.graph.p() * st.graph.p().div_ceil(64) {
         let (pool, rows, graph) = (&st.pool, &plan.rows, &st.graph);
-        Some(pool.install(|| rows.keeping(graph))?)
+        if (rows.cols.len() + rows.offsets.len()) as u64 <= SMALL_WORK {
+            Some(rows.keeping_on(graph, true)?)
+        } else {
+            Some(pool.install(|| rows.keeping(graph))?)
+        }
     } else {
         None
     };
@@ -466,7 +480,7 @@ fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mu
 
 /// Applies a level's outcomes with pcalg's rules; returns (tests, removed edges, R's "not done"
 /// flag). Edges are independent here (each writes its own pMax cells, bits and sepset), so blocks
-/// of 64 rows run in parallel. Within a block, edges go by tiles of 64 columns: pMax[j, i] and the
+/// of 64 rows run in parallel (on this thread when `here`). Within a block, edges go by tiles of 64 columns: pMax[j, i] and the
 /// bit (j, i) of the rows' edges {i, j} then lie in a few cache lines, where walking one row's
 /// edges touched a new line for each (level 0 of p = 8000 spent seconds on those misses).
 #[allow(clippy::too_many_arguments)]
@@ -480,6 +494,7 @@ fn apply_outcomes(
     outcomes: &[EdgeOutcome],
     order: Order,
     ctl: &Control,
+    here: bool,
 ) -> Result<(u64, usize, bool)> {
     const ROWS: u32 = 64;
     const COLS: u32 = 64;
@@ -578,7 +593,7 @@ fn apply_outcomes(
         }
         Ok((tests, removed, not_done, seps, later))
     };
-    let parts: Vec<Result<_>> = (0..starts.len() - 1).into_par_iter().map(apply_block).collect();
+    let parts: Vec<Result<_>> = crate::par::map_indices(starts.len() - 1, here, apply_block);
     let (mut tests, mut removed, mut not_done) = (0u64, 0usize, false);
     for part in parts {
         let (t, r, nd, seps, later) = part?;

@@ -132,6 +132,14 @@ struct DenseKernels {
 /// parity suites exercise it on small cases).
 const KEY_EXCHANGE_MS: u64 = 10;
 
+/// A level's rows on one device: CSR offsets and columns and the binomial table up to the
+/// longest row, uploaded once and read by the set kernels and the winners' p-values.
+pub(super) struct DeviceRows {
+    off: CudaSlice<u64>,
+    cols: CudaSlice<u32>,
+    binom: CudaSlice<u64>,
+}
+
 fn key_exchange_every() -> std::time::Duration {
     let ms = std::env::var("GPUPC_KEY_EXCHANGE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(KEY_EXCHANGE_MS);
     std::time::Duration::from_millis(ms)
@@ -481,10 +489,12 @@ impl CudaGauss {
         let rows = row_sets::work_rows(&li, plan.level)?;
         let total_sets: u128 = rows.iter().map(|r| r.total as u128).sum();
         clock.host += t.elapsed().as_secs_f64();
-        let keys = self.sets_keys(plan, &li, rows, total_sets, None, ctl, clock)?;
+        // the rows go up once for the sets and the winners' p-values
+        let dr = self.upload_rows(&li, plan.level, clock)?;
+        let (keys, best_d) = self.sets_keys_on(&dr, plan, &li, rows, total_sets, None, ctl, clock)?;
         lt.gpu_tests += keys.tests;
         lt.fallbacks += keys.fallbacks;
-        let p_best = self.sets_pbest(plan, &li, &keys.best, clock)?;
+        let p_best = self.sets_pbest_on(&dr, plan, &li, &keys.best, Some(&best_d), clock)?;
         let t = Instant::now();
         let out = par_collect(plan.edges.len(), |k| outcome_of(&plan.edges[k], keys.best[k], p_best[k], host::decode_max_fail(keys.maxfail[k])));
         clock.collect += t.elapsed().as_secs_f64();
@@ -499,25 +509,36 @@ impl CudaGauss {
     /// before it is below alpha. `total_sets`: the sets of the whole level, for the progress.
     /// `shared`: the keys of the devices that split the level with this one.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn sets_keys(&self, plan: &LevelPlan, li: &row_sets::LevelInputs, mut rows: Vec<row_sets::RowWork>, total_sets: u128, shared: Option<&KeyBoard>, ctl: &Control, clock: &mut Clock) -> Result<RowKeys> {
+    pub(super) fn sets_keys(&self, plan: &LevelPlan, li: &row_sets::LevelInputs, rows: Vec<row_sets::RowWork>, total_sets: u128, shared: Option<&KeyBoard>, ctl: &Control, clock: &mut Clock) -> Result<RowKeys> {
+        let dr = self.upload_rows(li, plan.level, clock)?;
+        self.sets_keys_on(&dr, plan, li, rows, total_sets, shared, ctl, clock).map(|(keys, _)| keys)
+    }
+
+    /// A level's rows on this device (`DeviceRows`).
+    fn upload_rows(&self, li: &row_sets::LevelInputs, l: usize, clock: &mut Clock) -> Result<DeviceRows> {
+        self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        let t = Instant::now();
+        let max_d = li.off.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
+        let table = row_sets::binomial_table(max_d, l);
+        clock.host += t.elapsed().as_secs_f64();
+        self.gpu.ensure_room("suffStat$C", memplan::gauss_sets_bytes(li.off.len(), li.cols.len(), li.ei.len(), table.len(), li.off.len()), &format!("level {l}"))?;
+        Ok(DeviceRows { off: self.gpu.up(clock, &li.off, "adjacency")?, cols: self.gpu.up(clock, &li.cols, "adjacency")?, binom: self.gpu.up(clock, &table, "binomial table")? })
+    }
+
+    /// [`CudaGauss::sets_keys`] on rows already on the device; also hands back the keys' device
+    /// buffer, which the winners' p-values read.
+    #[allow(clippy::too_many_arguments)]
+    fn sets_keys_on(&self, dr: &DeviceRows, plan: &LevelPlan, li: &row_sets::LevelInputs, mut rows: Vec<row_sets::RowWork>, total_sets: u128, shared: Option<&KeyBoard>, ctl: &Control, clock: &mut Clock) -> Result<(RowKeys, CudaSlice<u64>)> {
         self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let l = plan.level;
-        let (maxl, sets_fn, _) = self.set_kernels(l)?;
-        let t = Instant::now();
+        let (_, sets_fn, _) = self.set_kernels(l)?;
         let ne = plan.edges.len();
-        let max_d = rows.iter().map(|r| (li.off[r.row as usize + 1] - li.off[r.row as usize]) as usize).max().unwrap_or(0);
-        let table = row_sets::binomial_table(max_d, l);
         let budget = self.budget(l);
         let nr = rows.len();
-        clock.host += t.elapsed().as_secs_f64();
-        self.gpu.ensure_room("suffStat$C", memplan::gauss_sets_bytes(li.off.len(), li.cols.len(), ne, table.len(), nr), &format!("level {l} (maxl {maxl})"))?;
-        let off = self.gpu.up(clock, &li.off, "adjacency")?;
-        let cols = self.gpu.up(clock, &li.cols, "adjacency")?;
+        let (off, cols, binom) = (&dr.off, &dr.cols, &dr.binom);
         let edge_of = self.gpu.up(clock, &li.edge_of, "edge lookup")?;
-        let binom = self.gpu.up(clock, &table, "binomial table")?;
-        let row_ids: Vec<u32> = rows.iter().map(|r| r.row).collect();
-        let row_list = self.gpu.up(clock, &row_ids, "row list")?;
-        let mut best = self.gpu.alloc::<u64>(ne, "per-edge best keys")?;
+        // SAFETY: every key is written below (a snapshot, or 0xFF bytes) before a kernel reads it.
+        let mut best = unsafe { self.gpu.stream.alloc::<u64>(ne.max(1)) }.map_err(cuda_err("per-edge best keys"))?;
         match shared {
             Some(sh) if ne > 0 => {
                 let now = sh.snapshot();
@@ -532,7 +553,8 @@ impl CudaGauss {
         let (mut exchanged, every) = (Instant::now(), key_exchange_every());
         let mut maxfail = self.gpu.alloc::<u64>(ne, "per-edge max p")?;
         let mut stats = self.gpu.alloc::<u64>(2, "counters")?;
-        let mut live_d = self.gpu.alloc::<u8>(nr, "row flags")?;
+        // the rows' list and flags only once a level takes a second round
+        let mut live_rows: Option<(CudaSlice<u32>, CudaSlice<u8>)> = None;
         let mut task_row = self.gpu.alloc::<u32>(nr, "tasks")?;
         let mut task_t0 = self.gpu.alloc::<u64>(nr, "tasks")?;
         let mut task_prefix = self.gpu.alloc::<u64>(nr + 1, "tasks")?;
@@ -563,8 +585,8 @@ impl CudaGauss {
             };
             let t = Instant::now();
             let args = params::Sets {
-                C: &self.c, p: pu, off: &off, cols: &cols, edge_of: &edge_of, task_row: &task_row, task_t0: &task_t0,
-                task_prefix: &task_prefix, n_tasks, total: threads, binom: &binom, l: li_, zfac, alpha, na_value: na,
+                C: &self.c, p: pu, off, cols, edge_of: &edge_of, task_row: &task_row, task_t0: &task_t0,
+                task_prefix: &task_prefix, n_tasks, total: threads, binom, l: li_, zfac, alpha, na_value: na,
                 pd_margin: margin, symmetric: sym, best: &mut best, maxfail: &mut maxfail, stats: &mut stats,
             };
             // SAFETY: the task arrays hold n_tasks (+ 1) entries whose ranks lie below each row's
@@ -588,30 +610,53 @@ impl CudaGauss {
                 exchanged = Instant::now();
             }
             // drop the rows whose every edge is decided
+            if live_rows.is_none() {
+                let row_ids: Vec<u32> = rows.iter().map(|r| r.row).collect();
+                live_rows = Some((self.gpu.up(clock, &row_ids, "row list")?, self.gpu.alloc::<u8>(nr, "row flags")?));
+            }
+            let (row_list, live_d) = live_rows.as_mut().expect("made above");
             let nru = nr as u32;
             let cfg = LaunchConfig { grid_dim: (nru.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let t = Instant::now();
-            let args = params::RowsLive { off: &off, cols: &cols, edge_of: &edge_of, rows: &row_list, n_rows: nru, best: &best, live: &mut live_d };
+            let args = params::RowsLive { off, cols, edge_of: &edge_of, rows: row_list, n_rows: nru, best: &best, live: live_d };
             // SAFETY: row_list and live_d hold nr entries.
             unsafe { args.launch(&self.gpu, &self.f.rows_live, cfg, "rows_live") }?;
             self.gpu.finish_launch(clock, t, "rows_live")?;
-            let flags = self.gpu.down(clock, &live_d, nr, "row flags")?;
+            let flags = self.gpu.down(clock, live_d, nr, "row flags")?;
             for (a, f) in live.iter_mut().zip(flags) {
                 *a = *a && f != 0;
             }
         }
-        let mut best = self.gpu.down(clock, &best, ne, "keys")?;
+        // the three results in one wait
+        let (mut best_h, mut maxfail_h, mut st) = (vec![0u64; ne], vec![0u64; ne], [0u64; 2]);
+        clock.copy(|| {
+            let s = &self.gpu.stream;
+            if ne > 0 {
+                s.memcpy_dtoh(&best.slice(0..ne), &mut best_h).map_err(cuda_err("keys"))?;
+                s.memcpy_dtoh(&maxfail.slice(0..ne), &mut maxfail_h).map_err(cuda_err("max p"))?;
+            }
+            s.memcpy_dtoh(&stats, &mut st).map_err(cuda_err("counters"))?;
+            s.synchronize().map_err(cuda_err("counters"))
+        })?;
         if let Some(sh) = shared {
-            sh.exchange(&mut best); // the blocks that start later see this block's successes
+            sh.exchange(&mut best_h); // the blocks that start later see this block's successes
         }
-        let maxfail = self.gpu.down(clock, &maxfail, ne, "max p")?;
-        let st = self.gpu.down(clock, &stats, 2, "counters")?;
-        Ok(RowKeys { best, maxfail, tests: st[0], fallbacks: st[1] })
+        Ok((RowKeys { best: best_h, maxfail: maxfail_h, tests: st[0], fallbacks: st[1] }, best))
     }
 
     /// The p-value of each edge's winning test (`best`, NaN where none), recomputed by the same
     /// device functions as the tests.
     pub(super) fn sets_pbest(&self, plan: &LevelPlan, li: &row_sets::LevelInputs, best_h: &[u64], clock: &mut Clock) -> Result<Vec<f64>> {
+        if best_h.iter().all(|&k| k == NO_KEY) {
+            return Ok(vec![f64::NAN; plan.edges.len()]);
+        }
+        let dr = self.upload_rows(li, plan.level, clock)?;
+        self.sets_pbest_on(&dr, plan, li, best_h, None, clock)
+    }
+
+    /// [`CudaGauss::sets_pbest`] on rows already on the device, with the keys' device buffer
+    /// when it holds `best_h` already.
+    fn sets_pbest_on(&self, dr: &DeviceRows, plan: &LevelPlan, li: &row_sets::LevelInputs, best_h: &[u64], best_d: Option<&CudaSlice<u64>>, clock: &mut Clock) -> Result<Vec<f64>> {
         self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         let l = plan.level;
         let (_, _, pbest_fn) = self.set_kernels(l)?;
@@ -621,22 +666,25 @@ impl CudaGauss {
         if items.is_empty() {
             return Ok(p_best);
         }
-        let max_d = (0..li.off.len().saturating_sub(1)).map(|x| (li.off[x + 1] - li.off[x]) as usize).max().unwrap_or(0);
-        let table = row_sets::binomial_table(max_d, l);
-        let off = self.gpu.up(clock, &li.off, "adjacency")?;
-        let cols = self.gpu.up(clock, &li.cols, "adjacency")?;
+        let (off, cols, binom) = (&dr.off, &dr.cols, &dr.binom);
         let ei = self.gpu.up(clock, &li.ei, "edges")?;
         let ej = self.gpu.up(clock, &li.ej, "edges")?;
-        let binom = self.gpu.up(clock, &table, "binomial table")?;
-        let best = self.gpu.up(clock, best_h, "keys")?;
+        let uploaded;
+        let best = match best_d {
+            Some(b) => b,
+            None => {
+                uploaded = self.gpu.up(clock, best_h, "keys")?;
+                &uploaded
+            }
+        };
         let n_items = items.len() as u32;
         let items_d = self.gpu.up(clock, &items, "winning tests")?;
         let mut pb = self.gpu.alloc::<f64>(items.len(), "winning p-values")?;
         let cfg = LaunchConfig { grid_dim: (n_items.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
         let args = params::Pbest {
-            C: &self.c, p: self.p as u64, off: &off, cols: &cols, ei: &ei, ej: &ej, items: &items_d, n_items, binom: &binom, l: l as i32,
-            zfac: host::z_factor(self.n, l), pd_margin: PD_MARGIN, symmetric: self.symmetric as i32, best: &best, pbest_out: &mut pb,
+            C: &self.c, p: self.p as u64, off, cols, ei: &ei, ej: &ej, items: &items_d, n_items, binom, l: l as i32,
+            zfac: host::z_factor(self.n, l), pd_margin: PD_MARGIN, symmetric: self.symmetric as i32, best, pbest_out: &mut pb,
         };
         // SAFETY: items index edges with a key.
         unsafe { args.launch(&self.gpu, pbest_fn, cfg, "gauss_pbest") }?;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchArgs, ValidAsZeroBits};
-use pc_core::backend::{panic_message, run_watched, Control, Watch};
+use pc_core::backend::{panic_message, run_watched_sized, Control, Watch};
 use pc_core::plan::{EdgeOutcome, LevelPlan};
 use pc_core::PcError;
 
@@ -28,6 +28,10 @@ pub(crate) fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     }
 }
 
+/// A level of at most this many tests runs on the calling thread (the device takes about a
+/// millisecond for them; a watcher thread costs a good part of that).
+const INLINE_TESTS: u64 = 1 << 20;
+
 /// Runs a level's GPU work on a worker thread while the calling (R) thread shows progress and
 /// answers Ctrl-C; a panic inside cudarc becomes `PcError::Cuda`.
 pub(crate) fn watched_level<T: Send>(
@@ -36,7 +40,9 @@ pub(crate) fn watched_level<T: Send>(
     stats: &mut T,
     work: impl FnOnce(&Control, &mut T) -> Result<Vec<EdgeOutcome>> + Send,
 ) -> Result<Vec<EdgeOutcome>> {
-    run_watched(plan.edges.len() as u64, watch, std::time::Duration::from_millis(100), move |ctl| {
+    // a level the device runs in about a millisecond goes without a watcher thread
+    let size = if plan.total_tests() <= INLINE_TESTS { 0 } else { u64::MAX };
+    run_watched_sized(size, plan.edges.len() as u64, watch, std::time::Duration::from_millis(100), move |ctl| {
         guard("running a level on the GPU", || work(ctl, stats))
     })
 }
@@ -322,16 +328,16 @@ fn stage_chunk<T>(n: usize) -> Option<(usize, bool)> {
     Some((n.div_ceil(8).clamp((STAGE_MIN_BYTES / size).max(1), (max / size).max(1)), small))
 }
 
-/// Copies `src` into `dst[k..]` of memory split over `threads` threads (a single memcpy of
-/// pageable memory runs at a few GB/s; pMax is 3.2 GB at p = 20000).
-fn par_copy<T: Copy + Send + Sync>(src: &[T], dst: &mut [T], threads: usize) {
+/// Copies `src` into `dst[k..]` of memory split over `threads` threads of a kept pool (a single
+/// memcpy of pageable memory runs at a few GB/s; pMax is 3.2 GB at p = 20000; threads started
+/// for each piece cost a p = 1643 call's C about a millisecond). The pool's tasks only copy.
+fn par_copy<T: Copy + Send + Sync>(src: &[T], dst: &mut [T], threads: usize) -> Result<()> {
+    use rayon::prelude::*;
     let n = src.len();
     let per = n.div_ceil(threads.max(1)).max(1 << 16);
-    std::thread::scope(|s| {
-        for (d, c) in dst[..n].chunks_mut(per).zip(src.chunks(per)) {
-            s.spawn(move || d.copy_from_slice(c));
-        }
-    });
+    let pool = pc_core::threads::kept_pool(threads, "copy")?;
+    pool.install(|| dst[..n].par_chunks_mut(per).zip(src.par_chunks(per)).for_each(|(d, c)| d.copy_from_slice(c)));
+    Ok(())
 }
 
 fn copy_threads() -> usize {
@@ -381,7 +387,7 @@ impl Gpu {
                 done[b].synchronize().map_err(cuda_err(what))?; // the buffer's previous DMA
             }
             let host = &mut bufs[b][..part.len()];
-            par_copy(part, host, threads);
+            par_copy(part, host, threads)?;
             // pinned memory: the DMA runs asynchronously, and the event below says when it is done
             self.stream.memcpy_htod(&*host, &mut dst.slice_mut(start..start + part.len())).map_err(cuda_err(what))?;
             done[b].record(&self.stream).map_err(cuda_err(what))?;
@@ -429,7 +435,7 @@ impl Gpu {
             }
             done[k % 2].synchronize().map_err(cuda_err(what))?;
             let r = range(k);
-            par_copy(&bufs[k % 2][..r.len()], &mut dst[r], threads);
+            par_copy(&bufs[k % 2][..r.len()], &mut dst[r], threads)?;
         }
         self.stream.synchronize().map_err(cuda_err(what))
     }
