@@ -79,7 +79,9 @@ for (nm in names(cases)) {
   cases[[nm]]$gpupc_s <- med$secs
   cases[[nm]]$row <- c(list(part = "gpupc", case = nm, p = k$p, n = n_obs, variant = k$variant,
                             backend = med$backend, evaluator = med$evaluator,
-                            gpupc_s = med$secs, gpupc_min_s = min(secs), gpupc_max_s = max(secs)),
+                            gpupc_s = med$secs, gpupc_min_s = min(secs), gpupc_max_s = max(secs),
+                            gpupc_runs_s = paste(sprintf("%.3f", secs), collapse = " "),
+                            r_gc_runs_s = paste(sprintf("%.3f", vapply(runs, function(r) if ("r_gc_s" %in% names(r$phases)) r$phases[["r_gc_s"]] else NA_real_, 0)), collapse = " ")),
                        as.list(ph))
   do.call(record, cases[[nm]]$row)
   rm(runs); invisible(gc())

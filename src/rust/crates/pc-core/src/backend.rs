@@ -133,10 +133,12 @@ impl Control {
 /// Work of at most this many items (a level's edges or tests, its rows' entries) runs on the
 /// calling thread: it ends within about a millisecond, while a watcher thread and waking a pool
 /// cost a good part of that each time (the fixed cost of a p = 1643 run's small levels).
-pub const SMALL_WORK: u64 = 1 << 15;
+pub const SMALL_WORK: u64 = 1 << 16;
 
-/// [`run_watched`] for work of `size` items: at most [`SMALL_WORK`] runs on the calling thread
-/// and the watch is asked once afterwards, as the watcher asks it at least once.
+/// [`run_watched`] for work of `size` items: at most [`SMALL_WORK`] runs on the calling thread,
+/// and the watch is asked once afterwards whether to go on (`keep_going`: Ctrl-C). No progress is
+/// reported: the work is done, and R's first tick of a level makes a progress bar (a third of a
+/// millisecond, as long as the device's part of a small level).
 pub fn run_watched_sized<T: Send>(
     size: u64,
     total: u64,
@@ -149,8 +151,7 @@ pub fn run_watched_sized<T: Send>(
     }
     let ctl = Control::default();
     let res = work(&ctl);
-    let go_on = if total == 0 { watch.keep_going() } else { watch.tick(ctl.edges_done.load(Ordering::Relaxed), total) };
-    if !go_on {
+    if !watch.keep_going() {
         return Err(PcError::Interrupted);
     }
     res

@@ -32,7 +32,12 @@ pub struct Rows {
 
 impl Rows {
     pub fn from_adjacency(adj: &Adjacency) -> Result<Self> {
-        let degrees: Vec<usize> = (0..adj.p()).into_par_iter().map(|i| adj.degree(i)).collect();
+        Self::from_adjacency_on(adj, false)
+    }
+
+    /// [`Rows::from_adjacency`], on this thread when `here`.
+    pub fn from_adjacency_on(adj: &Adjacency, here: bool) -> Result<Self> {
+        let degrees: Vec<usize> = crate::par::map_indices(adj.p(), here, |i| adj.degree(i));
         let mut offsets = Vec::with_capacity(adj.p() + 1);
         offsets.push(0);
         for d in &degrees {
@@ -49,7 +54,7 @@ impl Rows {
                 slots.push(row);
                 rest = tail;
             }
-            slots.into_par_iter().enumerate().for_each(|(i, slot)| {
+            crate::par::try_for_each_indexed(slots, here, |(i, slot)| {
                 let mut k = 0;
                 for (w, &word) in adj.row(i).iter().enumerate() {
                     let mut b = word;
@@ -60,7 +65,9 @@ impl Rows {
                     }
                 }
                 assert_eq!(k, slot.len(), "row {i}: degree and bits disagree");
-            });
+                Ok::<(), ()>(())
+            })
+            .expect("the rows' writes do not fail");
         }
         // SAFETY: the row slots tile cols[..total] and each was filled (asserted above).
         unsafe { cols.set_len(total) };
@@ -445,6 +452,8 @@ mod tests {
             }
         }
         let rows = Rows::from_adjacency(&g).unwrap();
+        let rows_here = Rows::from_adjacency_on(&g, true).unwrap();
+        assert_eq!((&rows.offsets, &rows.cols), (&rows_here.offsets, &rows_here.cols));
         for order in [Order::Stable, Order::StableFast] {
             for level in 0..4 {
                 let here = plan_level_from_rows(order, level, rows.clone(), &fixed, 0.01, 1.0, &|| false, true).unwrap();

@@ -414,14 +414,20 @@ fn land_pmax<'a>(st: &mut State<'a>, copy: PmaxCopying<'_, 'a>) -> Result<()> {
 fn plan_watched(st: &mut State<'_>, order: Order, level: usize, params: &SkeletonParams, na: f64, watch: &mut dyn Watch) -> Result<LevelPlan> {
     let rows = st.rows.take();
     let (pool, graph) = (&st.pool, &st.graph);
-    let size = rows.as_ref().map_or(u64::MAX, |r| (r.cols.len() + r.offsets.len()) as u64);
+    // the rows' entries, or the graph's words and its edges' entries when the rows come from it
+    let p = graph.p() as u64;
+    let size = rows.as_ref().map_or(p * p.div_ceil(64) + 2 * st.edges as u64, |r| (r.cols.len() + r.offsets.len()) as u64);
     let here = size <= SMALL_WORK;
     run_watched_sized(size, 0, watch, POLL, |ctl: &Control| {
         let plan = |rows| plan_level_from_rows(order, level, rows, &params.fixed_edges, params.alpha, na, &|| ctl.cancelled(), here);
-        match rows {
-            Some(r) if here => plan(r),
-            Some(r) => pool.install(|| plan(r)),
-            None => pool.install(|| plan(crate::plan::Rows::from_adjacency(graph)?)),
+        let rows = || match rows {
+            Some(r) => Ok(r),
+            None => crate::plan::Rows::from_adjacency_on(graph, here),
+        };
+        if here {
+            plan(rows()?)
+        } else {
+            pool.install(|| plan(rows()?))
         }
     })
 }
