@@ -4,11 +4,14 @@
 #                                   [--reps 3] [--e2e-p 1643,5361,10000] [--cons-p 500,1643]
 #                                   [--n 850] [--alpha 0.01] [--parity 100]
 #                                   [--helpers tests/testthat/helper-orient.R] [--quick]
+#                                   [--warm-case 1]
 #
 # 1. gpupc: each case (relaxed at every --e2e-p; conservative and majority rule at every --cons-p;
 #    Gaussian data of pcalg's randomDAG, mean degree 4, n = --n) runs --reps times after one
 #    warm-up of the GPU (the process's first CUDA call opens the device and compiles the
-#    kernels); the median run's seconds and gpupc_last_run()$phases are reported.
+#    kernels) and, with --warm-case 1 (the default), one untimed run of the case itself; the
+#    median run's seconds and gpupc_last_run()$phases are reported, and every run's seconds with
+#    the seconds R's collector ran in it.
 # 2. pcalg: pc(..., skel.method = "stable.fast") of every case, all started at once in forked
 #    children (one core each; the machine has more cores than cases) after the gpupc timings,
 #    each capped at --cap seconds; same_amat compares the edge marks with gpupc's.
@@ -38,6 +41,7 @@ e2e_p <- nums(opt("e2e-p", if (quick) "300" else "1643,5361,10000"))
 cons_p <- nums(opt("cons-p", if (quick) "100" else "500,1643"))
 n_obs <- as.numeric(opt("n", "850"))
 n_parity <- as.integer(opt("parity", if (quick) "10" else "100"))
+warm_case <- opt("warm-case", "1") != "0"
 helpers <- opt("helpers", file.path(here, "..", "..", "..", "tests", "testthat", "helper-orient.R"))
 
 mi <- machine_info()
@@ -64,6 +68,11 @@ fits <- list()
 for (nm in names(cases)) {
   k <- cases[[nm]]
   d <- data[[as.character(k$p)]]
+  # warm: one untimed run of the case itself first (the kernels of its deeper levels, the host
+  # pools and the pinned copy buffers are made on first use; --warm-case 0: only the small
+  # warm-up above)
+  if (warm_case) invisible(gpu_pc(d$suff, gaussCItest, alpha, labels = d$labels, conservative = k$cons,
+                                  maj.rule = k$maj, backend = backend))
   runs <- lapply(seq_len(reps), function(r) {
     g <- timed(gpu_pc(d$suff, gaussCItest, alpha, labels = d$labels, conservative = k$cons,
                       maj.rule = k$maj, backend = backend))
