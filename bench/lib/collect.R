@@ -227,7 +227,7 @@ suite_tables <- function(suite, raw) {
       log = logs(raw, "^(parity-.*|gpu-check.*|pcbench-discrete|gsquare-link-parity|pchisq|small-n-.*)\\.log$")),
     orient = list(
       alone = csvs(raw, "^orient-alone\\.csv$"),
-      e2e = csvs(raw, "^orient-e2e(-p10000)?\\.csv$"),
+      e2e = csvs(raw, "^orient-e2e(-p10000|-warm-[0-9]+)?\\.csv$"),
       "discrete-timing" = csvs(raw, "^orient-discrete-timing\\.csv$"),
       "discrete-parity" = csvs(raw, "^orient-discrete-parity\\.csv$"),
       fci = csvs(raw, "^fci-bench(-p500|-discrete)?\\.csv$"),
