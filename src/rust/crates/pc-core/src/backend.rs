@@ -130,7 +130,7 @@ impl Control {
     }
 }
 
-/// Work of at most this many items (a level's edges or tests, its rows' entries) runs on the
+/// Work of at most this many items (a level's edges, its rows' entries) runs on the
 /// calling thread: it ends within about a millisecond, while a watcher thread and waking a pool
 /// cost a good part of that each time (the fixed cost of a p = 1643 run's small levels).
 pub const SMALL_WORK: u64 = 1 << 16;

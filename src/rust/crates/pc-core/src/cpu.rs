@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::backend::{run_watched_sized, Backend, Control, Watch};
+use crate::backend::{run_watched, Backend, Control, Watch};
 use crate::citest::CiTest;
 use crate::combinations::next_subset;
 use crate::error::{PcError, Result};
@@ -115,8 +115,7 @@ impl<T: CiTest + Sync> Backend for ParallelCpu<'_, T> {
         // Chunks small enough to balance uneven edges (a hub's sets dwarf a leaf's), large enough
         // that scheduling and the shared progress counter cost nothing per edge.
         let chunk = (plan.edges.len() / (self.threads() * 64)).clamp(1, 512);
-        // a level of few tests without a watcher thread (its tests still go to the pool)
-        run_watched_sized(plan.total_tests(), plan.edges.len() as u64, watch, Duration::from_millis(100), |ctl: &Control| {
+        run_watched(plan.edges.len() as u64, watch, Duration::from_millis(100), |ctl: &Control| {
             pool.install(|| {
                 // outcomes written in place: per-chunk vectors joined afterwards were a second
                 // allocation and copy of level 0's 1.6 GB at p = 10000

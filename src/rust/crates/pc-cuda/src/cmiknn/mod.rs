@@ -376,7 +376,8 @@ impl Backend for CudaCmiKnn<'_> {
             return ParallelCpu::new(self.test, 0)?.run_level(plan, watch);
         }
         let me = &*self;
-        watched_level(plan, watch, &mut (), |ctl, _| me.level_gpu(plan, ctl))
+        // a CMI-kNN test takes the device milliseconds: no level runs without a watcher
+        watched_level(plan, watch, 0, &mut (), |ctl, _| me.level_gpu(plan, ctl))
     }
 
     fn feeds_rounds(&self) -> bool {

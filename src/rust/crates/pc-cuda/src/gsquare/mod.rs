@@ -393,7 +393,8 @@ impl Backend for CudaGSquare<'_> {
             let me = &*self;
             // the rounds compute tests past an edge's first success too: pcalg's n < n.min
             // warning counts only the canonical prefixes (the CPU's p_value counts its own)
-            watched_level(plan, watch, &mut lt, |ctl, lt| me.level_gpu(plan, ctl, lt))
+            // a G^2 test reads its n rows: no level runs without a watcher
+            watched_level(plan, watch, 0, &mut lt, |ctl, lt| me.level_gpu(plan, ctl, lt))
                 .and_then(|o| self.test.count_small_n(plan, &o, self.pool.as_ref()).map(|_| o))
         };
         self.timings.record(lt, t0);

@@ -28,20 +28,20 @@ pub(crate) fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     }
 }
 
-/// A level of at most this many tests runs on the calling thread (the device takes about a
-/// millisecond for them; a watcher thread costs a good part of that).
-const INLINE_TESTS: u64 = 1 << 20;
-
 /// Runs a level's GPU work on a worker thread while the calling (R) thread shows progress and
-/// answers Ctrl-C; a panic inside cudarc becomes `PcError::Cuda`.
+/// answers Ctrl-C; a panic inside cudarc becomes `PcError::Cuda`. A level of at most
+/// `inline_tests` planned tests runs on the calling thread instead: a test kind whose level of
+/// that many tests takes the device about a millisecond passes that many (a watcher thread costs
+/// a good part of it); one whose tests take milliseconds each passes 0, so that its levels show
+/// progress and answer Ctrl-C.
 pub(crate) fn watched_level<T: Send>(
     plan: &LevelPlan,
     watch: &mut dyn Watch,
+    inline_tests: u64,
     stats: &mut T,
     work: impl FnOnce(&Control, &mut T) -> Result<Vec<EdgeOutcome>> + Send,
 ) -> Result<Vec<EdgeOutcome>> {
-    // a level the device runs in about a millisecond goes without a watcher thread
-    let size = if plan.total_tests() <= INLINE_TESTS { 0 } else { u64::MAX };
+    let size = if inline_tests > 0 && plan.total_tests() <= inline_tests { 0 } else { u64::MAX };
     run_watched_sized(size, plan.edges.len() as u64, watch, std::time::Duration::from_millis(100), move |ctl| {
         guard("running a level on the GPU", || work(ctl, stats))
     })
