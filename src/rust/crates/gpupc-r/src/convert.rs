@@ -249,6 +249,11 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     // SAFETY: `empty` is a live, protected vector.
     unsafe { MARK_NOT_MUTABLE(empty.get()) };
     // the values, before the rows: `k` of variable k at [k], every other set at [p + its number]
+    // a one-variable set's member is its shared vector's index below
+    let singles = || res.sep1.iter().map(|e| e[2]).chain(res.sepsets.iter().filter_map(|s| if let [k] = s.set[..] { Some(k) } else { None }));
+    if singles().any(|k| k as usize >= p) {
+        return Err(PcError::Internal(format!("a sepset holds a variable outside 1..{p}")));
+    }
     let own_sets = res.sepsets.iter().filter(|s| s.set.len() != 1).count();
     let values = List::new(p + own_sets);
     let vals = unsafe { values.get() };

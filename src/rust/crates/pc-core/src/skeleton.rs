@@ -191,7 +191,8 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
             // the copy a third of a second, longer than levels 2-13
             let (pmax, threads) = (std::mem::take(&mut st.pmax), params.threads);
             copy = Some(scope.spawn(move || {
-                let filled = crate::threads::kept_pool(threads, "host").map(|pool| pool.install(|| pmax.par_chunks_mut(1 << 16).for_each(|c| c.fill(0.0))));
+                // a pool of its own: on the level loop's, the levels' host work would wait behind it
+                let filled = crate::threads::kept_pool(threads, "pmax").map(|pool| pool.install(|| pmax.par_chunks_mut(1 << 16).for_each(|c| c.fill(0.0))));
                 crate::trace::mark(|| "pMax's pages faulted in".into());
                 (filled, pmax)
             }));
