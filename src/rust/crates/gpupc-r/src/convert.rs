@@ -248,15 +248,18 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     let empty = Robj::from(Vec::<i32>::new());
     // SAFETY: `empty` is a live, protected vector.
     unsafe { MARK_NOT_MUTABLE(empty.get()) };
-    // the values, before the rows: `k` of variable k at [k], every other set at [p + its number]
     // a one-variable set's member is its shared vector's index below
     let singles = || res.sep1.iter().map(|e| e[2]).chain(res.sepsets.iter().filter_map(|s| if let [k] = s.set[..] { Some(k) } else { None }));
     if singles().any(|k| k as usize >= p) {
         return Err(PcError::Internal(format!("a sepset holds a variable outside 1..{p}")));
     }
+    // the values, before the rows: `k` of variable k at [k], every other set at [p + its number]
+    // (one per longer set: a list R may refuse, an error here like the rows)
     let own_sets = res.sepsets.iter().filter(|s| s.set.len() != 1).count();
-    let values = List::new(p + own_sets);
-    let vals = unsafe { values.get() };
+    let n_values = (p + own_sets) as isize;
+    let vals = extendr_api::catch_r_error(move || unsafe { Rf_allocVector(SEXPTYPE::VECSXP, n_values) }).map_err(|_| sepset_memory(p))?;
+    // SAFETY: a fresh list, protected by `values` from here on (no R allocation in between)
+    let values = unsafe { Robj::from_sexp(vals) };
     // SAFETY: every vector allocated here is stored into the protected `values` right after its
     // allocation, before any other R allocation; all on R's main thread.
     extendr_api::catch_r_error(move || unsafe {
@@ -325,12 +328,13 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
         put(s.x, s.y, v);
     }
     // the rows go straight into the protected outer list as they are allocated
-    let outer = List::new(p);
+    let o = extendr_api::catch_r_error(move || unsafe { Rf_allocVector(SEXPTYPE::VECSXP, p as isize) }).map_err(|_| sepset_memory(p))?;
+    // SAFETY: a fresh list, protected by `outer` from here on (no R allocation in between)
+    let outer = unsafe { Robj::from_sexp(o) };
     // SAFETY: `outer` is protected; each row is stored into it right after its allocation, before
     // any other R allocation; the rows' data pointers stay valid while `outer` lives (R does not
     // move objects). All on R's main thread. The p rows are p^2 pointers (3.2 GB at p = 20000):
     // an allocation R refuses is an error here, not a jump out of Rust.
-    let o = unsafe { outer.get() };
     let pi = p as isize;
     extendr_api::catch_r_error(move || unsafe {
         for x in 0..pi {

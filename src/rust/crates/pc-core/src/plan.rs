@@ -11,7 +11,6 @@
 //!   side 1 lists j's neighbours that are not adjacent to i first and skips the sets made only of
 //!   common neighbours (tested already from side 0), which are exactly its last C(len - m, l) ranks.
 
-use rayon::prelude::*;
 
 use crate::combinations::binomial;
 use crate::error::{PcError, Result};
