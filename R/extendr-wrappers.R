@@ -8,7 +8,8 @@ rs_skeleton <- function(test, data, args, backend, hooks) {
   with_kernel_cache(rust_value(.Call(wrap__gpupc_skeleton, test, data, args, backend, hooks)))
 }
 
-rs_sepsets <- function(handle, compact, object = NULL) rust_value(.Call(wrap__gpupc_sepsets, handle, compact, object))
+rs_sepsets <- function(handle, compact, object = NULL, made = NULL) rust_value(.Call(wrap__gpupc_sepsets, handle, compact, object, made))
+rs_with_sepsets <- function(object, list) rust_value(.Call(wrap__gpupc_with_sepsets, object, list))
 
 rs_graph_parts <- function(from, to, labels, keys) rust_value(.Call(wrap__gpupc_graph_parts, from, to, labels, keys))
 

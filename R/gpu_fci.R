@@ -146,7 +146,7 @@ gpu_fci <- function(suffStat, indepTest, alpha, labels, p,
                       fixedGaps, fixedEdges, NAdelete, numCores, verbose, backend,
                       p_arg = lp$arg, devices = devices, defer_sepsets = keep, keep_test = keep,
                       cluster = cluster)
-  skel <- if (!keep) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets)
+  skel <- if (!keep) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets, sk$made)
   skel@call <- cl
   test_handle <- if (keep) sk$test
   # suffStat as the Rust stages read it (checked once more in R, as the skeleton checked it)
@@ -378,7 +378,7 @@ gpu_rfci <- function(suffStat, indepTest, alpha, labels, p,
                       p_arg = lp$arg, devices = devices, defer_sepsets = native, keep_test = native,
                       cluster = cluster)
   ts <- proc.time()[["elapsed"]]
-  skel <- if (!native) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets)
+  skel <- if (!native) sk else if (is.null(sk$sepsets)) sk$pcalgo else attach_sepsets(sk$pcalgo, sk$sepsets, sk$made)
   t0 <- proc.time()[["elapsed"]]
   # the sepset list made from the skeleton's handle here (skeleton_impl() timed any other)
   secs <- if (native && !is.null(sk$sepsets)) c(sepset_s = t0 - ts) else NULL

@@ -128,7 +128,8 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
   if (conservative && maj.rule) abort_arg("conservative", "and {.arg maj.rule} cannot both be TRUE: choose one.")
 
   # relaxed: the skeleton's sepsets stay in Rust; orientation reads (and the triple checks
-  # rewrite) them there, and the p x p list is made once, at the end
+  # rewrite) them there, and the p x p list is made once: while the orientation runs when no
+  # triple check rewrites them, else at the end
   native <- u2pd == "relaxed"
   # the triple checks reuse the skeleton's test (its data read once)
   sk <- skeleton_impl(cl, suffStat, indepTest, alpha, lp$labels, lp$p, skel.method, m.max,
@@ -152,13 +153,13 @@ gpu_pc <- function(suffStat, indepTest, alpha, labels, p,
                        numCores = numCores, verbose = verbose, sepsets = sk$sepsets,
                        backend = if (startsWith(sk$backend, "cuda")) "cuda" else "cpu",
                        fallback = identical(backend, "auto"), device = .gpupc_state$last$devices,
-                       test_handle = sk$test, edges = sk$edges)
+                       test_handle = sk$test, edges = sk$edges, sepset_made = sk$made)
     info <- o$info
     sepsets <- o$sepsets
     o$pcalgo
   }
   t1 <- proc.time()[["elapsed"]]
-  if (!is.null(sepsets)) out <- attach_sepsets(out, sepsets)
+  if (!is.null(sepsets)) out <- attach_sepsets(out, sepsets, if (native) sk$made)
   last <- .gpupc_state$last
   if (!is.null(last)) {
     last$phases <- c(last$phases, orient_s = t1 - t0, sepset_s = proc.time()[["elapsed"]] - t1)

@@ -192,10 +192,12 @@ record_gc <- function(clk) {
   invisible()
 }
 
-# defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend, test); when the run left its
-# sepsets in Rust, the pcAlgo's sepset slot is left empty and `sepsets` is their handle, so that
-# gpu_pc() orients from the handle and makes the list once, at the end (attach_sepsets());
-# otherwise the slot is set and `sepsets` is NULL. keep_test = TRUE: `test` is the handle of the
+# defer_sepsets = TRUE: returns list(pcalgo, sepsets, backend, test, edges, made); when the run
+# left its sepsets in Rust, the pcAlgo's sepset slot is left empty and `sepsets` is their handle,
+# so that gpu_pc() orients from the handle and makes the list once (attach_sepsets(), or the
+# orientation itself); otherwise the slot is set and `sepsets` is NULL. `made`: the list's empty
+# rows, which R allocated while the levels ran (NULL for the compact rows), for the handle's list
+# to be written into. keep_test = TRUE: `test` is the handle of the
 # native test the skeleton ran (NULL if none), which the triple checks then reuse.
 # cluster = "mpi": the search runs over the MPI job's ranks (R/cluster.R); the callers compare
 # the ranks' inputs first (cluster_first(), before their own checks), else it is done here.
@@ -254,6 +256,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
   # with backend = "auto", a GPU that fails runs the skeleton on the CPU instead (in Rust)
   args <- skeleton_args(p, alpha, start, fixed, NAdelete, m.max, method, threads, fallback = backend == "auto",
                         keep_test = keep_test, cluster = cluster)
+  # pcalg's list of lists (not the compact rows): R allocates it while the levels run
+  args$sepset_rows_beside <- !use_sepset_rows(p)
   hooks <- level_hooks(verbose, method, choice$backend)
   t1 <- proc.time()[["elapsed"]]
   res <- if (method == "stable" && m.max < 0) {
@@ -293,8 +297,8 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
                                        graph_object_s = t3 - t2))
   if (defer_sepsets && !is.null(res$sepset_handle))
     return(list(pcalgo = out, sepsets = res$sepset_handle, backend = res$backend, test = res$test_handle,
-                edges = res$edges))
-  out <- attach_sepsets(out, if (is.null(res$sepset_handle)) res$sepset else res$sepset_handle)
+                edges = res$edges, made = res$sepset_made))
+  out <- attach_sepsets(out, if (is.null(res$sepset_handle)) res$sepset else res$sepset_handle, res$sepset_made)
   .gpupc_state$last$phases["sepset_s"] <- proc.time()[["elapsed"]] - t3
   # a list (no levels run, an R-function test) is set at once: only a handle is deferred
   if (defer_sepsets) list(pcalgo = out, sepsets = NULL, backend = res$backend, test = res$test_handle, edges = res$edges) else out
@@ -304,9 +308,9 @@ skeleton_impl <- function(cl, suffStat, indepTest, alpha, labels, p, method, m.m
 # in last (its p^2 cells would make R's collector work during the graph's allocations). A handle's
 # list is made and set in the slot by Rust (rs_sepsets() with the object): `@<-` walks a value
 # that anything references, all p^2 cells, for a cycle back to the object.
-attach_sepsets <- function(out, sepsets) {
+attach_sepsets <- function(out, sepsets, made = NULL) {
   if (inherits(sepsets, "externalptr"))
-    return(rs_sepsets(sepsets, use_sepset_rows(length(out@graph@nodes)), out))
+    return(rs_sepsets(sepsets, use_sepset_rows(length(out@graph@nodes)), out, made))
   out@sepset <- sepsets
   out
 }

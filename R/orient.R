@@ -37,9 +37,10 @@ pdag_graphnel <- function(from, to, weight, labels, directed) {
 # udag2pdagRelaxed(unfVect = ...). `unfTriples` (k x 3, 1-based) adds triples to treat as
 # unfaithful, as pcalg's `unfVect` does (for tests). `sepsets`: NULL (read skel@sepset) or the
 # skeleton's Rust-side handle (skeleton_impl(defer_sepsets = TRUE)), which the orientation reads
-# and the triple checks rewrite in place. Returns list(pcalgo, info, sepsets): `sepsets` is the
+# and the triple checks rewrite in place; `sepset_made`, the empty rows of its list made beside
+# the skeleton (skeleton_impl()'s `made`). Returns list(pcalgo, info, sepsets): `sepsets` is the
 # handle still to be made into the pcalgo's sepset slot (attach_sepsets()), or NULL when the slot
-# is final. `backend`: "cuda" runs the triple checks' gaussCItest, disCItest and binCItest tests
+# is final (with no triple checks, the list is made into `sepset_made` while the orientation runs). `backend`: "cuda" runs the triple checks' gaussCItest, disCItest and binCItest tests
 # on the GPU `device` (the skeleton's first); a GPU failure then reruns them on the CPU (in Rust,
 # pc-cuda's open.rs) with a message when `fallback`. `test_handle`: the skeleton's native test
 # (skeleton_impl(keep_test = TRUE)), which the triple checks take over instead of reading
@@ -48,7 +49,8 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
                           solve.confl = FALSE, rule = c("none", "conservative", "majority"),
                           numCores = NULL, unfTriples = NULL, verbose = FALSE, sepsets = NULL,
                           backend = "cpu", fallback = TRUE, device = NULL, test_handle = NULL,
-                          hooks = progress_hooks("gpupc triples", "tests"), edges = NULL) {
+                          hooks = progress_hooks("gpupc triples", "tests"), edges = NULL,
+                          sepset_made = NULL) {
   rule <- match.arg(rule)
   labels <- skel@graph@nodes
   p <- length(labels)
@@ -84,10 +86,13 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
   # the triple checks are small batches: they run on one GPU, the skeleton's first
   if (!is.null(device)) test$data$devices <- device[1]
   if (rule != "none") test$data$test_handle <- test_handle
+  # the skeleton's own sepsets, which no triple check rewrites: Rust makes R's list of them while
+  # it orients, and the result carries it (sepsets then comes back NULL)
+  sepset_list <- rule == "none" && inherits(sepsets, "externalptr") && !use_sepset_rows(p)
   settings <- list(p = as.integer(p), solve_confl = isTRUE(solve.confl), rule = rule,
                    alpha = if (rule == "none") 0 else as.double(alpha),
                    threads = as.integer(check_threads(numCores)), backend = backend, fallback = isTRUE(fallback),
-                   hooks = hooks)
+                   hooks = hooks, sepset_list = sepset_list, sepset_made = if (sepset_list) sepset_made)
   on.exit(hooks$done())
   res <- rs_orient(edges, if (is.null(sepsets)) skel@sepset else sepsets, test$kind, test$data, unfTriples, settings)
   if (!is.null(res$gpu_failed)) gpu_fallback_message(res$gpu_failed, " in the triple checks")
@@ -104,6 +109,11 @@ orient_pcalgo <- function(skel, suffStat = NULL, indepTest = NULL, alpha = NA_re
     skel@sepset <- sepset
   }
   skel@graph <- pdag_graphnel(res$from, res$to, res$weight, labels, res$directed)
+  # set in Rust: R's `@<-` would walk all p^2 cells of the list looking for a cycle
+  if (!is.null(res$sepset_list)) {
+    skel <- rs_with_sepsets(skel, res$sepset_list)
+    sepsets <- NULL
+  }
   st <- res$stats
   if (verbose) {
     if (rule != "none")

@@ -128,7 +128,9 @@ for (cs in Filter(Negate(is.null), cases())) {
     lr <- gpupc_last_run()
     lv <- as.data.frame(lr$levels)
     cat(sprintf("%s p = %d, %s, its last call's levels:\n", cs$name, cs$p, method))
-    print(lv[, intersect(c("level", "edges", "tests", "removed", "seconds"), names(lv))], row.names = FALSE)
+    print(lv[, intersect(c("level", "edges", "tests", "removed", "seconds", "plan_seconds", "backend_seconds"), names(lv))], row.names = FALSE)
+    if (!is.null(lr$orient$phases))
+      cat(sprintf("%s p = %d orientation: %s\n", cs$name, cs$p, paste(sprintf("%s %.4f", names(lr$orient$phases), lr$orient$phases), collapse = ", ")))
     num <- Filter(function(v) is.numeric(v) && length(v) == 1, lr$details)
     cat(sprintf("%s p = %d details: %s\n", cs$name, cs$p, paste(sprintf("%s %.4g", names(num), unlist(num)), collapse = ", ")))
   }

@@ -241,30 +241,72 @@ pub struct SepParts {
 /// collector to walk in every later collection while the result lives: one collection during a
 /// later call took 0.19 s with a vector per cell), every later set to a vector of its own; all
 /// are marked not mutable, so R copies before any change (no reference count counts the cells).
-pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
-    use extendr_ffi::{Rf_allocVector, DATAPTR, INTEGER, MARK_NOT_MUTABLE, SET_VECTOR_ELT, SEXP, SEXPTYPE};
+///
+/// `made`: the rows made beside the search (`beside::SepsetRows`: the list, then its shared
+/// values, `k` for each variable k and `integer(0)`, made before the rows). Its longer sets'
+/// vectors are made after its rows: their cells go through R's write barrier (`SET_VECTOR_ELT`
+/// of what the threads wrote) once the threads are done.
+pub fn sepsets_to_r(res: &SepParts, made: Option<&Robj>) -> CoreResult<Robj> {
+    use extendr_ffi::{Rf_allocVector, Rf_xlength, DATAPTR, INTEGER, MARK_NOT_MUTABLE, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
     use rayon::prelude::*;
     let (p, threads) = (res.sep0.p(), res.threads);
-    let empty = Robj::from(Vec::<i32>::new());
-    // SAFETY: `empty` is a live, protected vector.
-    unsafe { MARK_NOT_MUTABLE(empty.get()) };
     // a one-variable set's member is its shared vector's index below
     let singles = || res.sep1.iter().map(|e| e[2]).chain(res.sepsets.iter().filter_map(|s| if let [k] = s.set[..] { Some(k) } else { None }));
     if singles().any(|k| k as usize >= p) {
         return Err(PcError::Internal(format!("a sepset holds a variable outside 1..{p}")));
     }
-    // the values, before the rows: `k` of variable k at [k], every other set at [p + its number]
-    // (one per longer set: a list R may refuse, an error here like the rows)
+    // the list made beside the search, checked for its shape before its cells are written
+    let made = match made {
+        Some(m) => {
+            let bad = || PcError::Internal("the sepset rows made beside the search are not a p x p list".into());
+            // SAFETY: type and length read before any element; all on R's thread
+            let (rows, shared) = unsafe {
+                let m = m.get();
+                if TYPEOF(m) != SEXPTYPE::VECSXP || Rf_xlength(m) != 2 {
+                    return Err(bad());
+                }
+                (VECTOR_ELT(m, 0), VECTOR_ELT(m, 1))
+            };
+            unsafe {
+                if TYPEOF(rows) != SEXPTYPE::VECSXP || Rf_xlength(rows) != p as isize || TYPEOF(shared) != SEXPTYPE::VECSXP || Rf_xlength(shared) != p as isize + 1 {
+                    return Err(bad());
+                }
+                if (0..p as isize).any(|x| TYPEOF(VECTOR_ELT(rows, x)) != SEXPTYPE::VECSXP || Rf_xlength(VECTOR_ELT(rows, x)) != p as isize) {
+                    return Err(bad());
+                }
+            }
+            Some((rows as usize, shared as usize))
+        }
+        None => None,
+    };
+    // the values: `k` of variable k at [k], integer(0) at [p], every other set at [p + 1 + its
+    // number] (one per longer set: a list R may refuse, an error here like the rows); the shared
+    // ones come from `made` when it has them
     let own_sets = res.sepsets.iter().filter(|s| s.set.len() != 1).count();
-    let n_values = (p + own_sets) as isize;
+    let n_values = (p + 1 + own_sets) as isize;
     let vals = extendr_api::catch_r_error(move || unsafe { Rf_allocVector(SEXPTYPE::VECSXP, n_values) }).map_err(|_| sepset_memory(p))?;
     // SAFETY: a fresh list, protected by `values` from here on (no R allocation in between)
     let values = unsafe { Robj::from_sexp(vals) };
+    let shared = made.map(|(_, sh)| sh);
     // SAFETY: every vector allocated here is stored into the protected `values` right after its
-    // allocation, before any other R allocation; all on R's main thread.
+    // allocation, before any other R allocation; `shared`'s are protected by `made`; all on R's
+    // main thread.
     extendr_api::catch_r_error(move || unsafe {
+        let vals = vals as SEXP;
+        match shared {
+            Some(sh) => {
+                for k in 0..=p as isize {
+                    SET_VECTOR_ELT(vals, k, VECTOR_ELT(sh as SEXP, k));
+                }
+            }
+            None => {
+                let empty = Rf_allocVector(SEXPTYPE::INTSXP, 0);
+                SET_VECTOR_ELT(vals, p as isize, empty);
+                MARK_NOT_MUTABLE(empty);
+            }
+        }
         let single = |k: u32| {
-            if extendr_ffi::VECTOR_ELT(vals, k as isize) == extendr_ffi::R_NilValue {
+            if VECTOR_ELT(vals, k as isize) == extendr_ffi::R_NilValue {
                 let v = Rf_allocVector(SEXPTYPE::INTSXP, 1);
                 SET_VECTOR_ELT(vals, k as isize, v);
                 *INTEGER(v) = k as i32 + 1;
@@ -274,7 +316,7 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
         for &[_, _, k] in &res.sep1 {
             single(k);
         }
-        let mut own = p as isize;
+        let mut own = p as isize + 1;
         for s in &res.sepsets {
             if let [k] = s.set[..] {
                 single(k);
@@ -309,8 +351,8 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
     let mut at = start.clone();
     let mut cells: Vec<(u32, usize)> = pc_core::mem::try_filled(n, (0u32, 0usize), "labels", "the sepsets' rows")?;
     // SAFETY: only the addresses of protected vectors (`values`' elements) are taken.
-    let value = |k: isize| unsafe { extendr_ffi::VECTOR_ELT(vals, k) } as usize;
-    let mut own = p as isize;
+    let value = |k: isize| unsafe { VECTOR_ELT(vals, k) } as usize;
+    let mut own = p as isize + 1;
     let mut put = |x: u32, y: u32, v: usize| {
         cells[at[x as usize]] = (y, v);
         at[x as usize] += 1;
@@ -327,26 +369,31 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
         };
         put(s.x, s.y, v);
     }
-    // the rows go straight into the protected outer list as they are allocated
-    let o = extendr_api::catch_r_error(move || unsafe { Rf_allocVector(SEXPTYPE::VECSXP, p as isize) }).map_err(|_| sepset_memory(p))?;
-    // SAFETY: a fresh list, protected by `outer` from here on (no R allocation in between)
-    let outer = unsafe { Robj::from_sexp(o) };
-    // SAFETY: `outer` is protected; each row is stored into it right after its allocation, before
-    // any other R allocation; the rows' data pointers stay valid while `outer` lives (R does not
-    // move objects). All on R's main thread. The p rows are p^2 pointers (3.2 GB at p = 20000):
-    // an allocation R refuses is an error here, not a jump out of Rust.
-    let pi = p as isize;
-    extendr_api::catch_r_error(move || unsafe {
-        for x in 0..pi {
-            SET_VECTOR_ELT(o, x, Rf_allocVector(SEXPTYPE::VECSXP, pi));
+    let (outer, o) = match made {
+        Some((rows, _)) => (None, rows as SEXP),
+        None => {
+            // the rows go straight into the protected outer list as they are allocated
+            let o = extendr_api::catch_r_error(move || unsafe { Rf_allocVector(SEXPTYPE::VECSXP, p as isize) }).map_err(|_| sepset_memory(p))?;
+            // SAFETY: a fresh list, protected by `outer` from here on (no R allocation in between)
+            let outer = unsafe { Robj::from_sexp(o) };
+            // SAFETY: `outer` is protected; each row is stored into it right after its
+            // allocation, before any other R allocation. The p rows are p^2 pointers (3.2 GB at
+            // p = 20000): an allocation R refuses is an error here, not a jump out of Rust.
+            let pi = p as isize;
+            extendr_api::catch_r_error(move || unsafe {
+                for x in 0..pi {
+                    SET_VECTOR_ELT(o, x, Rf_allocVector(SEXPTYPE::VECSXP, pi));
+                }
+                o
+            })
+            .map_err(|_| sepset_memory(p))?;
+            (Some(outer), o)
         }
-        o
-    })
-    .map_err(|_| sepset_memory(p))?;
-    // SAFETY: every row of `o` was allocated above.
-    let rows: Vec<usize> = unsafe { (0..p).map(|x| DATAPTR(extendr_ffi::VECTOR_ELT(o, x as isize)) as usize).collect() };
-    // SAFETY: only the address is taken; `empty` stays alive (and protected) meanwhile.
-    let empty_cell = unsafe { empty.get() } as usize;
+    };
+    // SAFETY: every row of `o` was allocated (and checked, when made beside the search); the
+    // rows' data pointers stay valid while `o` lives (R does not move objects).
+    let rows: Vec<usize> = unsafe { (0..p).map(|x| DATAPTR(VECTOR_ELT(o, x as isize)) as usize).collect() };
+    let empty_cell = value(p as isize);
     let pool = pc_core::threads::kept_pool(threads, "host")?;
     pool.install(|| {
         rows.par_iter().enumerate().for_each(|(x, &row)| {
@@ -367,32 +414,38 @@ pub fn sepsets_to_r(res: &SepParts) -> CoreResult<Robj> {
             }
         })
     });
+    if made.is_some() {
+        // rows made before the longer sets' vectors: those cells again through R's write barrier
+        // (the value the threads wrote, which may be a later entry's), so that R's collector
+        // knows an older row holds a younger vector
+        for s in res.sepsets.iter().filter(|s| s.set.len() != 1) {
+            // SAFETY: s.x, s.y < p (checked above); no R allocation since the threads wrote
+            unsafe {
+                let row = VECTOR_ELT(o, s.x as isize);
+                SET_VECTOR_ELT(row, s.y as isize, VECTOR_ELT(row, s.y as isize));
+            }
+        }
+    }
     drop(values);
-    Ok(outer.into_robj())
+    // SAFETY: `o` is `outer`'s list, or the protected list made beside the search
+    Ok(outer.unwrap_or_else(|| unsafe { Robj::from_sexp(o) }))
 }
 
-fn sepset_memory(p: usize) -> PcError {
+pub(crate) fn sepset_memory(p: usize) -> PcError {
     invalid("p", format!("the sepset list (p x p entries, {:.1} GB of pointers) could not be allocated by R", (p * p * 8) as f64 / 1e9))
 }
 
-/// An uninitialised p x p double matrix for pMax, which the level loop writes in place (no
-/// second p x p copy in Rust); an R allocation failure is an error, not a jump out of Rust.
+/// A p x p double matrix for pMax, which the level loop writes in place (no second p x p copy);
+/// its cells are Rust's, outside R's heap ([`crate::owned_doubles`] says why). An allocation
+/// refused is an error, not a jump out of Rust.
 pub fn alloc_pmax(p: usize) -> CoreResult<Robj> {
-    use extendr_ffi::{Rf_allocMatrix, SEXPTYPE};
-    let pi = i32::try_from(p).map_err(|_| invalid("p", "is too large for an R matrix"))?;
-    let sexp = extendr_api::catch_r_error(move || unsafe { Rf_allocMatrix(SEXPTYPE::REALSXP, pi, pi) })
-        .map_err(|_| invalid("p", format!("pMax (p x p doubles) needs {:.1} GB, which R could not allocate", (p * p * 8) as f64 / 1e9)))?;
-    // SAFETY: `from_sexp` protects the fresh matrix before any other R allocation.
-    Ok(unsafe { Robj::from_sexp(sexp) })
+    crate::owned_doubles::unwritten_matrix(p, p, "pMax (p x p doubles)")
 }
 
-/// pMax of a result that kept its own vector (`run_skeleton`), as R's matrix.
-pub fn pmax_to_r(res: &SkeletonResult) -> CoreResult<Robj> {
+/// pMax of a result that kept its own vector (`run_skeleton`), as R's matrix (the vector moves).
+pub fn pmax_to_r(res: &mut SkeletonResult) -> CoreResult<Robj> {
     let p = res.graph.p();
-    let m = alloc_pmax(p)?;
-    // SAFETY: m is the fresh p x p matrix just allocated and protected.
-    unsafe { doubles_mut(&m, p * p) }.copy_from_slice(&res.pmax);
-    Ok(m)
+    crate::owned_doubles::matrix(std::mem::take(&mut res.pmax), p, p)
 }
 
 /// The cells of a double matrix made by [`alloc_pmax`].

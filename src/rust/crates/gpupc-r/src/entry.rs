@@ -33,10 +33,13 @@ pub(crate) struct Run<'a> {
     rank_levels: Vec<pc_core::ranks::RankLevel>,
     /// Whether levels 0 and 1 ran whole on every rank, and the seconds of their check.
     rank_dense: (bool, f64),
+    /// pcalg's sepset list, made by R's thread while the level loop runs on another
+    /// (`beside.rs`), where R asked for the list.
+    rows: Option<crate::beside::SepsetRows>,
 }
 
 impl Run<'_> {
-    pub(crate) fn go(&mut self, b: &mut dyn Backend) -> CoreResult<(pc_core::SkeletonResult, String)> {
+    pub(crate) fn go(&mut self, b: &mut (dyn Backend + Send)) -> CoreResult<(pc_core::SkeletonResult, String)> {
         let t = Instant::now();
         if let Some(tr) = self.cluster.as_deref_mut() {
             let kind = pc_core::ranks::dense_kind(b, self.params.order, tr.rows);
@@ -75,7 +78,10 @@ impl Run<'_> {
             self.search_s = t.elapsed().as_secs_f64();
             return Ok((res?, r.name()));
         }
-        let res = run_skeleton_into(&self.params, b, &mut self.watch, self.pmax)?;
+        let res = match self.rows.as_mut() {
+            Some(rows) => crate::beside::search_beside(&self.params, b, &mut self.watch, self.pmax, rows)?,
+            None => run_skeleton_into(&self.params, b, &mut self.watch, self.pmax)?,
+        };
         self.search_s = t.elapsed().as_secs_f64();
         // after the run: devices that joined it are named
         Ok((res, b.name()))
@@ -219,7 +225,10 @@ fn skeleton_run(test: &str, data: List, args: List, backend: &str, hooks: List, 
     // SAFETY: pmax_r is a fresh p x p double matrix, kept alive (and protected) by this frame
     // until result_to_r takes it; nothing else touches its cells meanwhile.
     let pmax = unsafe { doubles_mut(&pmax_r, p * p) };
-    let mut run = Run { params, pmax, watch: RWatch::new(&hooks), extra: List::new(0), input_s: 0.0, setup_s: 0.0, search_s: 0.0, cluster, rank_levels: Vec::new(), rank_dense: (false, 0.0) };
+    // pcalg's sepset list made beside the search (one rank of several: after it, as before)
+    let beside = cluster.is_none() && crate::convert::Named(&args).get("sepset_rows_beside").ok().and_then(|x| x.as_bool()) == Some(true);
+    let rows = beside.then(|| crate::beside::SepsetRows::new(p));
+    let mut run = Run { params, pmax, watch: RWatch::new(&hooks), extra: List::new(0), input_s: 0.0, setup_s: 0.0, search_s: 0.0, cluster, rank_levels: Vec::new(), rank_dense: (false, 0.0), rows };
     run.input_s = t_input.elapsed().as_secs_f64(); // plus the test's data, below
     if run.cluster.as_deref().is_some_and(|t| t.fail_at_start) {
         return Err(PcError::Internal("a failure injected before the first level for the tests".into()));
@@ -307,6 +316,9 @@ fn skeleton_run(test: &str, data: List, args: List, backend: &str, hooks: List, 
     }
     let phases = list!(input_s = run.input_s, setup_s = run.setup_s, search_s = run.search_s);
     let mut out = result_to_r(res, pmax_r, order, &name, run.extra, phases, run.params.threads)?;
+    if let Some(made) = run.rows.take().and_then(crate::beside::SepsetRows::into_list) {
+        out = with_element(out, "sepset_made", made);
+    }
     pc_core::trace::mark(|| "call: result for R made".into());
     if !gpu_failed.is_empty() {
         let left = gpu_failed.last().map(|(_, d)| d.iter().map(|&o| o as i32).collect::<Vec<_>>()).unwrap_or_default();
@@ -383,14 +395,16 @@ fn gpupc_skeleton(test: &str, data: List, args: List, backend: &str, hooks: List
 /// The `sepset` list of a result whose handle `gpupc_skeleton` returned (once: the parts are
 /// freed as the list is made): pcalg's p lists of p, or with `compact` p compact rows
 /// (`sepset_rows.rs`). With an `object` (the `pcAlgo`), that object with the list as its
-/// `sepset` slot instead (see [`with_sepset_slot`]).
+/// `sepset` slot instead (see [`with_sepset_slot`]). `made`: NULL, or the list made beside the
+/// search (the skeleton's `sepset_made`), which the list is then written into.
 #[extendr]
-fn gpupc_sepsets(handle: Robj, compact: bool, object: Robj) -> Robj {
+fn gpupc_sepsets(handle: Robj, compact: bool, object: Robj, made: Robj) -> Robj {
     let made = (|| -> CoreResult<Robj> {
         let mut h: ExternalPtr<Option<crate::convert::SepParts>> =
             handle.try_into().map_err(|_| PcError::Internal("not a sepset handle".into()))?;
         let parts = h.take().ok_or_else(|| PcError::Internal("the sepsets were taken already".into()))?;
-        let list = if compact { crate::sepset_rows::sepsets_to_rows(&parts)? } else { crate::convert::sepsets_to_r(&parts)? };
+        let made = (!made.is_null()).then_some(&made);
+        let list = if compact { crate::sepset_rows::sepsets_to_rows(&parts)? } else { crate::convert::sepsets_to_r(&parts, made)? };
         drop(parts);
         if object.is_null() {
             Ok(list)
@@ -399,6 +413,20 @@ fn gpupc_sepsets(handle: Robj, compact: bool, object: Robj) -> Robj {
         }
     })();
     made.unwrap_or_else(|e| crate::rerror::from_pc(&e))
+}
+
+/// The S4 `object` with `list`, the sepset list `gpupc_orient` made beside the orientation
+/// (its `sepset_list`: nothing in it refers to any object), as its `sepset` slot (see
+/// [`with_sepset_slot`]).
+#[extendr]
+fn gpupc_with_sepsets(object: Robj, list: Robj) -> Robj {
+    let made = || -> CoreResult<Robj> {
+        if list.rtype() != Rtype::List {
+            return Err(PcError::Internal("the sepsets are not a list".into()));
+        }
+        with_sepset_slot(&object, list)
+    };
+    made().unwrap_or_else(|e| crate::rerror::from_pc(&e))
 }
 
 /// A shallow copy of the S4 `object` with `list` as its `sepset` slot. R's `@<-` (and
@@ -507,6 +535,7 @@ extendr_module! {
     mod entry;
     fn gpupc_skeleton;
     fn gpupc_sepsets;
+    fn gpupc_with_sepsets;
     fn gpupc_gpu_info;
     fn gpupc_cpu_threads;
     fn gpupc_rfun_start;

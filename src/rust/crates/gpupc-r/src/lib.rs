@@ -1,6 +1,7 @@
 //! gpupc-r: the extendr glue. It converts R objects to core types and back, turns R callbacks
 //! into a CI test and a progress watch, and maps every error to one R error list (`rerror.rs`). No algorithm here.
 
+mod beside;
 mod cluster;
 mod cmiknn;
 mod convert;
@@ -9,6 +10,7 @@ mod fci;
 mod graph;
 mod kept;
 mod orient;
+mod owned_doubles;
 mod pag;
 mod params;
 mod rdriver;

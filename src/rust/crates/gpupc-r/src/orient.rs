@@ -314,10 +314,6 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
         None
     };
     let taken = || PcError::Internal("the sepsets were taken already".into());
-    let mut sep = match &handle {
-        Some(h) => parts_sepsets(h.as_ref().as_ref().ok_or_else(taken)?, &g)?,
-        None => read_sepsets(&sepset, &g)?,
-    };
     let mut unfaithful = Unfaithful::new();
     for r in int_rows(&unf, 3, p, "unfTriples")? {
         unfaithful.insert(r[0], r[1], r[2]);
@@ -325,6 +321,22 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
     // threads only where they pay: the triple checks' tests, or a large collider step
     let pool = if rule != "none" || g.n_edges() >= PARALLEL_COLLIDER_EDGES { Some(pc_core::threads::call_pool(threads.max(0) as usize, "orient")?) } else { None };
     let mut watch = RWatch::new(&a.get("hooks")?.as_list().unwrap_or_default());
+    // with no triple checks the skeleton's sepsets stay as they are, so R's list of them (made by
+    // R's allocator, on this thread only) is made while another thread orients
+    if rule == "none" && a.get("sepset_list").ok().and_then(|x| x.as_bool()) == Some(true) {
+        if let Some(h) = &handle {
+            let parts = h.as_ref().as_ref().ok_or_else(taken)?;
+            let input_s = t0.elapsed().as_secs_f64();
+            let made = a.get("sepset_made").ok().filter(|m| !m.is_null());
+            let (ost, list, list_s) = orient_beside_list(&mut g, parts, made.as_ref(), &unfaithful, solve_confl, pool.as_ref())?;
+            let phases = list!(orient_input_s = input_s, triples_s = 0.0, orient_s = t0.elapsed().as_secs_f64() - input_s, orient_output_s = 0.0, sepset_list_s = list_s);
+            return orient_output(&g, &[], None, &unfaithful, &ost, (0, 0, 0, String::new(), false), phases, [0.0; 3], gpu_failed, Some(list));
+        }
+    }
+    let mut sep = match &handle {
+        Some(h) => parts_sepsets(h.as_ref().as_ref().ok_or_else(taken)?, &g)?,
+        None => read_sepsets(&sepset, &g)?,
+    };
     let input_s = t0.elapsed().as_secs_f64();
 
     let t1 = Instant::now();
@@ -362,6 +374,47 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
         // R has nothing to write back
         pairs.clear();
     }
+    let output_s = t3.elapsed().as_secs_f64();
+    let phases = list!(orient_input_s = input_s, triples_s = triples_s, orient_s = orient_s, orient_output_s = output_s);
+    orient_output(&g, &pairs, Some(&sep), &unfaithful, &ost, (triples, tests, ambiguous, evaluator, reused), phases, small_n, gpu_failed, None)
+}
+
+/// Orients `g` with the sepsets of `parts` on a thread of its own while this thread makes R's
+/// sepset list of them (`sepsets_to_r`, into `made` when the rows were made beside the search);
+/// then waits for the orientation, answering Ctrl-C. Gives
+/// the orientation's figures, the list and the seconds the list took.
+fn orient_beside_list(g: &mut Pdag, parts: &SepParts, made: Option<&Robj>, unf: &Unfaithful, solve_confl: bool, pool: Option<&rayon::ThreadPool>) -> CoreResult<(pc_core::orient::OrientStats, Robj, f64)> {
+    let ctl = pc_core::backend::Control::default();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ctl = &ctl;
+        let worker = scope.spawn(move || {
+            let r = parts_sepsets(parts, g).and_then(|sep| orient_relaxed(g, &sep, unf, solve_confl, pool, &mut pc_core::backend::ControlWatch(ctl)));
+            let _ = tx.send(());
+            r
+        });
+        let t = Instant::now();
+        let list = crate::convert::sepsets_to_r(parts, made);
+        let list_s = t.elapsed().as_secs_f64();
+        if list.is_err() {
+            ctl.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            if crate::watch::user_interrupted() {
+                ctl.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let ost = worker.join().map_err(|e| PcError::Internal(pc_core::backend::panic_message(&*e)))?;
+        Ok((ost?, list?, list_s))
+    })
+}
+
+/// The orientation's answer to R: the pdag's marks (from, to, weight), the pairs whose sepsets
+/// R rewrites (with `sep`, their sets both ways), the unfaithful triples, the figures, and, when
+/// made beside the orientation, R's sepset list.
+#[allow(clippy::too_many_arguments)]
+fn orient_output(g: &Pdag, pairs: &[(u32, u32)], sep: Option<&PairSepsets>, unfaithful: &Unfaithful, ost: &pc_core::orient::OrientStats, checks: (usize, u64, usize, String, bool), phases: List, small_n: [f64; 3], gpu_failed: Robj, sepset_list: Option<Robj>) -> CoreResult<Robj> {
+    let (triples, tests, ambiguous, evaluator, reused) = checks;
     let n = g.entries().count();
     let (mut from, mut to, mut weight) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     for (i, j, m) in g.entries() {
@@ -370,8 +423,9 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
         weight.push(m as f64);
     }
     let pair_m = RMatrix::<i32>::new_matrix(pairs.len(), 2, |r, c| if c == 0 { pairs[r].0 as i32 + 1 } else { pairs[r].1 as i32 + 1 });
-    let sep_ac = int_vectors(pairs.iter().map(|&(a, c)| sep.get(a, c).to_vec()).collect::<Vec<_>>().into_iter());
-    let sep_ca = int_vectors(pairs.iter().map(|&(a, c)| sep.get(c, a).to_vec()).collect::<Vec<_>>().into_iter());
+    let sets = |a: u32, c: u32| sep.map_or_else(Vec::new, |s| s.get(a, c).to_vec());
+    let sep_ac = int_vectors(pairs.iter().map(|&(a, c)| sets(a, c)).collect::<Vec<_>>().into_iter());
+    let sep_ca = int_vectors(pairs.iter().map(|&(a, c)| sets(c, a)).collect::<Vec<_>>().into_iter());
     let unf_v = unfaithful.to_sorted_vec();
     let unf_m = RMatrix::<i32>::new_matrix(unf_v.len(), 3, |r, c| [unf_v[r].0, unf_v[r].1, unf_v[r].2][c] as i32 + 1);
     let stats_l = list!(
@@ -383,10 +437,8 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
         evaluator = evaluator,
         data_reused = reused
     );
-    let output_s = t3.elapsed().as_secs_f64();
-    let phases = list!(orient_input_s = input_s, triples_s = triples_s, orient_s = orient_s, orient_output_s = output_s);
     let out = List::from_names_and_values(
-        ["from", "to", "weight", "directed", "pairs", "sep_ac", "sep_ca", "unf", "stats", "phases", "small_n", "gpu_failed"],
+        ["from", "to", "weight", "directed", "pairs", "sep_ac", "sep_ca", "unf", "stats", "phases", "small_n", "gpu_failed", "sepset_list"],
         [
             Robj::from(from),
             Robj::from(to),
@@ -400,6 +452,7 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
             phases.into_robj(),
             Robj::from(small_n.to_vec()),
             gpu_failed,
+            sepset_list.unwrap_or_else(|| Robj::from(())),
         ],
     )
     .map_err(|e| PcError::Internal(e.to_string()))?;

@@ -181,9 +181,9 @@ pub fn step(handle: Robj, answer: Robj) -> CoreResult<Robj> {
         Request::Finished(res, search_s) => {
             let order = s.order;
             s.stop();
-            let res = (*res)?;
+            let mut res = (*res)?;
             let phases = list!(input_s = 0.0, setup_s = 0.0, search_s = search_s);
-            let pmax = pmax_to_r(&res)?;
+            let pmax = pmax_to_r(&mut res)?;
             let out = result_to_r(res, pmax, order, "cpu (1 thread, R callback)", List::new(0), phases, 1)?;
             list!(kind = "done", result = out).into_robj()
         }

@@ -112,6 +112,18 @@ pub trait Watch {
 pub struct NullWatch;
 impl Watch for NullWatch {}
 
+/// The watch of work on a thread other than the watching one: it goes on until the watching
+/// thread sets the control's `cancel`.
+pub struct ControlWatch<'a>(pub &'a Control);
+impl Watch for ControlWatch<'_> {
+    fn tick(&mut self, _: u64, _: u64) -> bool {
+        !self.0.cancelled()
+    }
+    fn keep_going(&mut self) -> bool {
+        !self.0.cancelled()
+    }
+}
+
 /// Shared between a backend's worker threads and the watching thread.
 #[derive(Default)]
 pub struct Control {

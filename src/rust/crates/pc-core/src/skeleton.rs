@@ -441,6 +441,7 @@ fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mu
     let plan_seconds = t0.elapsed().as_secs_f64();
     crate::trace::mark(|| format!("level {level}: planned, {} edges", plan.edges.len()));
     watch.level_start(level, edges_at_start, plan.total_tests());
+    crate::trace::mark(|| format!("level {level}: started"));
     let t1 = Instant::now();
     let outcomes = backend.run_level(plan, watch)?;
     let backend_seconds = t1.elapsed().as_secs_f64();
@@ -463,6 +464,7 @@ fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mu
             pool.install(apply)
         }
     })?;
+    crate::trace::mark(|| format!("level {level}: outcomes applied"));
     st.n_edgetests.push(tests as f64);
     st.edges -= removed;
     debug_assert_eq!(st.edges, st.graph.n_edges());
@@ -481,6 +483,7 @@ fn run_one_level(st: &mut State<'_>, plan: &LevelPlan, t0: Instant, backend: &mu
     let seconds = t0.elapsed().as_secs_f64();
     crate::trace::mark(|| format!("level {level}: applied, {tests} tests, {removed} removed"));
     watch.level_end(level, tests, removed, seconds);
+    crate::trace::mark(|| format!("level {level}: ended"));
     st.levels.push(LevelStat { level, edges_at_start, tests, removed, seconds, plan_seconds, backend_seconds });
     Ok(not_done)
 }

@@ -491,10 +491,13 @@ impl CudaGauss {
         clock.host += t.elapsed().as_secs_f64();
         // the rows go up once for the sets and the winners' p-values
         let dr = self.upload_rows(&li, plan.level, clock)?;
+        pc_core::trace::mark(|| format!("level {}: rows on the GPU", plan.level));
         let (keys, best_d) = self.sets_keys_on(&dr, plan, &li, rows, total_sets, None, ctl, clock)?;
+        pc_core::trace::mark(|| format!("level {}: keys back", plan.level));
         lt.gpu_tests += keys.tests;
         lt.fallbacks += keys.fallbacks;
         let p_best = self.sets_pbest_on(&dr, plan, &li, &keys.best, Some(&best_d), clock)?;
+        pc_core::trace::mark(|| format!("level {}: winners' p-values back", plan.level));
         let t = Instant::now();
         let out = par_collect(plan.edges.len(), |k| outcome_of(&plan.edges[k], keys.best[k], p_best[k], host::decode_max_fail(keys.maxfail[k])));
         clock.collect += t.elapsed().as_secs_f64();
