@@ -57,7 +57,9 @@
 #'
 #' @section Host memory:
 #' The result holds pMax (8 p^2 bytes: 3.2 GB at p = 20000, 24.7 GB at p = 55,572), written
-#' directly into the matrix returned; C is read where R holds it (no copy). pcalg's `sepset` is a
+#' directly into the matrix returned, whose cells gpupc holds outside R's heap (R reads, copies,
+#' saves and changes it as any matrix; `gc()` does not count it); C is read where R holds it
+#' (no copy). pcalg's `sepset` is a
 #' list of p lists of p entries, another 8 p^2 bytes of pointers that R takes seconds to fill.
 #' Above `getOption("gpupc.sepset_rows_p", 5000)` variables, gpupc returns `sepset` as a list of
 #' p compact rows instead (class `gpupc_sepset_row`: level 0's empty sets as bits, p^2 / 8 bytes
@@ -356,14 +358,17 @@ attach_sepsets <- function(out, sepsets, made = NULL) {
 #'   every rank to the slices dealt to it, `1` moves them on GPUs' levels split by edges too); and
 #'   `phases`, the call's wall seconds by part: `r_checks_s` (checking the arguments in R),
 #'   `input_s` (reading them into the Rust core), `setup_s` (opening the backend: for the GPU,
-#'   the device, NVRTC and the upload), `search_s` (the level loop), `r_output_s` (building
-#'   pMax for R), `graph_object_s` (the graphNEL and the `pcAlgo` object) and
-#'   `sepset_s` (the `sepset` list of lists); and last `r_gc_s`, the seconds R's garbage
-#'   collector ran during the whole call, which are also inside the phases where the collections
-#'   fell (most often `input_s`, where pMax is allocated, or `sepset_s`). A result holds p x p
-#'   objects (pMax, the sepset list: 43 MB at p = 1643), so a call often makes R collect every
-#'   generation, and such a collection walks everything the R process holds (with pcalg loaded,
-#'   about 10^6 objects of its packages): its cost is that of `gc()` in the same process. The
+#'   the device, NVRTC and the upload), `search_s` (the level loop; R allocates the rows of the
+#'   `sepset` list while it runs, and where that outlasts the loop, the rest is here too),
+#'   `r_output_s` (the result's R objects), `graph_object_s` (the graphNEL and the `pcAlgo`
+#'   object) and `sepset_s` (filling the `sepset` list of lists; after [gpu_pc()] without triple
+#'   checks it is filled during the orientation, inside `orient_s`); and last `r_gc_s`, the
+#'   seconds R's garbage collector ran during the whole call, which are also inside the phases
+#'   where the collections fell (most often `search_s`, while the list's rows are allocated).
+#'   pMax's cells are held outside R's heap; the sepset list is p x p pointers of it (21.6 MB at
+#'   p = 1643), so R collects its youngest objects about every other call, and now and then
+#'   every generation, which walks everything the R process holds (with pcalg loaded, about 10^6
+#'   objects of its packages): its cost is that of `gc()` in the same process. The
 #'   timing uses [gc.time()], which R cannot query without switching it on: gpupc switches it off
 #'   again after the call when its counts had not moved before it (never, or not since gpupc last
 #'   switched it off), and leaves it on otherwise;

@@ -128,17 +128,23 @@ impl Watch for Relay<'_> {
 }
 
 /// `pc_core::run_skeleton_into` on a scoped thread while this (R's) thread makes `rows` and
-/// passes the loop's watch calls to `watch`. The rows are made whatever the loop's outcome; an
-/// allocation R refuses stops the loop and is the error.
+/// passes the loop's watch calls to `watch` (see [`beside`]).
 pub fn search_beside(params: &SkeletonParams, backend: &mut (dyn Backend + Send), watch: &mut dyn Watch, pmax: &mut [f64], rows: &mut SepsetRows) -> CoreResult<SkeletonResult> {
+    beside(watch, rows, |relay| pc_core::run_skeleton_into(params, backend, relay, pmax))
+}
+
+/// `work` on a scoped thread, with a watch that relays to `watch`, while this (R's) thread makes
+/// `rows` and passes the relayed calls on. The rows are made whatever the work's outcome; an
+/// allocation R refuses stops the work and is the error.
+pub fn beside<T: Send>(watch: &mut dyn Watch, rows: &mut SepsetRows, work: impl FnOnce(&mut dyn Watch) -> CoreResult<T> + Send) -> CoreResult<T> {
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel();
     let stop_ref = &stop;
     std::thread::scope(|scope| {
         let worker = scope.spawn(move || {
             let mut relay = Relay { tx, stop: stop_ref };
-            pc_core::run_skeleton_into(params, backend, &mut relay, pmax)
-            // `relay` (the sender) drops here: R's thread sees the loop end
+            work(&mut relay)
+            // `relay` (the sender) drops here: R's thread sees the work end
         });
         let pass = |ev: Event, watch: &mut dyn Watch| match ev {
             Event::LevelStart(l, e, t) => watch.level_start(l, e, t),

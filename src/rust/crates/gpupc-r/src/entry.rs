@@ -109,13 +109,29 @@ impl Run<'_> {
     }
 
     /// The level loop on the engine `open` makes (its seconds are the setup's), its figures kept.
-    fn cuda<'e>(&mut self, open: impl FnOnce() -> CoreResult<pc_cuda::Engine<'e>>) -> CoreResult<(pc_core::SkeletonResult, String)> {
+    fn cuda<'e>(&mut self, open: impl FnOnce() -> CoreResult<pc_cuda::Engine<'e>> + Send) -> CoreResult<(pc_core::SkeletonResult, String)> {
         self.cuda_kept(open).map(|(out, _)| out)
     }
 
-    /// [`Run::cuda`], the engine handed back (for the triple checks).
-    fn cuda_kept<'e>(&mut self, open: impl FnOnce() -> CoreResult<pc_cuda::Engine<'e>>) -> CoreResult<(Ran, pc_cuda::Engine<'e>)> {
+    /// [`Run::cuda`], the engine handed back (for the triple checks). Where R's sepset rows are
+    /// made beside the search, the engine is opened (C uploaded) on the search's thread too.
+    fn cuda_kept<'e>(&mut self, open: impl FnOnce() -> CoreResult<pc_cuda::Engine<'e>> + Send) -> CoreResult<(Ran, pc_cuda::Engine<'e>)> {
         let t0 = Instant::now();
+        if let (Some(rows), None) = (self.rows.as_mut(), self.cluster.as_ref()) {
+            let (params, pmax) = (&self.params, &mut *self.pmax);
+            let (res, b, setup_s) = crate::beside::beside(&mut self.watch, rows, |relay| {
+                let mut b = open()?;
+                let setup_s = t0.elapsed().as_secs_f64();
+                pc_core::trace::mark(|| "setup: GPU engine open".into());
+                let res = run_skeleton_into(params, &mut b, relay, pmax)?;
+                Ok((res, b, setup_s))
+            })?;
+            // the search's seconds include R's rows (and R's collections) that outlasted it
+            (self.setup_s, self.search_s) = (setup_s, t0.elapsed().as_secs_f64() - setup_s);
+            self.extra = engine_details(&b.details());
+            let name = b.name();
+            return Ok(((res, name), b));
+        }
         let mut b = open()?;
         self.setup_s = t0.elapsed().as_secs_f64();
         pc_core::trace::mark(|| "setup: GPU engine open".into());
