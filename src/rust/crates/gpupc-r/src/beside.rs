@@ -134,8 +134,8 @@ pub fn search_beside(params: &SkeletonParams, backend: &mut (dyn Backend + Send)
 }
 
 /// `work` on a scoped thread, with a watch that relays to `watch`, while this (R's) thread makes
-/// `rows` and passes the relayed calls on. The rows are made whatever the work's outcome; an
-/// allocation R refuses stops the work and is the error.
+/// `rows` and passes the relayed calls on; once the work has succeeded, the rows left are made
+/// after it. An allocation R refuses stops the work and is the error.
 pub fn beside<T: Send>(watch: &mut dyn Watch, rows: &mut SepsetRows, work: impl FnOnce(&mut dyn Watch) -> CoreResult<T> + Send) -> CoreResult<T> {
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel();
@@ -197,8 +197,9 @@ pub fn beside<T: Send>(watch: &mut dyn Watch, rows: &mut SepsetRows, work: impl 
             }
         }
         let res = worker.join().map_err(|e| PcError::Internal(pc_core::backend::panic_message(&*e)))?;
-        // the rows R did not make while the loop ran
-        while failed.is_none() && !rows_done {
+        // the rows R did not make while the work ran (none after a failure or Ctrl-C: a CPU rerun
+        // under "auto" goes on where these stopped)
+        while failed.is_none() && !rows_done && res.is_ok() {
             match rows.step() {
                 Ok(done) => rows_done = done,
                 Err(e) => failed = Some(e),

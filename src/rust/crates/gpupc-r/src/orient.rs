@@ -324,11 +324,13 @@ fn orient_impl(edges: Robj, sepset: Robj, test: &str, data: List, unf: Robj, set
     // with no triple checks the skeleton's sepsets stay as they are, so R's list of them (made by
     // R's allocator, on this thread only) is made while another thread orients
     if rule == "none" && a.get("sepset_list").ok().and_then(|x| x.as_bool()) == Some(true) {
-        if let Some(h) = &handle {
+        if let Some(h) = handle.as_mut() {
             let parts = h.as_ref().as_ref().ok_or_else(taken)?;
             let input_s = t0.elapsed().as_secs_f64();
             let made = a.get("sepset_made").ok().filter(|m| !m.is_null());
             let (ost, list, list_s) = orient_beside_list(&mut g, parts, made.as_ref(), &unfaithful, solve_confl, pool.as_ref())?;
+            // the list is made once, as from `gpupc_sepsets`: the parts go
+            h.take();
             let phases = list!(orient_input_s = input_s, triples_s = 0.0, orient_s = t0.elapsed().as_secs_f64() - input_s, orient_output_s = 0.0, sepset_list_s = list_s);
             return orient_output(&g, &[], None, &unfaithful, &ost, (0, 0, 0, String::new(), false), phases, [0.0; 3], gpu_failed, Some(list));
         }
