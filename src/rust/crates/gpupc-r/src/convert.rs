@@ -234,18 +234,17 @@ pub struct SepParts {
 /// Every entry is a pointer stored straight into its row's cells by `threads` threads (R's
 /// SET_VECTOR_ELT, one call per cell on R's thread, was most of the time: level 0 removes nearly
 /// every pair with an empty set, 2e8 at p = 20000, and level 1's single-variable sets are tens of
-/// thousands of scattered cells). The values are made first, then the rows: no row is ever in
-/// an older GC generation than a value it holds (the write barrier has nothing to record), and no
-/// R allocation happens while the threads write. Level 0's entries all point to one
-/// `integer(0)`, level 1's to one `k` per variable (so the list adds at most p objects for R's
-/// collector to walk in every later collection while the result lives: one collection during a
-/// later call took 0.19 s with a vector per cell), every later set to a vector of its own; all
-/// are marked not mutable, so R copies before any change (no reference count counts the cells).
+/// thousands of scattered cells). Level 0's entries all point to one `integer(0)`, level 1's to
+/// one `k` per variable (so the list adds at most p objects for R's collector to walk in every
+/// later collection while the result lives: one collection during a later call took 0.19 s with
+/// a vector per cell), every later set to a vector of its own; all are marked not mutable, so R
+/// copies before any change (no reference count counts the cells).
 ///
-/// `made`: the rows made beside the search (`beside::SepsetRows`: the list, then its shared
-/// values, `k` for each variable k and `integer(0)`, made before the rows). Its longer sets'
-/// vectors are made after its rows: their cells go through R's write barrier (`SET_VECTOR_ELT`
-/// of what the threads wrote) once the threads are done.
+/// The empty rows and the shared values come from `beside::SepsetRows` (`made`: made beside the
+/// search; else made here the same way): the shared values are older than the rows, so a row
+/// holding one needs nothing from R's write barrier; the longer sets' vectors are younger, so
+/// their cells go through it (`SET_VECTOR_ELT` of what the threads wrote) once the threads are
+/// done. No R allocation happens while the threads write.
 pub fn sepsets_to_r(res: &SepParts, made: Option<&Robj>) -> CoreResult<Robj> {
     use extendr_ffi::{Rf_allocVector, Rf_xlength, DATAPTR, INTEGER, MARK_NOT_MUTABLE, SET_VECTOR_ELT, SEXP, SEXPTYPE, TYPEOF, VECTOR_ELT};
     use rayon::prelude::*;
@@ -255,81 +254,59 @@ pub fn sepsets_to_r(res: &SepParts, made: Option<&Robj>) -> CoreResult<Robj> {
     if singles().any(|k| k as usize >= p) {
         return Err(PcError::Internal(format!("a sepset holds a variable outside 1..{p}")));
     }
-    // the list made beside the search, checked for its shape before its cells are written
+    let made_here;
     let made = match made {
-        Some(m) => {
-            let bad = || PcError::Internal("the sepset rows made beside the search are not a p x p list".into());
-            // SAFETY: type and length read before any element; all on R's thread
-            let (rows, shared) = unsafe {
-                let m = m.get();
-                if TYPEOF(m) != SEXPTYPE::VECSXP || Rf_xlength(m) != 2 {
-                    return Err(bad());
-                }
-                (VECTOR_ELT(m, 0), VECTOR_ELT(m, 1))
-            };
-            unsafe {
-                if TYPEOF(rows) != SEXPTYPE::VECSXP || Rf_xlength(rows) != p as isize || TYPEOF(shared) != SEXPTYPE::VECSXP || Rf_xlength(shared) != p as isize + 1 {
-                    return Err(bad());
-                }
-                if (0..p as isize).any(|x| TYPEOF(VECTOR_ELT(rows, x)) != SEXPTYPE::VECSXP || Rf_xlength(VECTOR_ELT(rows, x)) != p as isize) {
-                    return Err(bad());
-                }
-            }
-            Some((rows as usize, shared as usize))
+        Some(m) => m,
+        None => {
+            let mut rows = crate::beside::SepsetRows::new(p);
+            while !rows.step()? {}
+            made_here = rows.into_list().ok_or_else(|| PcError::Internal("the sepset rows were not all made".into()))?;
+            &made_here
         }
-        None => None,
     };
-    // the values: `k` of variable k at [k], integer(0) at [p], every other set at [p + 1 + its
-    // number] (one per longer set: a list R may refuse, an error here like the rows); the shared
-    // ones come from `made` when it has them
+    // the list's shape, checked before its cells are written
+    let bad = || PcError::Internal("the sepset rows are not a p x p list".into());
+    // SAFETY: types and lengths read before any element; all on R's thread
+    let (o, shared) = unsafe {
+        let m = made.get();
+        if TYPEOF(m) != SEXPTYPE::VECSXP || Rf_xlength(m) != 2 {
+            return Err(bad());
+        }
+        let (rows, shared) = (VECTOR_ELT(m, 0), VECTOR_ELT(m, 1));
+        if TYPEOF(rows) != SEXPTYPE::VECSXP || Rf_xlength(rows) != p as isize || TYPEOF(shared) != SEXPTYPE::VECSXP || Rf_xlength(shared) != p as isize + 1 {
+            return Err(bad());
+        }
+        if (0..p as isize).any(|x| TYPEOF(VECTOR_ELT(rows, x)) != SEXPTYPE::VECSXP || Rf_xlength(VECTOR_ELT(rows, x)) != p as isize) {
+            return Err(bad());
+        }
+        (rows, shared)
+    };
+    // the values: `k` of variable k at [k], integer(0) at [p] (both `made`'s), every other set at
+    // [p + 1 + its number] (one per longer set: a list R may refuse, an error here like the rows)
     let own_sets = res.sepsets.iter().filter(|s| s.set.len() != 1).count();
     let n_values = (p + 1 + own_sets) as isize;
     let vals = extendr_api::catch_r_error(move || unsafe { Rf_allocVector(SEXPTYPE::VECSXP, n_values) }).map_err(|_| sepset_memory(p))?;
     // SAFETY: a fresh list, protected by `values` from here on (no R allocation in between)
     let values = unsafe { Robj::from_sexp(vals) };
-    let shared = made.map(|(_, sh)| sh);
+    let shared = shared as usize;
     // SAFETY: every vector allocated here is stored into the protected `values` right after its
     // allocation, before any other R allocation; `shared`'s are protected by `made`; all on R's
     // main thread.
     extendr_api::catch_r_error(move || unsafe {
         let vals = vals as SEXP;
-        match shared {
-            Some(sh) => {
-                for k in 0..=p as isize {
-                    SET_VECTOR_ELT(vals, k, VECTOR_ELT(sh as SEXP, k));
-                }
-            }
-            None => {
-                let empty = Rf_allocVector(SEXPTYPE::INTSXP, 0);
-                SET_VECTOR_ELT(vals, p as isize, empty);
-                MARK_NOT_MUTABLE(empty);
-            }
-        }
-        let single = |k: u32| {
-            if VECTOR_ELT(vals, k as isize) == extendr_ffi::R_NilValue {
-                let v = Rf_allocVector(SEXPTYPE::INTSXP, 1);
-                SET_VECTOR_ELT(vals, k as isize, v);
-                *INTEGER(v) = k as i32 + 1;
-                MARK_NOT_MUTABLE(v);
-            }
-        };
-        for &[_, _, k] in &res.sep1 {
-            single(k);
+        for k in 0..=p as isize {
+            SET_VECTOR_ELT(vals, k, VECTOR_ELT(shared as SEXP, k));
         }
         let mut own = p as isize + 1;
-        for s in &res.sepsets {
-            if let [k] = s.set[..] {
-                single(k);
-            } else {
-                let v = Rf_allocVector(SEXPTYPE::INTSXP, s.set.len() as isize);
-                SET_VECTOR_ELT(vals, own, v);
-                let dst = std::slice::from_raw_parts_mut(INTEGER(v), s.set.len());
-                for (d, &x) in dst.iter_mut().zip(&s.set) {
-                    *d = x as i32 + 1;
-                }
-                MARK_NOT_MUTABLE(v);
-                own += 1;
+        for s in res.sepsets.iter().filter(|s| s.set.len() != 1) {
+            let v = Rf_allocVector(SEXPTYPE::INTSXP, s.set.len() as isize);
+            SET_VECTOR_ELT(vals, own, v);
+            let dst = std::slice::from_raw_parts_mut(INTEGER(v), s.set.len());
+            for (d, &x) in dst.iter_mut().zip(&s.set) {
+                *d = x as i32 + 1;
             }
+            MARK_NOT_MUTABLE(v);
+            own += 1;
         }
         vals
     })
@@ -369,29 +346,8 @@ pub fn sepsets_to_r(res: &SepParts, made: Option<&Robj>) -> CoreResult<Robj> {
         };
         put(s.x, s.y, v);
     }
-    let (outer, o) = match made {
-        Some((rows, _)) => (None, rows as SEXP),
-        None => {
-            // the rows go straight into the protected outer list as they are allocated
-            let o = extendr_api::catch_r_error(move || unsafe { Rf_allocVector(SEXPTYPE::VECSXP, p as isize) }).map_err(|_| sepset_memory(p))?;
-            // SAFETY: a fresh list, protected by `outer` from here on (no R allocation in between)
-            let outer = unsafe { Robj::from_sexp(o) };
-            // SAFETY: `outer` is protected; each row is stored into it right after its
-            // allocation, before any other R allocation. The p rows are p^2 pointers (3.2 GB at
-            // p = 20000): an allocation R refuses is an error here, not a jump out of Rust.
-            let pi = p as isize;
-            extendr_api::catch_r_error(move || unsafe {
-                for x in 0..pi {
-                    SET_VECTOR_ELT(o, x, Rf_allocVector(SEXPTYPE::VECSXP, pi));
-                }
-                o
-            })
-            .map_err(|_| sepset_memory(p))?;
-            (Some(outer), o)
-        }
-    };
-    // SAFETY: every row of `o` was allocated (and checked, when made beside the search); the
-    // rows' data pointers stay valid while `o` lives (R does not move objects).
+    // SAFETY: every row of `o` was checked above; the rows' data pointers stay valid while `o`
+    // lives (R does not move objects).
     let rows: Vec<usize> = unsafe { (0..p).map(|x| DATAPTR(VECTOR_ELT(o, x as isize)) as usize).collect() };
     let empty_cell = value(p as isize);
     let pool = pc_core::threads::kept_pool(threads, "host")?;
@@ -414,21 +370,19 @@ pub fn sepsets_to_r(res: &SepParts, made: Option<&Robj>) -> CoreResult<Robj> {
             }
         })
     });
-    if made.is_some() {
-        // rows made before the longer sets' vectors: those cells again through R's write barrier
-        // (the value the threads wrote, which may be a later entry's), so that R's collector
-        // knows an older row holds a younger vector
-        for s in res.sepsets.iter().filter(|s| s.set.len() != 1) {
-            // SAFETY: s.x, s.y < p (checked above); no R allocation since the threads wrote
-            unsafe {
-                let row = VECTOR_ELT(o, s.x as isize);
-                SET_VECTOR_ELT(row, s.y as isize, VECTOR_ELT(row, s.y as isize));
-            }
+    // the longer sets' vectors are younger than the rows: those cells again through R's write
+    // barrier (the value the threads wrote, which may be a later entry's), so that R's collector
+    // knows an older row holds a younger vector
+    for s in res.sepsets.iter().filter(|s| s.set.len() != 1) {
+        // SAFETY: s.x, s.y < p (checked above); no R allocation since the threads wrote
+        unsafe {
+            let row = VECTOR_ELT(o, s.x as isize);
+            SET_VECTOR_ELT(row, s.y as isize, VECTOR_ELT(row, s.y as isize));
         }
     }
     drop(values);
-    // SAFETY: `o` is `outer`'s list, or the protected list made beside the search
-    Ok(outer.unwrap_or_else(|| unsafe { Robj::from_sexp(o) }))
+    // SAFETY: `o` is the rows' list, held by `made`, alive here
+    Ok(unsafe { Robj::from_sexp(o) })
 }
 
 pub(crate) fn sepset_memory(p: usize) -> PcError {
