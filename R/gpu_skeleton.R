@@ -383,7 +383,8 @@ attach_sepsets <- function(out, sepsets, made = NULL) {
 #'   and the seconds of their parts in Rust (`phases`).
 #'   After a [gpu_query()] or [gpu_mpe()] batch: `backend`, `why`, `devices` and `devices_why`
 #'   (as above), `query` (`"marginal"` or `"mpe"`), `evidence_sets` and `phases` (`query_s`, the
-#'   propagation; for marginals `results_s`, their R matrices);
+#'   propagation, each chunk's marginals normalised into the result's matrices as it ends; for
+#'   marginals `results_s`, making and naming those matrices);
 #'   with `cluster = "mpi"` also `ranks`: this process's `rank` among `size` ranks, `check_s`,
 #'   `rows` (its evidence sets, from `first_row` on; a rank of none reports `backend` `"none"`),
 #'   `bytes_sent`, `bytes_received`, `local_s` (its block) and `allgather_s` (the exchanges).

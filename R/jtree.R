@@ -31,7 +31,11 @@
 #'   larger tree stops with an error before anything is allocated.
 #' @return A `gpu_jtree` object: the compiled tree (an external pointer, not saved with the
 #'   workspace), the nodes and their states, and `stats` (cliques, trees, depth, largest clique,
-#'   table cells, bytes per evidence set).
+#'   table cells, bytes per evidence set). On a GPU, a query leaves the tree's potentials and
+#'   index maps on each device it used (MUNIN: about 0.6 GB), so that the next query of the same
+#'   tree there starts at once; a device keeps one tree, the last one queried there, and the
+#'   memory is freed when another tree is queried on it or when the object is garbage
+#'   collected (`rm(jt); gc()`).
 #' @seealso [gpu_query()] for marginals, [gpu_mpe()] for most probable explanations.
 #' @aliases print.gpu_jtree
 #' @examplesIf requireNamespace("bnlearn", quietly = TRUE)

@@ -1,6 +1,7 @@
 # The result's large R objects. pMax's cells are held by Rust, outside R's heap
 # (src/rust/crates/gpupc-r/src/owned_doubles.rs): every way R reads, copies, changes, saves or
-# forks the matrix must act as on pcalg's own, and R's heap must not grow by it. pcalg's sepset
+# forks the matrix must act as on pcalg's own, and R's heap must not grow by it. The same holds
+# for gpu_query()'s marginal matrices. pcalg's sepset
 # list is allocated while the levels run (beside.rs) and filled after: its sets must survive R's
 # collections as any list's.
 
@@ -106,5 +107,44 @@ test_that("the sepset list made beside the search keeps every set through R's co
       invisible(gc())
       expect_identical(got@sepset, want@sepset)
     }
+  }
+})
+
+test_that("gpu_query()'s marginal matrices act as plain R matrices, outside R's heap", {
+  jt <- gpu_jtree(jt_network_path("alarm"), backend = "cpu")
+  ev <- jt_sample_evidence(jt_read_fit("alarm"), 400, 0.2, seed = 5)
+  ev[3, ] <- NA
+  ev[3, 1:2] <- c(jt$states[[1]][1], jt$states[[2]][1])
+  q <- suppressWarnings(gpu_query(jt, evidence = ev, backend = "cpu"))
+  m <- q[[5]]
+  ref <- matrix(m[seq_along(m)], nrow(m), ncol(m), dimnames = dimnames(m))
+  expect_identical(m, ref)
+  expect_identical(dim(m), c(400L, length(jt$states[[match(names(q)[5], jt$nodes)]])))
+  # rows sum to one, or are NA where the evidence is impossible (R's NA, not NaN)
+  ok <- attr(q, "pEvidence") > 0
+  expect_equal(unname(rowSums(m[ok, , drop = FALSE])), rep(1, sum(ok)), tolerance = 1e-12)
+  expect_true(all(is.na(m[!ok, ])) && !any(is.nan(m[!ok, ])))
+  expect_identical(as.data.frame(m), as.data.frame(ref))
+  m2 <- m
+  m2[1, 1] <- 42
+  expect_identical(q[[5]], ref)
+  f <- tempfile(fileext = ".rds")
+  on.exit(unlink(f))
+  saveRDS(q, f)
+  expect_identical(readRDS(f)[[5]], ref)
+  invisible(gc())
+  before <- gc()["Vcells", "used"]
+  big <- suppressWarnings(gpu_query(jt, evidence = ev[rep(seq_len(400), 10), ], backend = "cpu"))
+  after <- gc()["Vcells", "used"]
+  cells <- sum(lengths(big))
+  # R's own matrices would add every cell; what R holds is the evidence's codes and P(evidence)
+  expect_gt(cells, 4e5)
+  expect_lt(after - before, cells / 4)
+  skip_on_os("windows")
+  kids <- parallel::mclapply(1:2, function(i) list(made = suppressWarnings(gpu_query(jt, evidence = ev, backend = "cpu"))[[5]],
+                                                   inherited = m), mc.cores = 2)
+  for (k in kids) {
+    expect_identical(k$made, ref)
+    expect_identical(k$inherited, ref)
   }
 })

@@ -7,6 +7,7 @@ baselines   6  gpu  gRain on the large networks beside the path (ALARM, LINK); p
 mpe         6  gpu  pyAgrum'"'"'s MPE against ours (pcbench --mpe-out), with gRain and the path beside
 check       5  any  jtree-check.R: marginals against gRain (asia, alarm, hepar2, andes, pigs; 100 evidence sets), CPU engine and GPU where there is one
 r-profile   1  any  the R profiler over one gpu_query() batch (Munin, 10,000 sets; the GPU where there is one): calls by time, and the phases of gpupc_last_run()
+r-ab        5  gpu  two builds of gpupc through R (LIB_BEFORE, LIB_NOW): their answers identical (GPU; the build now'"'"'s GPU = its CPU engine), then gpu_query() on Munin, SETS evidence sets, alternating
 r-overhead  1  any  the R side of a batch (evidence read into codes, Munin, 30,000 sets), character and factor columns
 ab-cpu      9  any  the CPU engines of the same two builds alone (AB_CPU=1), a few evidence sets per network on THREADS threads
 ab          4  gpu  two pcbench builds (PCBENCH_BASE: the build before a change; PCBENCH) in one run, alternating, on the large networks: batch times, launch profiles, each build against the CPU engine bit for bit
@@ -26,6 +27,7 @@ part_check() {
 part_ab-cpu() { needs pcbench || return 1; AB_CPU=1 step ab-cpu 590 bash "$S/jtree-ab.sh"; }
 part_ab() { needs pcbench gpu bif:diabetes bif:mildew bif:barley || return 1; step ab 590 bash "$S/jtree-ab.sh"; }
 part_r-profile() { needs r || return 1; step r-profile 300 "$R" "$S/jtree-r-profile.R" munin "${SETS:-10000}" "${BACKEND:-$( [ "${BENCH_DEVICE:-0}" = 1 ] && echo cuda || echo cpu)}"; }
+part_r-ab() { needs r gpu || return 1; step r-ab 590 bash "$S/jtree-r-ab.sh"; }
 part_r-overhead() { needs r || return 1; step r-overhead 300 "$R" "$S/jtree-r-overhead.R" munin "${SETS:-30000}"; }
 part_chunks() { needs pcbench gpu bif:diabetes bif:mildew bif:barley || return 1; step chunks 590 bash "$S/jtree-chunks.sh"; }
 part_pyagrum() { needs pcbench gpu python wheel:pyagrum bif:diabetes bif:mildew bif:barley || return 1; step pyagrum 590 bash "$S/jtree-pyagrum.sh"; }

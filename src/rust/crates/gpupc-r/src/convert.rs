@@ -393,13 +393,13 @@ pub(crate) fn sepset_memory(p: usize) -> PcError {
 /// its cells are Rust's, outside R's heap ([`crate::owned_doubles`] says why). An allocation
 /// refused is an error, not a jump out of Rust.
 pub fn alloc_pmax(p: usize) -> CoreResult<Robj> {
-    crate::owned_doubles::unwritten_matrix(p, p, "pMax (p x p doubles)")
+    crate::owned_doubles::unwritten_matrix(p, p, "pMax (p x p doubles)", "p")
 }
 
 /// pMax of a result that kept its own vector (`run_skeleton`), as R's matrix (the vector moves).
 pub fn pmax_to_r(res: &mut SkeletonResult) -> CoreResult<Robj> {
     let p = res.graph.p();
-    crate::owned_doubles::matrix(std::mem::take(&mut res.pmax), p, p)
+    crate::owned_doubles::matrix(std::mem::take(&mut res.pmax), p, p, "p")
 }
 
 /// The cells of a double matrix made by [`alloc_pmax`].

@@ -5,10 +5,12 @@
 
 use extendr_api::prelude::*;
 use pc_core::{PcError, Watch};
-use pc_jtree::engine::{Marginals, Mpe, Options};
+use pc_jtree::engine::{MargSink, Mpe, Options};
 use pc_jtree::{Evidence, Heuristic, JtError, Limits, Network, Plan};
 
+use crate::jtree_kept::{Compiled, KEPT};
 use crate::watch::RWatch;
+use pc_cuda::jtree::CudaJtree;
 
 fn strings(x: &Robj, arg: &'static str) -> Result<Vec<String>, JtError> {
     x.as_string_vector().ok_or_else(|| JtError::invalid(arg, "must be a character vector"))
@@ -54,7 +56,7 @@ fn gpupc_jt_compile(names: Robj, states: List, parents: List, cpts: List, triang
             compile_s = t.elapsed().as_secs_f64()
         );
         let offsets: Vec<i32> = plan.marg.iter().map(|p| p.out as i32).collect();
-        let ptr: Robj = ExternalPtr::new(plan).into();
+        let ptr: Robj = ExternalPtr::new(Compiled::new(plan)).into();
         Ok(list!(ptr = ptr, stats = stats, offsets = offsets).into_robj())
     })();
     r.unwrap_or_else(|e| crate::rerror::from_jt(&e, "x"))
@@ -90,7 +92,8 @@ fn evidence(plan: &Plan, hard: Robj, soft_col: Robj, soft: Robj, rows: i32) -> R
 }
 
 /// Marginals (`what` "marginal") or the MPE (`what` "mpe") of a batch; returns
-/// list(values = rows x width matrix, pe) / list(states = rows x n matrix, prob), or an error list.
+/// list(values = per wanted node a rows x states matrix, pe) / list(states = rows x n matrix,
+/// prob), or an error list.
 /// `ev`: the evidence as R/jtree.R reads it (`hard`, `soft_col`, `soft`, `rows`); `query`: `what`,
 /// `backend`, `threads`, `memory_gb`, `devices`, `nodes` (the 0-based nodes whose marginals
 /// come back, NULL for all) and `dimnames` (per wanted node its matrix's dimnames, or NULL);
@@ -98,11 +101,11 @@ fn evidence(plan: &Plan, hard: Robj, soft_col: Robj, soft: Robj, rows: i32) -> R
 /// a FALSE from it stops the batch as R's interrupt).
 #[extendr]
 fn gpupc_jt_query(ptr: Robj, ev: List, query: List, hooks: List) -> Robj {
-    let plan: &ExternalPtr<Plan> = match (&ptr).try_into() {
+    let compiled: &ExternalPtr<Compiled> = match (&ptr).try_into() {
         Ok(p) => p,
         Err(_) => return crate::rerror::r_error("invalid", "is not a compiled junction tree (was it saved and reloaded?)", Some("jt")),
     };
-    let plan: &Plan = plan;
+    let (plan, key): (&Plan, u64) = (&compiled.plan, compiled.key);
     let (e, q) = (crate::convert::Named(&ev), crate::convert::Named(&query));
     let settings = (|| -> Result<_, PcError> {
         let ev_parts = (e.get("hard")?, e.get("soft_col")?, e.get("soft")?, e.int("rows")?);
@@ -121,41 +124,65 @@ fn gpupc_jt_query(ptr: Robj, ev: List, query: List, hooks: List) -> Robj {
     let opts = Options { threads: threads.max(0) as usize, memory_bytes: (memory_gb.max(0.001) * 1e9) as u64 };
     let n = plan.n_vars();
     let mut watch = RWatch::new(&hooks);
+    let rows = ev.rows;
+    if what == "marginal" {
+        // R's matrices first: each chunk is normalised straight into them
+        let t = std::time::Instant::now();
+        let made = node_indices(&nodes, n).and_then(|w| node_matrices(plan, rows, &w).map(|m| (w, m)));
+        let (wanted, (mats, pe)) = match made {
+            Ok(x) => x,
+            Err(e) => return crate::rerror::from_jt(&e, "evidence"),
+        };
+        let mut cells = vec![std::ptr::null_mut(); n];
+        for (x, &v) in mats.iter().zip(&wanted) {
+            // SAFETY: a double matrix, alive in `mats`
+            cells[v] = unsafe { extendr_ffi::REAL(x.get()) };
+        }
+        // SAFETY: each matrix holds rows x card[v] doubles and `pe` rows; their cells do not move
+        // (Rust's buffers, R's vector), `mats` and `pe` keep them alive, and only the propagation
+        // writes them until they are returned.
+        let sink = unsafe { MargSink::from_raw(plan, rows, cells, extendr_ffi::REAL(pe.get())) };
+        let mut results = t.elapsed().as_secs_f64();
+        pc_core::trace::mark(|| format!("junction tree query: {rows} evidence sets read, their {} matrices made", mats.len()));
+        let t = std::time::Instant::now();
+        let done = match backend {
+            "cpu" => pc_jtree::marginals_cpu_into(plan, &ev, opts, &mut |done, total| watch.tick(done as u64, total as u64), &sink).map_err(|e| crate::rerror::from_jt(&e, "evidence")),
+            "cuda" => crate::multi::ordinals(&devices)
+                .and_then(|d| on_devices(&ev, &d, &mut watch, |block, dev, first, progress| on_kept(plan, key, dev, |t| t.marginals_into(block, None, progress, &sink.from_row(first)))))
+                .map(|_| ())
+                .map_err(|e| crate::rerror::from_pc(&e)),
+            _ => Err(crate::rerror::r_error("internal", "unknown query", None)),
+        };
+        if let Err(e) = done {
+            return e;
+        }
+        drop(sink);
+        let secs = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let values = match named(mats, &dimnames) {
+            Ok(v) => v,
+            Err(e) => return crate::rerror::from_jt(&e, "nodes"),
+        };
+        results += t.elapsed().as_secs_f64();
+        return list!(values = values, pe = pe, seconds = secs, results_seconds = results).into_robj();
+    }
     let t = std::time::Instant::now();
-    let (marg, mpe) = match (what, backend) {
-        ("marginal", "cpu") => match pc_jtree::marginals_cpu_watched(plan, &ev, opts, &mut |done, total| watch.tick(done as u64, total as u64)) {
-            Ok(m) => (Some(m), None),
+    let m = match backend {
+        "cpu" => match pc_jtree::mpe_cpu_watched(plan, &ev, opts, &mut |done, total| watch.tick(done as u64, total as u64)) {
+            Ok(m) => m,
             Err(e) => return crate::rerror::from_jt(&e, "evidence"),
         },
-        ("mpe", "cpu") => match pc_jtree::mpe_cpu_watched(plan, &ev, opts, &mut |done, total| watch.tick(done as u64, total as u64)) {
-            Ok(m) => (None, Some(m)),
-            Err(e) => return crate::rerror::from_jt(&e, "evidence"),
-        },
-        (w, "cuda") => {
-            let r = crate::multi::ordinals(&devices).and_then(|d| cuda_query(plan, &ev, w == "mpe", &d, &mut watch));
+        "cuda" => {
+            let r = crate::multi::ordinals(&devices)
+                .and_then(|d| on_devices(&ev, &d, &mut watch, |block, dev, _, progress| on_kept(plan, key, dev, |t| t.mpe(block, None, progress))));
             match r {
-                Ok(x) => x,
+                Ok(parts) => Mpe::concat(parts).expect("at least one block"),
                 Err(e) => return crate::rerror::from_pc(&e),
             }
         }
         _ => return crate::rerror::r_error("internal", "unknown query", None),
     };
     let secs = t.elapsed().as_secs_f64();
-    let rows = ev.rows;
-    if let Some(m) = marg {
-        let wanted = match node_indices(&nodes, n) {
-            Ok(w) => w,
-            Err(e) => return crate::rerror::from_jt(&e, "nodes"),
-        };
-        let t = std::time::Instant::now();
-        let values = match node_matrices(plan, &m, &wanted, &dimnames, opts.threads) {
-            Ok(v) => v,
-            Err(e) => return crate::rerror::from_jt(&e, "evidence"),
-        };
-        let results = t.elapsed().as_secs_f64();
-        return list!(values = values, pe = m.pe, seconds = secs, results_seconds = results).into_robj();
-    }
-    let m = mpe.expect("one of the two");
     let mut col = vec![0i32; rows * n];
     for r in 0..rows {
         for v in 0..n {
@@ -177,47 +204,33 @@ fn node_indices(nodes: &Robj, n: usize) -> Result<Vec<usize>, JtError> {
     v.iter().map(|&i| if i >= 0 && (i as usize) < n { Ok(i as usize) } else { Err(JtError::invalid("nodes", "names a node the tree does not have")) }).collect()
 }
 
-/// Per wanted node its marginals as an R matrix (evidence sets x states; NaN, where the evidence
-/// is impossible, as NA), written once from the row-major result: R then only names them (a
-/// rows x all-states matrix for R to cut up took most of a large batch's time in R).
-fn node_matrices(plan: &Plan, m: &Marginals, wanted: &[usize], dimnames: &Robj, threads: usize) -> Result<List, JtError> {
-    let (rows, w) = (m.rows, m.width);
-    let nrow = i32::try_from(rows).map_err(|_| JtError::invalid("evidence", "has too many rows for an R matrix"))?;
-    // R's allocations can fail: caught, as an R error list, never a jump across these frames
-    let mut mats: Vec<Robj> = wanted
-        .iter()
-        .map(|&v| {
-            let ncol = plan.card[v] as i32;
-            extendr_api::catch_r_error(move || unsafe { extendr_ffi::Rf_allocMatrix(extendr_ffi::SEXPTYPE::REALSXP, nrow, ncol) })
-                // SAFETY: `from_sexp` protects the fresh matrix before any other R allocation.
-                .map(|sexp| unsafe { Robj::from_sexp(sexp) })
-                .map_err(|_| JtError::OutOfMemory(format!("R could not allocate the marginals of {rows} evidence sets")))
-        })
-        .collect::<Result<_, _>>()?;
-    // SAFETY: each matrix is a fresh rows x card double matrix, kept alive by `mats`, written here only.
-    let mut outs: Vec<&mut [f64]> = mats.iter().zip(wanted).map(|(x, &v)| unsafe { crate::convert::doubles_mut(x, rows * plan.card[v]) }).collect();
-    let na = <f64 as CanBeNA>::na();
-    // a node per task on the call's threads (no R API: the matrices' memory only), in blocks of
-    // rows whose part of the result stays in cache while the node's columns are written
-    const BLOCK: usize = 32;
-    pc_jtree::engine::pool(threads)?.install(|| {
-        use rayon::prelude::*;
-        outs.par_iter_mut().zip(wanted.par_iter()).for_each(|(out, &v)| {
-            let (off, card) = (plan.marg[v].out as usize, plan.card[v]);
-            for r0 in (0..rows).step_by(BLOCK) {
-                let r1 = (r0 + BLOCK).min(rows);
-                for c in 0..card {
-                    for r in r0..r1 {
-                        let x = m.values[r * w + off + c];
-                        out[r + c * rows] = if x.is_nan() { na } else { x };
-                    }
-                }
-            }
-        });
-    });
-    drop(outs);
-    // named here: R's `dimnames<-` on a matrix that `mats`' list still referred to copied it
-    // (450 MB for 10,000 Munin sets)
+/// Per wanted node a matrix for its marginals (evidence sets x states), and P(evidence) per
+/// set, unwritten: the propagation normalises into them. The matrices' cells are Rust's
+/// (`owned_doubles`, as pMax's): allocated by R, 10,000 Munin sets' 450 MB set off a full
+/// collection of R's heap in the first call of a process (0.65 s on the GPU machine, with the
+/// evidence's data frame alive). A node wanted twice is refused (its second matrix would stay
+/// unwritten).
+fn node_matrices(plan: &Plan, rows: usize, wanted: &[usize]) -> Result<(Vec<Robj>, Robj), JtError> {
+    let mut seen = vec![false; plan.n_vars()];
+    for &v in wanted {
+        if std::mem::replace(&mut seen[v], true) {
+            return Err(JtError::invalid("nodes", "names a node twice"));
+        }
+    }
+    let what = format!("the marginals of {rows} evidence sets");
+    let refused = |e: PcError| JtError::OutOfMemory(e.to_string());
+    let mats = wanted.iter().map(|&v| crate::owned_doubles::unwritten_matrix(rows, plan.card[v], &what, "evidence").map_err(refused)).collect::<Result<Vec<_>, _>>()?;
+    let pe = extendr_api::catch_r_error(move || unsafe { extendr_ffi::Rf_allocVector(extendr_ffi::SEXPTYPE::REALSXP, rows as extendr_ffi::R_xlen_t) })
+        // SAFETY: `from_sexp` protects the fresh vector before any other R allocation.
+        .map(|sexp| unsafe { Robj::from_sexp(sexp) })
+        .map_err(|_| JtError::OutOfMemory(format!("R could not allocate P(evidence) of {rows} evidence sets")))?;
+    Ok((mats, pe))
+}
+
+/// The written matrices as R's list, each named by its `dimnames` entry (NULL: unnamed). Named
+/// here: R's `dimnames<-` on a matrix that the list still referred to copied it (450 MB for
+/// 10,000 Munin sets).
+fn named(mut mats: Vec<Robj>, dimnames: &Robj) -> Result<List, JtError> {
     if let Some(dn) = dimnames.as_list().filter(|_| !dimnames.is_null()) {
         if dn.len() != mats.len() {
             return Err(JtError::invalid("nodes", "internal: one dimnames per wanted node"));
@@ -229,25 +242,40 @@ fn node_matrices(plan: &Plan, m: &Marginals, wanted: &[usize], dimnames: &Robj, 
     Ok(List::from_values(mats))
 }
 
-/// A batch on the GPUs `devices`: the evidence sets split into one contiguous block per device,
-/// each propagated on its own device at once, the answers put back in the batch's order. One
-/// device reports its chunks to `watch` itself; several add theirs to a count that this (R's)
-/// thread reports while they run, and stop at their next chunk once the watch says so.
-fn cuda_query(plan: &Plan, ev: &Evidence, mpe: bool, devices: &[usize], watch: &mut RWatch) -> Result<(Option<Marginals>, Option<Mpe>), PcError> {
-    let run = |ev: &Evidence, d: usize, progress: pc_jtree::Progress| -> Result<(Option<Marginals>, Option<Mpe>), PcError> {
-        let mut g = pc_cuda::jtree::CudaJtree::new_on(plan, d)?;
-        if mpe {
-            g.mpe(ev, None, progress).map(|m| (None, Some(m)))
-        } else {
-            g.marginals(ev, None, progress).map(|m| (Some(m), None))
+/// `run` on tree `key`'s device part on GPU `dev`: the one its last query there kept, else
+/// opened; kept again after a query that worked.
+fn on_kept<T>(plan: &Plan, key: u64, dev: usize, run: impl FnOnce(&mut CudaJtree) -> Result<T, PcError>) -> Result<T, PcError> {
+    let mut t = match KEPT.take(key, dev).and_then(|k| CudaJtree::resume(plan, key, k)) {
+        Some(t) => {
+            pc_core::trace::mark(|| format!("junction tree on GPU {dev}: kept from the last query"));
+            t
         }
+        None => CudaJtree::new_on(plan, dev)?,
     };
+    let r = run(&mut t)?;
+    KEPT.put(t.keep(key));
+    Ok(r)
+}
+
+/// A batch on the GPUs `devices`: the evidence sets split into one contiguous block per device,
+/// each propagated by `run(block, device, its first row, progress)` on its own device at once;
+/// the blocks' answers in the batch's order. One device reports its chunks to `watch` itself;
+/// several add theirs to a count that this (R's) thread reports while they run, and stop at
+/// their next chunk once the watch says so.
+fn on_devices<T: Send>(
+    ev: &Evidence,
+    devices: &[usize],
+    watch: &mut RWatch,
+    run: impl Fn(&Evidence, usize, usize, pc_jtree::Progress) -> Result<T, PcError> + Sync,
+) -> Result<Vec<T>, PcError> {
     let k = devices.len().min(ev.rows).max(1);
     if k == 1 {
-        return run(ev, devices.first().copied().unwrap_or_else(pc_cuda::device_ordinal), &mut |done, total| watch.tick(done as u64, total as u64));
+        let d = devices.first().copied().unwrap_or_else(pc_cuda::device_ordinal);
+        return run(ev, d, 0, &mut |done, total| watch.tick(done as u64, total as u64)).map(|x| vec![x]);
     }
     let labels = pc_cuda::device_labels(devices);
     let parts = pc_core::multi::even_ranges(ev.rows, k);
+    let run = &run;
     let results = pc_core::backend::run_watched(ev.rows as u64, watch, std::time::Duration::from_millis(100), |ctl| {
         Ok(std::thread::scope(|s| {
             let hs: Vec<_> = parts
@@ -260,19 +288,13 @@ fn cuda_query(plan: &Plan, ev: &Evidence, mpe: bool, devices: &[usize], watch: &
                         told = done;
                         !ctl.cancelled()
                     };
-                    s.spawn(move || run(&ev.rows_slice(r.clone()), d, &mut progress))
+                    s.spawn(move || run(&ev.rows_slice(r.clone()), d, r.start, &mut progress))
                 })
                 .collect();
             hs.into_iter().map(|h| h.join().unwrap_or_else(|e| Err(PcError::Cuda(pc_core::backend::panic_message(&*e))))).collect::<Vec<_>>()
         }))
     })?;
-    let (mut margs, mut mpes) = (Vec::with_capacity(k), Vec::with_capacity(k));
-    for (i, (r, label)) in results.into_iter().zip(&labels).enumerate() {
-        let (m, e) = r.map_err(|e| pc_core::multi::label_error(i, label, e))?;
-        margs.extend(m);
-        mpes.extend(e);
-    }
-    Ok((Marginals::concat(margs), Mpe::concat(mpes)))
+    results.into_iter().zip(&labels).enumerate().map(|(i, (r, label))| r.map_err(|e| pc_core::multi::label_error(i, label, e))).collect()
 }
 
 /// Hard evidence from a data frame's character and factor columns, as R/jtree.R's `hard`: a

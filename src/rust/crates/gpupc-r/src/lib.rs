@@ -18,6 +18,7 @@ mod rerror;
 mod rfci;
 mod sepset_rows;
 mod jtree;
+mod jtree_kept;
 mod kernel_cache;
 mod multi;
 mod watch;

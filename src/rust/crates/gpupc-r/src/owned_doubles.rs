@@ -1,4 +1,5 @@
-//! A double matrix that R reads as any other while Rust owns its cells (an ALTREP class): pMax.
+//! A double matrix that R reads as any other while Rust owns its cells (an ALTREP class): pMax,
+//! and the junction tree's marginals.
 //!
 //! pcalg's pMax is p x p doubles (21.6 MB at p = 1643, 3.2 GB at p = 20000). Allocated by R, it
 //! counts toward the heap size at which R's collector runs, and with pcalg loaded a full
@@ -72,12 +73,12 @@ unsafe extern "C" fn finalize(ptr: SEXP) {
 /// glibc serves a request of pMax's size again from the memory the last one freed, whose pages
 /// are already mapped; zeroed memory comes fresh from the kernel instead, and its page faults made
 /// pMax's copy from the GPU five times as slow at p = 1643. An allocation refused is an error
-/// naming `what`.
-fn unwritten(len: usize, what: &str) -> Result<Vec<f64>, PcError> {
+/// naming `what` and the argument `arg` that sized it.
+fn unwritten(len: usize, what: &str, arg: &'static str) -> Result<Vec<f64>, PcError> {
     if len == 0 {
         return Ok(Vec::new());
     }
-    let refused = || PcError::invalid("p", format!("{what} ({len} doubles, {:.1} GB) could not be allocated", len as f64 * 8.0 / 1e9));
+    let refused = || PcError::OutOfMemory { arg, what: what.to_string(), bytes: (len as u64).saturating_mul(8), available: None };
     let layout = std::alloc::Layout::array::<f64>(len).map_err(|_| refused())?;
     // SAFETY: a non-zero layout, and the Vec takes the allocation with the layout it was made
     // with. Its cells are written before they are read (the level loop fills or overwrites all
@@ -91,14 +92,14 @@ fn unwritten(len: usize, what: &str) -> Result<Vec<f64>, PcError> {
     }
 }
 
-/// The `nrow` x `ncol` matrix holding `cells` (column-major, R's order).
-pub fn matrix(cells: Vec<f64>, nrow: usize, ncol: usize) -> Result<Robj, PcError> {
+/// The `nrow` x `ncol` matrix holding `cells` (column-major, R's order); `arg` sized it.
+pub fn matrix(cells: Vec<f64>, nrow: usize, ncol: usize, arg: &'static str) -> Result<Robj, PcError> {
     if cells.len() != nrow * ncol {
         return Err(PcError::Internal(format!("{} cells for a {nrow} x {ncol} matrix", cells.len())));
     }
     let dims = [i32::try_from(nrow), i32::try_from(ncol)];
     let [Ok(nr), Ok(nc)] = dims else {
-        return Err(PcError::invalid("p", "is too large for an R matrix"));
+        return Err(PcError::invalid(arg, "is too large for an R matrix"));
     };
     let boxed = Box::into_raw(Box::new(cells)) as usize;
     // set once the external pointer (and its finalizer) holds the cells; an R allocation refused
@@ -126,13 +127,13 @@ pub fn matrix(cells: Vec<f64>, nrow: usize, ncol: usize) -> Result<Robj, PcError
                 // SAFETY: no R object took the cells; this is the only owner
                 drop(unsafe { Box::from_raw(boxed as *mut Vec<f64>) });
             }
-            Err(PcError::invalid("p", format!("R could not make the {nrow} x {ncol} matrix's header")))
+            Err(PcError::invalid(arg, format!("R could not make the {nrow} x {ncol} matrix's header")))
         }
     }
 }
 
 /// A `nrow` x `ncol` matrix held by Rust whose cells the caller writes before R reads them;
-/// `what` names it in an allocation error.
-pub fn unwritten_matrix(nrow: usize, ncol: usize, what: &str) -> Result<Robj, PcError> {
-    matrix(unwritten(nrow.saturating_mul(ncol), what)?, nrow, ncol)
+/// `what` and `arg` name it in an allocation error.
+pub fn unwritten_matrix(nrow: usize, ncol: usize, what: &str, arg: &'static str) -> Result<Robj, PcError> {
+    matrix(unwritten(nrow.saturating_mul(ncol), what, arg)?, nrow, ncol, arg)
 }

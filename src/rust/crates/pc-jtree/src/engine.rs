@@ -16,22 +16,13 @@ use rayon::prelude::*;
 
 use crate::error::{try_filled, JtError, Result};
 use crate::evidence::Evidence;
+pub use crate::marginals::{MargSink, Marginals, NO_ANSWER};
 use crate::plan::{Plan, Projection, REDUCE_SPLIT};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Sum,
     Max,
-}
-
-/// Posterior marginals of every variable (rows x marg_cells, row-major; normalised; NaN where
-/// P(evidence) = 0) and P(evidence) per row.
-#[derive(Clone, Debug)]
-pub struct Marginals {
-    pub rows: usize,
-    pub width: usize,
-    pub values: Vec<f64>,
-    pub pe: Vec<f64>,
 }
 
 /// The most probable explanation per row (rows x n_vars states, -1 where the evidence is
@@ -43,34 +34,17 @@ pub struct Mpe {
     pub prob: Vec<f64>,
 }
 
-/// The answers of consecutive blocks of one batch as the batch's: the first block, each later
-/// one `append`ed to it in order.
-fn concat_blocks<T>(parts: Vec<T>, mut append: impl FnMut(&mut T, T)) -> Option<T> {
-    let mut it = parts.into_iter();
-    let mut all = it.next()?;
-    it.for_each(|b| append(&mut all, b));
-    Some(all)
-}
-
-impl Marginals {
-    /// The answers of consecutive blocks of one batch, as the batch's (the blocks in order).
-    pub fn concat(parts: Vec<Marginals>) -> Option<Marginals> {
-        concat_blocks(parts, |all, m| {
-            all.rows += m.rows;
-            all.values.extend(m.values);
-            all.pe.extend(m.pe);
-        })
-    }
-}
-
 impl Mpe {
     /// The answers of consecutive blocks of one batch, as the batch's (the blocks in order).
     pub fn concat(parts: Vec<Mpe>) -> Option<Mpe> {
-        concat_blocks(parts, |all, m| {
+        let mut it = parts.into_iter();
+        let mut all = it.next()?;
+        for m in it {
             all.rows += m.rows;
             all.states.extend(m.states);
             all.prob.extend(m.prob);
-        })
+        }
+        Some(all)
     }
 }
 
@@ -411,24 +385,6 @@ pub fn root_product(plan: &Plan, msg: &[f64], b: usize, k: usize) -> f64 {
     plan.roots.iter().fold(1.0, |acc, &r| acc * msg[plan.up[r].out as usize * b + k])
 }
 
-/// Normalises a chunk's marginals (cells x b) into rows `r0..` of `out`.
-pub fn finish_marginals(plan: &Plan, marg: &[f64], msg_roots: &[f64], b: usize, r0: usize, out: &mut Marginals) {
-    let w = out.width;
-    for k in 0..b {
-        let pe = (0..plan.roots.len()).fold(1.0, |acc, i| acc * msg_roots[i * b + k]);
-        out.pe[r0 + k] = pe;
-        let dst = &mut out.values[(r0 + k) * w..][..w];
-        for p in &plan.marg {
-            let s = p.out as usize;
-            let m = p.base.len();
-            let z: f64 = (0..m).map(|j| marg[(s + j) * b + k]).sum();
-            for j in 0..m {
-                dst[s + j] = if pe > 0.0 && z > 0.0 { marg[(s + j) * b + k] / z } else { f64::NAN };
-            }
-        }
-    }
-}
-
 /// The roots' cells of a chunk's separator buffer (roots x b).
 pub fn roots_of(plan: &Plan, msg: &[f64], b: usize) -> Vec<f64> {
     let mut v = Vec::with_capacity(plan.roots.len() * b);
@@ -492,18 +448,21 @@ pub fn marginals_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Margin
 
 /// [`marginals_cpu`], telling `progress` between chunks.
 pub fn marginals_cpu_watched(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress) -> Result<Marginals> {
-    let width = plan.marg_cells as usize;
+    let mut out = Marginals::zeroed(plan, ev.rows)?;
+    marginals_cpu_into(plan, ev, opts, progress, &out.sink(plan))?;
+    Ok(out)
+}
+
+/// [`marginals_cpu_watched`] into the matrices of `sink` (its rows from its first on).
+pub fn marginals_cpu_into(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress, sink: &MargSink) -> Result<()> {
     let pool = pool(opts.threads)?;
-    let values = pool.install(|| try_filled(ev.rows * width, 0.0, "the marginals"))?;
-    let mut out = Marginals { rows: ev.rows, width, values, pe: vec![0.0; ev.rows] };
     let mut work = None;
     by_chunks(plan, ev, opts, &pool, progress, |r0, b| {
         let w = Work::of(&mut work, plan, b, Mode::Sum)?;
         propagate(plan, ev, r0, b, Mode::Sum, w);
-        finish_marginals(plan, &w.marg, &roots_of(plan, &w.msg, b), b, r0, &mut out);
+        sink.write_chunk(plan, &w.marg, &roots_of(plan, &w.msg, b), b, r0);
         Ok(())
-    })?;
-    Ok(out)
+    })
 }
 
 /// The most probable explanation of every row of `ev`, on the CPU.

@@ -1,7 +1,7 @@
 //! The engine against brute-force enumeration of the joint distribution on small random networks
 //! (both heuristics, forests, hard, likelihood and impossible evidence, batches split in chunks).
 
-use pc_jtree::engine::{marginals_cpu, marginals_cpu_watched, mpe_cpu, mpe_cpu_watched, Marginals, Mpe, Options};
+use pc_jtree::engine::{marginals_cpu, marginals_cpu_into, marginals_cpu_watched, mpe_cpu, mpe_cpu_watched, Marginals, Mpe, Options};
 use pc_jtree::{Evidence, Heuristic, JtError, Limits, Network, Plan};
 
 struct Rng(u64);
@@ -156,15 +156,14 @@ fn marginals_and_mpe_match_brute_force() {
             assert!(close(mp.prob[r], best.0, 1e-12), "case {case} row {r}: MPE prob {} vs {}", mp.prob[r], best.0);
             if pe == 0.0 {
                 impossible += 1;
-                assert!(m.values[r * m.width..(r + 1) * m.width].iter().all(|x| x.is_nan()));
+                assert!(m.row(r).iter().all(|x| x.is_nan()));
                 assert!(mp.states[r * n..(r + 1) * n].iter().all(|&s| s == -1));
                 continue;
             }
             for v in 0..n {
-                let off = plan.marg[v].out as usize;
                 for s in 0..card[v] {
                     let want = marg[v][s] / pe;
-                    let got = m.values[r * m.width + off + s];
+                    let got = m.at(r, v, s);
                     assert!((got - want).abs() <= 1e-12, "case {case} row {r} var {v} state {s}: {got} vs {want}");
                 }
             }
@@ -198,7 +197,7 @@ fn results_are_identical_run_to_run_and_across_chunkings_and_threads() {
     let a = marginals_cpu(&plan, &ev, Options { threads: 1, memory_bytes: 1 << 30 }).unwrap();
     let b = marginals_cpu(&plan, &ev, Options { threads: 3, memory_bytes: plan.stats.bytes_per_evidence_set * 5 }).unwrap();
     // chunking changes B, not the arithmetic of a value
-    assert_eq!(a.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), b.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    assert_eq!(a.bits(), b.bits());
     assert_eq!(a.pe, b.pe);
     assert_same_in_one_row_chunks(&plan, &ev);
     // the later chunks reuse the first one's buffers, the last one only in part
@@ -224,7 +223,7 @@ fn progress_is_told_between_chunks_and_can_stop_the_batch() {
     // before the first chunk of 5 rows and after each
     assert_eq!(seen, [0, 5, 10, 15, 20, 23].map(|d| (d, 23)));
     let want = marginals_cpu(&plan, &ev, opts).unwrap();
-    assert_eq!(m.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    assert_eq!(m.bits(), want.bits());
     let mut calls = 0;
     let e = mpe_cpu_watched(&plan, &ev, opts, &mut |_, _| {
         calls += 1;
@@ -250,8 +249,8 @@ fn forests_and_isolated_nodes() {
     let m = marginals_cpu(&plan, &ev, Options::default()).unwrap();
     let pb1 = 0.3 * 0.1 + 0.7 * 0.8;
     assert!(close(m.pe[0], pb1 * 0.25, 1e-14));
-    assert!((m.values[plan.marg[0].out as usize] - 0.3 * 0.1 / pb1).abs() < 1e-15);
-    assert!((m.values[plan.marg[2].out as usize] - 0.5).abs() < 1e-15);
+    assert!((m.at(0, 0, 0) - 0.3 * 0.1 / pb1).abs() < 1e-15);
+    assert!((m.at(0, 2, 0) - 0.5).abs() < 1e-15);
 }
 
 #[test]
@@ -292,8 +291,7 @@ fn asia_from_bif() {
     let plan = Plan::compile(&net, Heuristic::MinFill, Limits::default(), 2).unwrap();
     let m = marginals_cpu(&plan, &Evidence::empty(8, 1), Options::default()).unwrap();
     // gRain: querygrain(asia)$lung = 0.055 yes
-    let lung = plan.marg[net.index_of("lung").unwrap()].out as usize;
-    assert!((m.values[lung] - 0.055).abs() < 1e-15);
+    assert!((m.at(0, net.index_of("lung").unwrap(), 0) - 0.055).abs() < 1e-15);
     assert!((m.pe[0] - 1.0).abs() < 1e-15);
     assert!(pc_jtree::bif::parse_bif("variable a { type discrete [ 2 ] { x }; }").is_err());
     assert!(pc_jtree::bif::parse_bif(&ASIA.replace("(no, no) 0.0, 1.0;", "")).is_err());
@@ -344,7 +342,7 @@ fn long_marginalisations_summed_in_parts_match_brute_force() {
         if pe > 0.0 {
             for v in 0..n {
                 for s in 0..2 {
-                    assert!((m.values[r * m.width + plan.marg[v].out as usize + s] - marg[v][s] / pe).abs() < 1e-12);
+                    assert!((m.at(r, v, s) - marg[v][s] / pe).abs() < 1e-12);
                 }
             }
         }
@@ -360,7 +358,7 @@ fn assert_same_in_one_row_chunks(plan: &Plan, ev: &Evidence) {
     let all = Options { threads: 2, memory_bytes: 1 << 30 };
     let one = Options { threads: 2, memory_bytes: plan.stats.bytes_per_evidence_set };
     let (a, b) = (marginals_cpu(plan, ev, all).unwrap(), marginals_cpu(plan, ev, one).unwrap());
-    assert_eq!(bits(&a.values), bits(&b.values));
+    assert_eq!(a.bits(), b.bits());
     assert_eq!(bits(&a.pe), bits(&b.pe));
     let (a, b) = (mpe_cpu(plan, ev, all).unwrap(), mpe_cpu(plan, ev, one).unwrap());
     assert_eq!(a.states, b.states);
@@ -384,7 +382,16 @@ fn a_batch_split_into_blocks_equals_the_whole_batch() {
             let m = Marginals::concat(blocks.iter().map(|r| marginals_cpu(&plan, &ev.rows_slice(r.clone()), opts).unwrap()).collect()).unwrap();
             let e = Mpe::concat(blocks.iter().map(|r| mpe_cpu(&plan, &ev.rows_slice(r.clone()), opts).unwrap()).collect()).unwrap();
             assert_eq!(m.rows, ev.rows);
-            assert!(m.values.iter().zip(&whole_m.values).all(|(a, b)| a.to_bits() == b.to_bits()), "marginals, k = {k}");
+            assert_eq!(m.bits(), whole_m.bits(), "marginals, k = {k}");
+            // each block written into its rows of one set of matrices, as the GPUs write theirs
+            let mut into = Marginals::zeroed(&plan, ev.rows).unwrap();
+            let sink = into.sink(&plan);
+            for r in &blocks {
+                marginals_cpu_into(&plan, &ev.rows_slice(r.clone()), opts, &mut |_, _| true, &sink.from_row(r.start)).unwrap();
+            }
+            drop(sink);
+            assert_eq!(into.bits(), whole_m.bits(), "marginals into one sink, k = {k}");
+            assert!(into.pe.iter().zip(&whole_m.pe).all(|(a, b)| a.to_bits() == b.to_bits()), "P(evidence) into one sink, k = {k}");
             assert!(m.pe.iter().zip(&whole_m.pe).all(|(a, b)| a.to_bits() == b.to_bits()), "P(evidence), k = {k}");
             assert_eq!((e.rows, &e.states), (ev.rows, &whole_e.states), "MPE, k = {k}");
             assert!(e.prob.iter().zip(&whole_e.prob).all(|(a, b)| a.to_bits() == b.to_bits()), "MPE probability, k = {k}");

@@ -156,6 +156,11 @@ fn max_rel(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| if x == y || (x.is_nan() && y.is_nan()) { 0.0 } else { (x - y).abs() / x.abs().max(y.abs()).max(1e-300) }).fold(0.0, f64::max)
 }
 
+/// Every value of `m`, variable by variable (the same order for two answers of as many rows).
+fn flat(m: &pc_jtree::Marginals) -> Vec<f64> {
+    m.nodes.concat()
+}
+
 fn max_abs(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| if x.is_nan() && y.is_nan() { 0.0 } else { (x - y).abs() }).fold(0.0, f64::max)
 }
@@ -233,7 +238,7 @@ pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
             let t = Instant::now();
             let m1b = g.marginals(&none, None, &mut |_, _| true).map_err(|e| e.to_string())?;
             single_gpu = t.elapsed().as_secs_f64();
-            let d1 = max_abs(&m1.values, &m_cpu1.values).max(max_abs(&m1b.values, &m1.values));
+            let d1 = max_abs(&flat(&m1), &flat(&m_cpu1)).max(max_abs(&flat(&m1b), &flat(&m1)));
             let t = Instant::now();
             let mg = g.marginals(&ev, None, &mut |_, _| true).map_err(|e| e.to_string())?;
             batch_gpu = t.elapsed().as_secs_f64();
@@ -247,11 +252,9 @@ pub fn cmd_jtree(a: &JtreeArgs) -> Res<ExitCode> {
             }
             let rep = if a.repeat_rows == 0 { ev.rows } else { a.repeat_rows.min(ev.rows) };
             let mg2 = g.marginals(&rows_of(&ev, rep), None, &mut |_, _| true).map_err(|e| e.to_string())?;
-            let w2 = mg2.width;
-            ident = mg.values[..rep * w2].iter().zip(&mg2.values).all(|(x, y)| x.to_bits() == y.to_bits())
+            ident = mg.first_rows(rep).bits() == mg2.bits()
                 && mg.pe[..rep].iter().zip(&mg2.pe).all(|(x, y)| x.to_bits() == y.to_bits());
-            let w = mg.width;
-            dmarg = max_abs(&mg.values[..sub.rows * w], &m_cpu.values).max(d1);
+            dmarg = max_abs(&flat(&mg.first_rows(sub.rows)), &flat(&m_cpu)).max(d1);
             dpe = max_rel(&mg.pe[..sub.rows], &m_cpu.pe);
             let mpe_g = g.mpe(&mev, None, &mut |_, _| true).map_err(|e| e.to_string())?;
             let n = net.len();
