@@ -292,9 +292,8 @@ struct Dev {
     maps: Option<(CudaSlice<u64>, CudaSlice<u32>)>,
 }
 
-/// A compiled tree resident on the GPU.
-pub struct CudaJtree<'a> {
-    plan: &'a Plan,
+/// A tree's part on one GPU: its kernels, projections, potentials and cell maps.
+struct OnDevice {
     gpu: Gpu,
     f: [Kernel; 6],
     d: Dev,
@@ -302,6 +301,12 @@ pub struct CudaJtree<'a> {
     /// `Flat::fac`: which projections read calibrated values (those launches take jt_reduce_cal).
     fac: Vec<u32>,
     static_bytes: usize,
+}
+
+/// A compiled tree resident on the GPU.
+pub struct CudaJtree<'a> {
+    plan: &'a Plan,
+    on: OnDevice,
     /// Of the last call: times (`setup_s` the cell maps, `host_s` normalising the chunks'
     /// results, overlapped with the next chunk's kernels) and how it was cut.
     pub timings: Timings,
@@ -309,28 +314,18 @@ pub struct CudaJtree<'a> {
     prof: Option<RefCell<BTreeMap<(usize, &'static str, usize), ProfileRow>>>,
 }
 
-/// A tree's device part (its kernels, projections, potentials and cell maps on one GPU), kept
-/// between the queries of one compiled plan: opening them again took 0.12-0.29 s of every Munin
-/// query (laying out the projections, allocating and uploading 0.6 GB, making the maps), where
-/// one evidence set propagates in milliseconds. Made by [`CudaJtree::keep`] under the caller's
-/// `key`, which must name the plan (and nothing else) for the process's life; taken back by
-/// [`CudaJtree::resume`] with the same plan and key. Dropped in a process other than the one
-/// that made it (a forked child), it lets its device memory go unfreed: CUDA cannot be called
-/// there.
+/// A tree's device part, kept between the queries of one compiled plan: opening it again took
+/// 0.12-0.29 s of every Munin query (laying out the projections, allocating and uploading
+/// 0.6 GB, making the maps), where one evidence set propagates in milliseconds. Made by
+/// [`CudaJtree::keep`] under the caller's `key`, which must name the plan (and nothing else) for
+/// the process's life; taken back by [`CudaJtree::resume`] with the same plan and key. Dropped in
+/// a process other than the one that made it (a forked child), it lets its device memory go
+/// unfreed: CUDA cannot be called there.
 pub struct KeptTree {
     key: u64,
     ordinal: usize,
     pid: u32,
-    parts: Option<KeptParts>,
-}
-
-struct KeptParts {
-    gpu: Gpu,
-    f: [Kernel; 6],
-    d: Dev,
-    istart: Vec<u64>,
-    fac: Vec<u32>,
-    static_bytes: usize,
+    on: Option<OnDevice>,
     layout: JtLayout,
     /// What its kernels were compiled for.
     target: String,
@@ -351,7 +346,7 @@ impl KeptTree {
 impl Drop for KeptTree {
     fn drop(&mut self) {
         if std::process::id() != self.pid {
-            std::mem::forget(self.parts.take());
+            std::mem::forget(self.on.take());
         }
     }
 }
@@ -359,10 +354,8 @@ impl Drop for KeptTree {
 impl<'a> CudaJtree<'a> {
     /// The device part, kept under `key` (see [`KeptTree`]).
     pub fn keep(self, key: u64) -> KeptTree {
-        let CudaJtree { gpu, f, d, istart, fac, static_bytes, layout, timings, .. } = self;
-        let ordinal = gpu.info.ordinal;
-        let target = timings.target;
-        KeptTree { key, ordinal, pid: std::process::id(), parts: Some(KeptParts { gpu, f, d, istart, fac, static_bytes, layout, target }) }
+        let ordinal = self.on.gpu.info.ordinal;
+        KeptTree { key, ordinal, pid: std::process::id(), on: Some(self.on), layout: self.layout, target: self.timings.target }
     }
 
     /// The tree `kept` held, for `plan` again; `None` where it was kept under another key or
@@ -371,10 +364,10 @@ impl<'a> CudaJtree<'a> {
         if kept.key != key || kept.pid != std::process::id() {
             return None;
         }
-        let KeptParts { gpu, f, d, istart, fac, static_bytes, layout, target } = kept.parts.take()?;
+        let on = kept.on.take()?;
         // nothing compiled, uploaded or made for this query
-        let timings = Timings { compile_cached: true, target, ..Default::default() };
-        Some(CudaJtree { plan, gpu, f, d, static_bytes, timings, layout, istart, fac, prof: None })
+        let timings = Timings { compile_cached: true, target: std::mem::take(&mut kept.target), ..Default::default() };
+        Some(CudaJtree { plan, on, timings, layout: std::mem::take(&mut kept.layout), prof: None })
     }
 
     /// Opens the GPU, compiles the kernels and uploads the plan and the potentials.
@@ -418,7 +411,8 @@ impl<'a> CudaJtree<'a> {
             };
             gpu.stream.synchronize().map_err(cuda_err("uploading the tree"))?;
             timings.upload_s = clock.transfer;
-            let mut me = CudaJtree { plan, gpu, f, d, static_bytes, timings, layout: JtLayout::default(), istart: fl.istart, fac: fl.fac, prof: None };
+            let on = OnDevice { gpu, f, d, static_bytes, istart: fl.istart, fac: fl.fac };
+            let mut me = CudaJtree { plan, on, timings, layout: JtLayout::default(), prof: None };
             me.make_maps()?;
             pc_core::trace::mark(|| format!("junction tree on GPU {ordinal}: plan uploaded ({:.4} s), cell maps made ({:.4} s)", me.timings.upload_s, me.timings.setup_s));
             Ok(me)
@@ -436,25 +430,25 @@ impl<'a> CudaJtree<'a> {
         let (offs, entries) = map_offsets(plan);
         let bytes = 4 * entries + 8 * offs.len() as u64;
         let off = std::env::var("GPUPC_JT_MAPS").is_ok_and(|v| v == "0");
-        let free = self.gpu.free_bytes()? as u64;
+        let free = self.on.gpu.free_bytes()? as u64;
         if off || plan.sep_cells > u32::MAX as u64 || bytes > free / 10 {
             return Ok(());
         }
         let t = Instant::now();
         let mut clock = Clock::default();
-        let map_off = self.gpu.up(&mut clock, &offs, "uploading the cell maps' offsets")?;
-        let mut map = self.gpu.alloc::<u32>(entries as usize, "allocating the cell maps")?;
+        let map_off = self.on.gpu.up(&mut clock, &offs, "uploading the cell maps' offsets")?;
+        let mut map = self.on.gpu.alloc::<u32>(entries as usize, "allocating the cell maps")?;
         let (nc, cells, k32) = (plan.cliques.len() as u32, plan.total_cells, plan.cliques.len() as u32);
-        let dev = &self.d;
+        let dev = &self.on.d;
         let args = params::Maps {
             cl_off: &dev.cl_off, nc, cells, pj: &dev.pj, k: k32, dig: &dev.dig, cl_child: &dev.cl_child, homed_start: &dev.homed_start,
             homed: &dev.homed, map_off: &map_off, map: &mut map,
         };
         // SAFETY: map holds the entries map_offsets counted.
-        unsafe { args.launch(&self.gpu, &self.f[4], self.cfg(cells), "jt_maps") }?;
-        self.gpu.stream.synchronize().map_err(cuda_err("making the cell maps"))?;
-        self.d.maps = Some((map_off, map));
-        self.static_bytes += bytes as usize;
+        unsafe { args.launch(&self.on.gpu, &self.on.f[4], self.cfg(cells), "jt_maps") }?;
+        self.on.gpu.stream.synchronize().map_err(cuda_err("making the cell maps"))?;
+        self.on.d.maps = Some((map_off, map));
+        self.on.static_bytes += bytes as usize;
         self.layout.maps = true;
         self.layout.map_bytes = bytes;
         self.timings.setup_s = t.elapsed().as_secs_f64();
@@ -462,12 +456,12 @@ impl<'a> CudaJtree<'a> {
     }
 
     pub fn device_name(&self) -> &str {
-        &self.gpu.info.name
+        &self.on.gpu.info.name
     }
 
     /// Rows per chunk: what the memory plan allows, at most [`CHUNK_ROWS_MAX`].
     fn chunk_rows(&self, rows: usize, memory_bytes: Option<u64>) -> Result<usize> {
-        let free = self.gpu.free_bytes()? as u64;
+        let free = self.on.gpu.free_bytes()? as u64;
         // the MPE's states (n ints per row) fit in the margin left beside the tables
         let budget = crate::runtime::memplan::jtree_budget(free, memory_bytes, rows, self.plan.n_vars());
         let c = pc_jtree::engine::chunk_rows(self.plan, rows, budget).map_err(|e| PcError::Cuda(format!("{e} (free GPU memory)")))?;
@@ -492,7 +486,7 @@ impl<'a> CudaJtree<'a> {
     /// Profiling: waits for the launch just made and books it (order: position in the schedule).
     fn book(&self, order: usize, phase: &'static str, depth: usize, bytes: f64, t: Instant) -> Result<()> {
         if let Some(p) = &self.prof {
-            self.gpu.stream.synchronize().map_err(cuda_err("profiling"))?;
+            self.on.gpu.stream.synchronize().map_err(cuda_err("profiling"))?;
             let mut p = p.borrow_mut();
             let row = p.entry((order, phase, depth)).or_insert_with(|| ProfileRow { phase, depth, ..Default::default() });
             row.launches += 1;
@@ -503,12 +497,12 @@ impl<'a> CudaJtree<'a> {
     }
 
     fn shape(&self, units: u64, b: usize, sliced: bool) -> (LaunchConfig, u32) {
-        let s = shape(units, b, self.gpu.info.multiprocessors.max(1) as u32, sliced);
+        let s = shape(units, b, self.on.gpu.info.multiprocessors.max(1) as u32, sliced);
         (LaunchConfig { grid_dim: (s.grid_x, s.grid_y, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }, s.lw)
     }
 
     fn cfg(&self, total: u64) -> LaunchConfig {
-        let cap = (self.gpu.info.multiprocessors.max(1) as u64) * 32;
+        let cap = (self.on.gpu.info.multiprocessors.max(1) as u64) * 32;
         let grid = total.div_ceil(BLOCK as u64).clamp(1, cap) as u32;
         LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
     }
@@ -521,7 +515,7 @@ impl<'a> CudaJtree<'a> {
         if np == 0 {
             return Ok(());
         }
-        let items = self.istart[p0 + np] - self.istart[p0];
+        let items = self.on.istart[p0 + np] - self.on.istart[p0];
         let cells: u64 = (p0..p0 + np).map(|i| self.proj(i).base.len() as u64).sum();
         let read: u64 = (p0..p0 + np).map(|i| self.proj(i).base.len() as u64 * self.proj(i).len).sum();
         let split_any = items != cells;
@@ -531,10 +525,10 @@ impl<'a> CudaJtree<'a> {
         let Bufs { tables, msg, dmsg, marg, scratch, .. } = bufs;
         // distribute writes each child's factor: its sums over the messages sent up (msg)
         let ratio = matches!(out, Out::Dmsg) as i32;
-        let dev = &self.d;
+        let dev = &self.on.d;
         let (map_off, map) = dev.maps.as_ref().map(|(o, m)| (o, m)).unzip();
         match (collect, out) {
-            (None, Out::Dmsg | Out::Marg) if self.fac[p0..p0 + np].iter().any(|&c| c != 0) => {
+            (None, Out::Dmsg | Out::Marg) if self.on.fac[p0..p0 + np].iter().any(|&c| c != 0) => {
                 // distribute writes into dm, whose parents' cells it reads (disjoint cells)
                 let out = if let Out::Marg = out { Some(&mut *marg) } else { None };
                 let args = params::ReduceCal {
@@ -544,7 +538,7 @@ impl<'a> CudaJtree<'a> {
                 };
                 // SAFETY: every index stays inside the plan's arrays; scratch holds the plan's
                 // scratch_cells x b values.
-                unsafe { args.launch(&self.gpu, &self.f[5], cfg, "jt_reduce_cal") }?;
+                unsafe { args.launch(&self.on.gpu, &self.on.f[5], cfg, "jt_reduce_cal") }?;
             }
             (None, Out::Dmsg | Out::Marg) => {
                 // the roots' projections (distribute at depth 0): their tables are calibrated
@@ -554,7 +548,7 @@ impl<'a> CudaJtree<'a> {
                     tables: &*tables, out, scratch: &mut *scratch, ratio, old: &*msg,
                 };
                 // SAFETY: as above.
-                unsafe { args.launch(&self.gpu, &self.f[0], cfg, "jt_reduce") }?;
+                unsafe { args.launch(&self.on.gpu, &self.on.f[0], cfg, "jt_reduce") }?;
             }
             (None, Out::Msg) => return Err(PcError::Internal("the messages up are made by collect".into())),
             (Some(ev), _) => {
@@ -571,7 +565,7 @@ impl<'a> CudaJtree<'a> {
                 };
                 // SAFETY: hard holds n x b, soft soft_width x b values; the messages read (children,
                 // deeper) and written (this depth) are disjoint cells.
-                unsafe { args.launch(&self.gpu, &self.f[1], cfg, "jt_collect") }?;
+                unsafe { args.launch(&self.on.gpu, &self.on.f[1], cfg, "jt_collect") }?;
             }
         }
         *launches += 1;
@@ -592,7 +586,7 @@ impl<'a> CudaJtree<'a> {
                 out: dst, ratio, old,
             };
             // SAFETY: the same plan's arrays as the reduction's.
-            unsafe { args.launch(&self.gpu, &self.f[3], cfg, "jt_combine") }?;
+            unsafe { args.launch(&self.on.gpu, &self.on.f[3], cfg, "jt_combine") }?;
             *launches += 1;
             self.book(tag.0 + 1, "combine", tag.2, 8.0 * (items + cells) as f64 * b as f64, t)?;
         }
@@ -631,9 +625,9 @@ impl<'a> CudaJtree<'a> {
             }
         }
         let ev_dev = EvDev {
-            hard: self.gpu.up(&mut clock, &hard_t, "uploading evidence")?,
-            soft_col: self.gpu.up(&mut clock, &ev.soft_col, "uploading evidence")?,
-            soft: self.gpu.up(&mut clock, &soft_t, "uploading evidence")?,
+            hard: self.on.gpu.up(&mut clock, &hard_t, "uploading evidence")?,
+            soft_col: self.on.gpu.up(&mut clock, &ev.soft_col, "uploading evidence")?,
+            soft: self.on.gpu.up(&mut clock, &soft_t, "uploading evidence")?,
         };
         let k32 = k as u32;
         let ds = &plan.depth_start;
@@ -646,13 +640,13 @@ impl<'a> CudaJtree<'a> {
         if max {
             let bb = b as u64;
             let (nu, t) = (n as u32, Instant::now());
-            let dev = &self.d;
+            let dev = &self.on.d;
             let args = params::Decode {
                 cl_off: &dev.cl_off, k: k32, B: bb, pj: &dev.pj, bpool: &dev.bpool, opool: &dev.opool, dig: &dev.dig, vars_start: &dev.vars_start,
                 vars: &dev.vars, n: nu, tables: &bufs.tables, x: &mut bufs.states,
             };
             // SAFETY: states holds b x n ints.
-            unsafe { args.launch(&self.gpu, &self.f[2], self.cfg(bb), "jt_decode") }?;
+            unsafe { args.launch(&self.on.gpu, &self.on.f[2], self.cfg(bb), "jt_decode") }?;
             *launches += 1;
             self.book(o, "decode", 0, 0.0, t)?;
             return Ok(());
@@ -668,12 +662,12 @@ impl<'a> CudaJtree<'a> {
         let p = self.plan;
         let b = chunk;
         Ok(Bufs {
-            tables: self.gpu.alloc(p.total_cells as usize * b, "allocating clique tables")?,
-            msg: self.gpu.alloc(p.sep_cells as usize * b, "allocating messages")?,
-            dmsg: self.gpu.alloc(if max { 1 } else { p.sep_cells as usize * b }, "allocating messages")?,
-            marg: self.gpu.alloc(if max { 1 } else { p.marg_cells as usize * b }, "allocating marginals")?,
-            states: self.gpu.alloc(if max { p.n_vars() * b } else { 1 }, "allocating states")?,
-            scratch: self.gpu.alloc(p.stats.scratch_cells as usize * b, "allocating partial sums")?,
+            tables: self.on.gpu.alloc(p.total_cells as usize * b, "allocating clique tables")?,
+            msg: self.on.gpu.alloc(p.sep_cells as usize * b, "allocating messages")?,
+            dmsg: self.on.gpu.alloc(if max { 1 } else { p.sep_cells as usize * b }, "allocating messages")?,
+            marg: self.on.gpu.alloc(if max { 1 } else { p.marg_cells as usize * b }, "allocating marginals")?,
+            states: self.on.gpu.alloc(if max { p.n_vars() * b } else { 1 }, "allocating states")?,
+            scratch: self.on.gpu.alloc(p.stats.scratch_cells as usize * b, "allocating partial sums")?,
         })
     }
 
@@ -692,9 +686,9 @@ impl<'a> CudaJtree<'a> {
         ev.check(&self.plan.card).map_err(|e| PcError::Cuda(e.to_string()))?;
         // what an earlier call freed goes back to the device first (the stream-ordered pool keeps
         // it otherwise, and the chunks would be sized from what is left)
-        self.gpu.release_freed()?;
+        self.on.gpu.release_freed()?;
         let chunk = self.chunk_rows(ev.rows, memory_bytes)?;
-        let _ = self.static_bytes;
+        let _ = self.on.static_bytes;
         guard("propagating on the GPU", || {
             let mut bufs = self.bufs(chunk, max)?;
             let mut clock = Clock::default();
@@ -718,7 +712,7 @@ impl<'a> CudaJtree<'a> {
                     finish(data, pr0, pb);
                     host += th.elapsed().as_secs_f64();
                 }
-                self.gpu.finish_launch(&mut clock, t, "junction-tree propagation")?;
+                self.on.gpu.finish_launch(&mut clock, t, "junction-tree propagation")?;
                 pending = Some((fetch(self, &bufs, b, &mut clock)?, r0, b));
                 r0 += b;
                 chunks += 1;
@@ -756,8 +750,8 @@ impl<'a> CudaJtree<'a> {
             memory_bytes,
             progress,
             |me, bufs, b, clock| {
-                let marg = me.gpu.down(clock, &bufs.marg, plan.marg_cells as usize * b, "downloading marginals")?;
-                let roots = me.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading P(evidence)")?;
+                let marg = me.on.gpu.down(clock, &bufs.marg, plan.marg_cells as usize * b, "downloading marginals")?;
+                let roots = me.on.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading P(evidence)")?;
                 Ok((marg, roots))
             },
             |(marg, roots), r0, b| sink.write_chunk(plan, &marg, &roots, b, r0),
@@ -775,8 +769,8 @@ impl<'a> CudaJtree<'a> {
             memory_bytes,
             progress,
             |me, bufs, b, clock| {
-                let st = me.gpu.down(clock, &bufs.states, n * b, "downloading the MPE")?;
-                let roots = me.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading the MPE's probability")?;
+                let st = me.on.gpu.down(clock, &bufs.states, n * b, "downloading the MPE")?;
+                let roots = me.on.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading the MPE's probability")?;
                 Ok((st, roots))
             },
             |(st, roots), r0, b| {
