@@ -21,7 +21,8 @@ want_apt=(r-base-dev xz-utils
   # cluster = "mpi" (Suggests: Rmpi) and its tests, which start ranks with Open MPI's mpirun
   openmpi-bin libopenmpi-dev r-cran-rmpi)
 for p in "${want_apt[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
+  # no pipe into grep -q: under pipefail, grep leaving early can fail dpkg-query's write
+  [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] || need_apt+=("$p")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
