@@ -384,7 +384,9 @@ attach_sepsets <- function(out, sepsets, made = NULL) {
 #'   After a [gpu_query()] or [gpu_mpe()] batch: `backend`, `why`, `devices` and `devices_why`
 #'   (as above), `query` (`"marginal"` or `"mpe"`), `evidence_sets` and `phases` (`query_s`, the
 #'   propagation, each chunk's marginals normalised into the result's matrices as it ends; for
-#'   marginals `results_s`, making and naming those matrices);
+#'   marginals `results_s`, making and naming those matrices) and, for marginals,
+#'   `nodes_propagated` (the nodes of the tree the batch ran on: fewer than the network's where
+#'   [gpu_query()] left barren nodes out);
 #'   with `cluster = "mpi"` also `ranks`: this process's `rank` among `size` ranks, `check_s`,
 #'   `rows` (its evidence sets, from `first_row` on; a rank of none reports `backend` `"none"`),
 #'   `bytes_sent`, `bytes_received`, `local_s` (its block) and `allgather_s` (the exchanges).

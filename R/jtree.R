@@ -65,17 +65,61 @@ gpu_jtree <- function(x, data = NULL, triangulation = c("minfill", "minweight"),
     abort_arg("max.cells", "must be a single number >= 1.")
   threads <- jt_threads(numCores)
   fit <- as_discrete_fit(x, data, method, iss)
-  net <- fit_to_lists(fit)
-  res <- rs_jt_compile(net$names, net$states, net$parents, net$cpts, triangulation, as.numeric(max.cells), threads)
+  jt_compiled(fit_to_lists(fit), triangulation, as.numeric(max.cells), threads, backend, devices)
+}
+
+# The tree compiled from `net` (fit_to_lists()), with what queries need: the network itself (for
+# the trees of its relevant parts, jt_pruned()) and a cache of those trees.
+jt_compiled <- function(net, triangulation, max.cells, threads, backend, devices) {
+  res <- rs_jt_compile(net$names, net$states, net$parents, net$cpts, triangulation, max.cells, threads)
   # what the ranks of cluster = "mpi" compare: the tree itself is behind an external pointer
-  digest <- rs_input_digest(list(net, triangulation, as.numeric(max.cells)))
+  digest <- rs_input_digest(list(net, triangulation, max.cells))
   forced <- backend == "cuda"
   # the engine as every skeleton's is chosen (pc-cuda's open.rs); the GPUs per batch, by its size
   choice <- resolve_backend(backend, "jtree", length(net$names), NA_real_, devices)
   structure(list(ptr = res$ptr, forced = forced, nodes = net$names, states = stats::setNames(net$states, net$names),
                  offsets = res$offsets, stats = res$stats, backend = choice$backend, why = choice$why,
-                 threads = threads, devices = devices, triangulation = triangulation, digest = digest),
+                 threads = threads, devices = devices, triangulation = triangulation, digest = digest,
+                 net = net, max.cells = max.cells, pruned = new.env(parent = emptyenv())),
             class = "gpu_jtree")
+}
+
+# Where every evidence set of a batch observes the same nodes, the marginals of the nodes asked
+# for depend only on them, the observed nodes and their ancestors: every other node is barren
+# (summed out, it contributes a factor of 1, to P(evidence) too), so the batch runs on the tree
+# of that part of the network, compiled once per such part and kept with the tree (`pruned`).
+# Returns NULL where nothing would be left out (the batch then runs on the whole tree), else
+# list(jt, ev, nodes) for that tree: `nodes`, the wanted nodes' 1-based places in it.
+# options(gpupc.jtree_prune = FALSE) turns it off.
+jt_pruned <- function(jt, ev, idx) {
+  if (!isTRUE(getOption("gpupc.jtree_prune", TRUE)) || is.null(jt$net) || !is.environment(jt$pruned)) return(NULL)
+  # sets that observe a node every set does not observe: no part is common to the batch
+  if (any(ev$seen > 0L & ev$seen < ev$rows)) return(NULL)
+  par <- jt$net$parents
+  keep <- rep(FALSE, length(jt$nodes))
+  todo <- c(idx, which(ev$seen > 0L | ev$soft_col >= 0L))
+  while (length(todo)) {
+    todo <- todo[!keep[todo]]
+    keep[todo] <- TRUE
+    todo <- unique(unlist(par[todo], use.names = FALSE) + 1L)
+  }
+  if (all(keep)) return(NULL)
+  part <- which(keep)
+  key <- paste(part, collapse = ",")
+  sub <- jt$pruned[[key]]
+  if (is.null(sub)) {
+    # the ancestors of a kept node are kept: every parent is renumbered within the part
+    net <- list(names = jt$net$names[part], states = jt$net$states[part],
+                parents = lapply(par[part], function(pa) match(pa + 1L, part) - 1L), cpts = jt$net$cpts[part])
+    sub <- jt_compiled(net, jt$triangulation, jt$max.cells, jt$threads, if (isTRUE(jt$forced)) "cuda" else jt$backend, jt$devices)
+    sub$forced <- jt$forced
+    sub$why <- jt$why
+    assign(key, sub, envir = jt$pruned)
+  }
+  soft_col <- ev$soft_col[part]
+  list(jt = sub, nodes = match(idx, part),
+       ev = list(hard = ev$hard[, part, drop = FALSE], seen = ev$seen[part], soft_col = soft_col,
+                 soft = ev$soft, rows = ev$rows, batch = ev$batch))
 }
 
 #' @export
@@ -95,6 +139,14 @@ print.gpu_jtree <- function(x, ...) {
 #'
 #' A batch of more than a few seconds shows a progress bar (evidence sets done, and the time so
 #' far) and stops at Ctrl-C between its chunks, as [gpu_skeleton()]'s levels do.
+#'
+#' Where every evidence set observes the same nodes (one evidence set always does), the marginals
+#' of `nodes` depend only on them, the observed nodes and their ancestors: every other node is
+#' barren (summed out, it contributes a factor of 1, to P(evidence) too). Such a batch runs on
+#' the junction tree of that part of the network, compiled at the first such query and kept with
+#' `jt` for the next; the numbers equal the whole tree's to rounding (the sums run over other
+#' cliques). [gpupc_last_run()]`$nodes_propagated` says how many nodes the tree had;
+#' `options(gpupc.jtree_prune = FALSE)` always propagates the whole tree.
 #'
 #' @param jt A junction tree from [gpu_jtree()].
 #' @param nodes Nodes whose marginals are wanted (default all), in any order; the result lists
@@ -166,8 +218,15 @@ gpu_query <- function(jt, nodes = NULL, evidence = NULL, type = "marginal", excl
     keep <- setdiff(keep, jt$nodes[observed])
   }
   idx <- match(keep, jt$nodes)
-  # one matrix per wanted node (evidence sets x states, NA where the evidence is impossible)
-  res <- jt_run_ranks(cluster, agree_s, jt, ev, "marginal", backend, nodes = idx - 1L)
+  # one matrix per wanted node (evidence sets x states, NA where the evidence is impossible), on
+  # the tree of the part of the network they depend on where the batch has one
+  pr <- jt_pruned(jt, ev, idx)
+  res <- if (is.null(pr)) {
+    jt_run_ranks(cluster, agree_s, jt, ev, "marginal", backend, nodes = idx - 1L)
+  } else {
+    jt_run_ranks(cluster, agree_s, pr$jt, pr$ev, "marginal", backend, nodes = pr$nodes - 1L)
+  }
+  .gpupc_state$last$nodes_propagated <- if (is.null(pr)) length(jt$nodes) else length(pr$jt$nodes)
   imp <- which(!(res$pe > 0))
   if (length(imp))
     warning(sprintf("the evidence is impossible (probability 0) in %s: marginals are NA",

@@ -221,3 +221,49 @@ test_that("a batch's evidence columns are coded as match() codes them: character
   badf[[3]] <- factor(ifelse(seq_len(rows) == 9, "zzz", NA))
   expect_error(gpupc:::jt_evidence(jt, badf), "zzz", class = "gpupc_invalid_argument")
 })
+
+test_that("a batch whose sets observe the same nodes runs on the part of the network it depends on", {
+  skip_if_not_installed("gRain")
+  fit <- jt_read_fit("alarm")
+  jt <- gpu_jtree(fit, backend = "cpu", numCores = 2)
+  g <- gRbase::compile(bnlearn::as.grain(fit))
+  set.seed(3)
+  smp <- bnlearn::rbn(fit, 40)
+  obs <- c("HR", "SAO2", "PRESS", "MINVOL")
+  ev <- data.frame(lapply(smp[obs], as.character), stringsAsFactors = FALSE)
+  q <- c("HYPOVOLEMIA", "LVFAILURE", "KINKEDTUBE")
+  got <- gpu_query(jt, nodes = q, evidence = ev)
+  lr <- gpupc_last_run()
+  # the query's and the evidence's ancestors only, its tree compiled once and kept with the tree
+  expect_lt(lr$nodes_propagated, length(jt$nodes))
+  expect_length(ls(jt$pruned), 1L)
+  expect_identical(gpu_query(jt, nodes = q, evidence = ev), got)
+  expect_length(ls(jt$pruned), 1L)
+  # gRain's answers, each set on the whole network
+  for (r in c(1, 17, 40)) {
+    e <- as.list(ev[r, ])
+    g2 <- gRain::setEvidence(g, evidence = e)
+    ref <- gRain::querygrain(g2, nodes = q, type = "marginal")
+    for (v in q) expect_equal(got[[v]][r, names(ref[[v]])], as.numeric(ref[[v]]), tolerance = 1e-12, ignore_attr = TRUE)
+    expect_equal(attr(got, "pEvidence")[r], gRain::pEvidence(g2), tolerance = 1e-12)
+  }
+  # the whole tree: the same numbers to rounding, not the same sums
+  old <- options(gpupc.jtree_prune = FALSE)
+  on.exit(options(old))
+  whole <- gpu_query(jt, nodes = q, evidence = ev)
+  expect_identical(gpupc_last_run()$nodes_propagated, length(jt$nodes))
+  for (v in q) expect_equal(got[[v]], whole[[v]], tolerance = 1e-12)
+  expect_equal(attr(got, "pEvidence"), attr(whole, "pEvidence"), tolerance = 1e-12)
+  options(old)
+  # sets observing different nodes, or nodes whose ancestors are everything: the whole tree
+  ev2 <- ev
+  ev2$HR[2] <- NA
+  invisible(gpu_query(jt, nodes = q, evidence = ev2))
+  expect_identical(gpupc_last_run()$nodes_propagated, length(jt$nodes))
+  invisible(gpu_query(jt, evidence = ev))
+  expect_identical(gpupc_last_run()$nodes_propagated, length(jt$nodes))
+  # one evidence set is a batch of one
+  one <- gpu_query(jt, nodes = q, evidence = as.list(ev[5, ]))
+  expect_lt(gpupc_last_run()$nodes_propagated, length(jt$nodes))
+  for (v in q) expect_equal(as.numeric(one[[v]]), unname(got[[v]][5, ]), tolerance = 1e-12)
+})
