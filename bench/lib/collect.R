@@ -252,6 +252,7 @@ suite_tables <- function(suite, raw) {
       log = rbind_fill(list(
         logs(raw, "^grain-link\\.txt$"), logs(raw, "^r-overhead.*\\.log$"),
         logs(raw, "^r-ab.*\\.log$", keep = "^answers|munin|gpupc trace"),
+        logs(raw, "^jtree-r-pruned.*\\.log$"),
         logs(raw, "^jtree-(chunks|pyagrum|ab-evict-first|ncu-evict-first).*\\.txt$", drop = NULL, keep = paste0(
           "^== |GPU batch|batch of|GPU vs CPU|pyAgrum [0-9]+ processes|pyAgrum one after|^[a-z]+ \\| |^network \\||",
           "dram__|lts__|^rc ")),
