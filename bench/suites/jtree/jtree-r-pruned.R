@@ -24,7 +24,7 @@ run <- function(prune) {
   list(r = r, s = s, nodes = gpupc_last_run()$nodes_propagated)
 }
 p1 <- run(TRUE); p2 <- run(TRUE); w <- run(FALSE)
-cat(sprintf("%s (%s), %d sets observing the same %d nodes, %d queried: the part's tree %.3f s (first, compiling it), %.3f s (%d nodes); the whole tree %.3f s (%d nodes); %.0fx\n",
+cat(sprintf("%s (%s), %d sets observing the same %d nodes, %d queried: the part's tree %.3f s (the first query), %.3f s (%d nodes); the whole tree %.3f s (%d nodes); %.0fx\n",
             net, backend, rows, nobs, nq, p1$s, p2$s, p2$nodes, w$s, w$nodes, w$s / p2$s))
 cat(sprintf("  largest |marginal difference| %.2e, largest relative P(evidence) difference %.2e, the part's two runs identical: %s\n",
             max(sapply(q, function(v) max(abs(p2$r[[v]] - w$r[[v]])))),
