@@ -84,17 +84,16 @@ jt_compiled <- function(net, triangulation, max.cells, threads, backend, devices
             class = "gpu_jtree")
 }
 
-# Where every evidence set of a batch observes the same nodes, the marginals of the nodes asked
-# for depend only on them, the observed nodes and their ancestors: every other node is barren
-# (summed out, it contributes a factor of 1, to P(evidence) too), so the batch runs on the tree
-# of that part of the network, compiled once per such part and kept with the tree (`pruned`).
-# Returns NULL where nothing would be left out (the batch then runs on the whole tree), else
-# list(jt, ev, nodes) for that tree: `nodes`, the wanted nodes' 1-based places in it.
-# options(gpupc.jtree_prune = FALSE) turns it off.
+# The marginals of the nodes asked for, given one evidence set, depend only on them, the nodes
+# the set observes and their ancestors: every other node is barren (summed out, it contributes a
+# factor of 1, to P(evidence) too). So a batch runs on the tree of the nodes asked for, the nodes
+# observed in any of its sets and their ancestors (for each set a part that holds its own),
+# compiled once per such part and kept with the tree (`pruned`). Returns NULL where nothing
+# would be left out (the batch then runs on the whole tree), else list(jt, ev, nodes) for that
+# tree: `nodes`, the wanted nodes' 1-based places in it. options(gpupc.jtree_prune = FALSE)
+# turns it off.
 jt_pruned <- function(jt, ev, idx) {
   if (!isTRUE(getOption("gpupc.jtree_prune", TRUE)) || is.null(jt$net) || !is.environment(jt$pruned)) return(NULL)
-  # sets that observe a node every set does not observe: no part is common to the batch
-  if (any(ev$seen > 0L & ev$seen < ev$rows)) return(NULL)
   par <- jt$net$parents
   keep <- rep(FALSE, length(jt$nodes))
   todo <- c(idx, which(ev$seen > 0L | ev$soft_col >= 0L))
@@ -140,12 +139,13 @@ print.gpu_jtree <- function(x, ...) {
 #' A batch of more than a few seconds shows a progress bar (evidence sets done, and the time so
 #' far) and stops at Ctrl-C between its chunks, as [gpu_skeleton()]'s levels do.
 #'
-#' Where every evidence set observes the same nodes (one evidence set always does), the marginals
-#' of `nodes` depend only on them, the observed nodes and their ancestors: every other node is
-#' barren (summed out, it contributes a factor of 1, to P(evidence) too). Such a batch runs on
-#' the junction tree of that part of the network, compiled at the first such query and kept with
-#' `jt` for the next; the numbers equal the whole tree's to rounding (the sums run over other
-#' cliques). [gpupc_last_run()]`$nodes_propagated` says how many nodes the tree had;
+#' Given an evidence set, the marginals of `nodes` depend only on them, the observed nodes and
+#' their ancestors: every other node is barren (summed out, it contributes a factor of 1, to
+#' P(evidence) too). So a query runs on the junction tree of `nodes`, the nodes observed in any
+#' of its evidence sets and their ancestors, where that leaves nodes out (a few nodes asked for,
+#' evidence on the same few columns); that tree is compiled at the first such query and kept
+#' with `jt` for the next. The numbers equal the whole tree's to rounding (the sums run over
+#' other cliques). [gpupc_last_run()]`$nodes_propagated` says how many nodes the tree had;
 #' `options(gpupc.jtree_prune = FALSE)` always propagates the whole tree.
 #'
 #' @param jt A junction tree from [gpu_jtree()].

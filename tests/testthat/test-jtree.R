@@ -255,11 +255,22 @@ test_that("a batch whose sets observe the same nodes runs on the part of the net
   for (v in q) expect_equal(got[[v]], whole[[v]], tolerance = 1e-12)
   expect_equal(attr(got, "pEvidence"), attr(whole, "pEvidence"), tolerance = 1e-12)
   options(old)
-  # sets observing different nodes, or nodes whose ancestors are everything: the whole tree
+  # sets observing different nodes: the part of every node observed in any of them
   ev2 <- ev
-  ev2$HR[2] <- NA
-  invisible(gpu_query(jt, nodes = q, evidence = ev2))
-  expect_identical(gpupc_last_run()$nodes_propagated, length(jt$nodes))
+  ev2$HR[c(2, 9)] <- NA
+  ev2$PRESS[3] <- NA
+  part <- gpu_query(jt, nodes = q, evidence = ev2)
+  expect_lt(gpupc_last_run()$nodes_propagated, length(jt$nodes))
+  expect_length(ls(jt$pruned), 1L)
+  options(gpupc.jtree_prune = FALSE)
+  whole2 <- gpu_query(jt, nodes = q, evidence = ev2)
+  options(old)
+  for (v in q) expect_equal(part[[v]], whole2[[v]], tolerance = 1e-12)
+  expect_equal(attr(part, "pEvidence"), attr(whole2, "pEvidence"), tolerance = 1e-12)
+  e <- as.list(ev2[2, !is.na(ev2[2, ])])
+  ref <- gRain::querygrain(gRain::setEvidence(g, evidence = e), nodes = q, type = "marginal")
+  for (v in q) expect_equal(part[[v]][2, names(ref[[v]])], as.numeric(ref[[v]]), tolerance = 1e-12, ignore_attr = TRUE)
+  # every node asked for: the whole tree
   invisible(gpu_query(jt, evidence = ev))
   expect_identical(gpupc_last_run()$nodes_propagated, length(jt$nodes))
   # one evidence set is a batch of one
