@@ -94,6 +94,8 @@ jt_compiled <- function(net, triangulation, max.cells, threads, backend, devices
 # turns it off.
 jt_pruned <- function(jt, ev, idx) {
   if (!isTRUE(getOption("gpupc.jtree_prune", TRUE)) || is.null(jt$net) || !is.environment(jt$pruned)) return(NULL)
+  # every node asked for: nothing to leave out
+  if (length(idx) == length(jt$nodes)) return(NULL)
   par <- jt$net$parents
   keep <- rep(FALSE, length(jt$nodes))
   todo <- c(idx, which(ev$seen > 0L | ev$soft_col >= 0L))
