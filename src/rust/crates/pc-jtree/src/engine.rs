@@ -448,16 +448,20 @@ pub fn marginals_cpu(plan: &Plan, ev: &Evidence, opts: Options) -> Result<Margin
 
 /// [`marginals_cpu`], telling `progress` between chunks.
 pub fn marginals_cpu_watched(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress) -> Result<Marginals> {
-    let mut out = Marginals::zeroed(plan, ev.rows)?;
-    marginals_cpu_into(plan, ev, opts, progress, &out.sink(plan))?;
+    let pool = pool(opts.threads)?;
+    let mut out = pool.install(|| Marginals::zeroed(plan, ev.rows))?;
+    marginals_on(plan, ev, opts, &pool, progress, &out.sink(plan))?;
     Ok(out)
 }
 
 /// [`marginals_cpu_watched`] into the matrices of `sink` (its rows from its first on).
 pub fn marginals_cpu_into(plan: &Plan, ev: &Evidence, opts: Options, progress: Progress, sink: &MargSink) -> Result<()> {
-    let pool = pool(opts.threads)?;
+    marginals_on(plan, ev, opts, &pool(opts.threads)?, progress, sink)
+}
+
+fn marginals_on(plan: &Plan, ev: &Evidence, opts: Options, pool: &rayon::ThreadPool, progress: Progress, sink: &MargSink) -> Result<()> {
     let mut work = None;
-    by_chunks(plan, ev, opts, &pool, progress, |r0, b| {
+    by_chunks(plan, ev, opts, pool, progress, |r0, b| {
         let w = Work::of(&mut work, plan, b, Mode::Sum)?;
         propagate(plan, ev, r0, b, Mode::Sum, w);
         sink.write_chunk(plan, &w.marg, &roots_of(plan, &w.msg, b), b, r0);

@@ -9,7 +9,7 @@
 
 use std::marker::PhantomData;
 
-use crate::error::{JtError, Result};
+use crate::error::{try_filled, Result};
 use crate::plan::Plan;
 
 /// The value of every state of a row whose evidence is impossible (P(evidence) = 0): a NaN,
@@ -25,30 +25,12 @@ pub struct Marginals {
     pub pe: Vec<f64>,
 }
 
-/// `len` zeros, or an error naming `what` where the allocation is refused. Zeroed pages come
-/// from the kernel untouched, so the cost of making them lands where a chunk writes them.
-fn zeros(len: usize, what: &str) -> Result<Vec<f64>> {
-    if len == 0 {
-        return Ok(Vec::new());
-    }
-    let refused = || JtError::OutOfMemory(format!("{what}: {len} values ({:.2} GB)", len as f64 * 8.0 / 1e9));
-    let layout = std::alloc::Layout::array::<f64>(len).map_err(|_| refused())?;
-    // SAFETY: a non-zero layout; the Vec takes the allocation with the layout it was made with,
-    // and all-zero bits are the double 0.0.
-    unsafe {
-        let ptr = std::alloc::alloc_zeroed(layout) as *mut f64;
-        if ptr.is_null() {
-            return Err(refused());
-        }
-        Ok(Vec::from_raw_parts(ptr, len, len))
-    }
-}
-
 impl Marginals {
-    /// Zeros for `rows` evidence sets of `plan`'s variables.
+    /// Zeros for `rows` evidence sets of `plan`'s variables (filled on the rayon pool it is
+    /// called in).
     pub fn zeroed(plan: &Plan, rows: usize) -> Result<Marginals> {
-        let nodes = plan.card.iter().map(|&c| zeros(rows * c, "the marginals")).collect::<Result<_>>()?;
-        Ok(Marginals { rows, nodes, pe: zeros(rows, "P(evidence)")? })
+        let nodes = plan.card.iter().map(|&c| try_filled(rows * c, 0.0, "the marginals")).collect::<Result<_>>()?;
+        Ok(Marginals { rows, nodes, pe: try_filled(rows, 0.0, "P(evidence)")? })
     }
 
     /// State `s` of variable `v` in row `r`.

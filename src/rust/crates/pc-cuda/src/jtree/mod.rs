@@ -735,7 +735,8 @@ impl<'a> CudaJtree<'a> {
 
     /// All marginals and P(evidence) per row (`memory_bytes`: the chunks' budget; None: 85% of free).
     pub fn marginals(&mut self, ev: &Evidence, memory_bytes: Option<u64>, progress: Progress) -> Result<Marginals> {
-        let mut out = Marginals::zeroed(self.plan, ev.rows).map_err(|e| PcError::Cuda(e.to_string()))?;
+        let plan = self.plan;
+        let mut out = pc_core::threads::kept_pool(0, "host")?.install(|| Marginals::zeroed(plan, ev.rows)).map_err(|e| PcError::Cuda(e.to_string()))?;
         self.marginals_into(ev, memory_bytes, progress, &out.sink(self.plan))?;
         Ok(out)
     }
