@@ -4,8 +4,8 @@
 
 #' Compile a discrete Bayesian network into a junction tree
 #'
-#' Moralises, triangulates (min-fill or min-weight elimination), keeps the maximal cliques and
-#' joins them by a maximum-weight spanning tree on separator sizes (a forest when the network is
+#' Moralises, triangulates by a greedy elimination order, keeps the maximal cliques and joins
+#' them by a maximum-weight spanning tree on separator sizes (a forest when the network is
 #' disconnected). Clique sizes and table memory are checked before any table is allocated.
 #'
 #' @param x A bnlearn `bn.fit` of discrete nodes, a gRain `grain` object (through
@@ -17,7 +17,15 @@
 #' @param data For a `pcAlgo`: the data, a data.frame of factors (their levels are the states,
 #'   seen in the data or not) or a matrix/data.frame of codes (each column becomes a factor of its
 #'   sorted distinct values, so it must take at least two), columns named as the graph's nodes.
-#' @param triangulation `"minfill"` (fewest fill-in edges) or `"minweight"` (smallest clique table).
+#' @param triangulation How the elimination order is chosen. `"auto"` (the default): the tree
+#'   whose propagation moves the fewest table cells (every clique's table once, and each
+#'   parent's once per child) among the orders of the three criteria below and 48 seeded,
+#'   randomised variants of min-fill and weighted min-fill; the same tree on every run and every
+#'   number of threads. On MUNIN it has 2.3x fewer such cells than min-fill's (largest clique
+#'   784,000 cells against 2,744,000), on LINK 1.4x, on BARLEY 1.6x. `"minfill"` (fewest fill-in
+#'   edges), `"minweight"` (smallest clique table) or `"wminfill"` (fill-in
+#'   edges weighted by the product of their ends' numbers of states): that order alone. Every
+#'   choice gives the same answers up to rounding.
 #' @param method,iss Passed to `bnlearn::bn.fit()` for a `pcAlgo`.
 #' @param backend `"auto"` (the GPU when [gpu_info()] finds one), `"cpu"` or `"cuda"`: where
 #'   [gpu_query()] and [gpu_mpe()] propagate.
@@ -55,7 +63,7 @@
 #' jt2 <- gpu_jtree(fit, data = d, backend = "cpu", numCores = 2)
 #' gpu_query(jt2, nodes = "lung", evidence = list(smoke = "yes"))
 #' @export
-gpu_jtree <- function(x, data = NULL, triangulation = c("minfill", "minweight"), method = "bayes", iss = 1,
+gpu_jtree <- function(x, data = NULL, triangulation = c("auto", "minfill", "minweight", "wminfill"), method = "bayes", iss = 1,
                       backend = c("auto", "cpu", "cuda"), numCores = NULL, max.cells = 2^31,
                       devices = getOption("gpupc.devices", NULL)) {
   triangulation <- match.arg(triangulation)

@@ -3,7 +3,7 @@
 #   Rscript bench/suites/multigpu/multigpu-r.R parity [--cases K] [--out FILE]
 #   Rscript bench/suites/multigpu/multigpu-r.R gauss  --cor FILE --p P --n N [--m-max M] [--reps R] [--warm small]
 #   Rscript bench/suites/multigpu/multigpu-r.R cmiknn [--p P] [--n N] [--reps R]
-#   Rscript bench/suites/multigpu/multigpu-r.R jtree  [--net munin] [--evidence-sets S] [--reps R]
+#   Rscript bench/suites/multigpu/multigpu-r.R jtree  [--net munin] [--evidence-sets S] [--reps R] [--triangulation auto]
 #   Rscript bench/suites/multigpu/multigpu-r.R fault
 #
 # parity: on random cases, each native test kind and skeleton order (gaussCItest from C with
@@ -320,8 +320,12 @@ if (mode == "gauss") {
                warm = function(d) gpu_skeleton(small, cmiknnCItest, 0.05, p = 5, backend = "cuda", devices = d))
 } else if (mode == "jtree") {
   net <- opt("net", "munin"); sets <- as.integer(opt("evidence-sets", 100000))
+  tri <- opt("triangulation", "auto")
   f <- system.file("extdata", "networks", paste0(net, ".bif.gz"), package = "gpupc")
-  jt0 <- gpu_jtree(f, backend = "cuda", devices = all_dev[1])
+  t0 <- proc.time()[["elapsed"]]
+  jt0 <- gpu_jtree(f, triangulation = tri, backend = "cuda", devices = all_dev[1])
+  cat(sprintf("gpu_jtree(triangulation = \"%s\"): %.3f s; %s\n", tri, proc.time()[["elapsed"]] - t0,
+              paste(names(jt0$stats), unlist(jt0$stats), sep = " ", collapse = ", ")))
   set.seed(11)
   ev <- as.data.frame(lapply(jt0$states, function(st) {
     v <- sample(st, sets, replace = TRUE)
@@ -330,7 +334,7 @@ if (mode == "gauss") {
   }), stringsAsFactors = FALSE)
   names(ev) <- jt0$nodes
   key <- function(d) if (is.null(d)) "default" else paste(d, collapse = ",")
-  trees <- lapply(run_sets, function(d) gpu_jtree(f, backend = "cuda", devices = d))
+  trees <- lapply(run_sets, function(d) gpu_jtree(f, triangulation = tri, backend = "cuda", devices = d))
   names(trees) <- vapply(run_sets, key, "")
   timing_table(sprintf("jtree %s marginals, %d evidence sets (5%% observed)", net, sets),
                function(d) suppressWarnings(gpu_query(trees[[key(d)]], evidence = ev)),

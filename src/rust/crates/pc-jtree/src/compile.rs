@@ -1,6 +1,7 @@
-//! Compilation: moral graph, triangulation by an elimination order (min-fill or min-weight),
-//! the maximal elimination cliques, and a clique tree (a forest when the graph is disconnected)
-//! by a maximum-weight spanning tree on separator sizes. Clique sizes are computed with checked
+//! Compilation: moral graph, triangulation by an elimination order (min-fill, min-weight,
+//! weighted min-fill, or the cheapest of several orders: [`Heuristic::Auto`]), the maximal
+//! elimination cliques, and a clique tree (a forest when the graph is disconnected) by a
+//! maximum-weight spanning tree on separator sizes. Clique sizes are computed with checked
 //! arithmetic and compared with the limits before any table exists.
 
 use crate::error::{JtError, Result};
@@ -13,14 +14,25 @@ pub enum Heuristic {
     MinFill,
     /// Smallest clique table (product of the cardinalities of the node and its neighbours).
     MinWeight,
+    /// Smallest weight of fill-in edges, an edge weighing the product of its ends' cardinalities.
+    WeightedMinFill,
+    /// The tree of least propagation cost ([`propagation_cost`]) among the three orders above
+    /// and seeded randomised variants of them ([`AUTO_TRIALS`]): the same tree on every run
+    /// and every number of threads.
+    Auto,
 }
 
 impl Heuristic {
     pub fn parse(s: &str) -> Result<Heuristic> {
         match s {
+            "auto" => Ok(Heuristic::Auto),
             "minfill" | "min-fill" | "min_fill" => Ok(Heuristic::MinFill),
             "minweight" | "min-weight" | "min_weight" => Ok(Heuristic::MinWeight),
-            other => Err(JtError::invalid("triangulation", format!("must be \"minfill\" or \"minweight\", not \"{other}\""))),
+            "wminfill" | "weighted-minfill" | "weighted_minfill" => Ok(Heuristic::WeightedMinFill),
+            other => Err(JtError::invalid(
+                "triangulation",
+                format!("must be \"auto\", \"minfill\", \"minweight\" or \"wminfill\", not \"{other}\""),
+            )),
         }
     }
 }
@@ -98,8 +110,32 @@ pub fn moral_graph(net: &Network) -> Vec<Vec<usize>> {
 #[derive(Clone, Copy, PartialEq, PartialOrd)]
 struct Score(f64, f64, usize);
 
+/// One greedy elimination order: a fixed criterion, and for [`Heuristic::Auto`]'s randomised
+/// trials a multiplicative jitter of up to `noise` on the first criterion, drawn from `seed`
+/// afresh for every node at every step (so a trial is the same on every run).
+#[derive(Clone, Copy, Debug)]
+pub struct Order {
+    pub criterion: Heuristic,
+    pub noise: f64,
+    pub seed: u64,
+}
+
 /// The elimination cliques in elimination order (each sorted by variable index).
 pub fn eliminate(card: &[usize], moral: &[Vec<usize>], h: Heuristic) -> Vec<Vec<usize>> {
+    let criterion = if h == Heuristic::Auto { Heuristic::MinFill } else { h };
+    eliminate_by(card, moral, Order { criterion, noise: 0.0, seed: 0 })
+}
+
+fn splitmix(x: &mut u64) -> f64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// [`eliminate`] by an [`Order`].
+pub fn eliminate_by(card: &[usize], moral: &[Vec<usize>], order: Order) -> Vec<Vec<usize>> {
     let n = card.len();
     let mut adj = vec![Bits::new(n); n];
     for (v, ns) in moral.iter().enumerate() {
@@ -109,29 +145,42 @@ pub fn eliminate(card: &[usize], moral: &[Vec<usize>], h: Heuristic) -> Vec<Vec<
     }
     let lw: Vec<f64> = card.iter().map(|&c| (c as f64).log2()).collect();
     let mut alive = vec![true; n];
+    let mut rng = order.seed;
     let score = |v: usize, adj: &[Bits]| -> Score {
         let nb = adj[v].ones();
-        let mut fill = 0usize;
+        let mut fill = 0f64;
         for (i, &a) in nb.iter().enumerate() {
             for &b in &nb[i + 1..] {
                 if !adj[a].get(b) {
-                    fill += 1;
+                    fill += if order.criterion == Heuristic::WeightedMinFill { (card[a] * card[b]) as f64 } else { 1.0 };
                 }
             }
         }
         let weight = lw[v] + nb.iter().map(|&u| lw[u]).sum::<f64>();
-        match h {
-            Heuristic::MinFill => Score(fill as f64, weight, v),
-            Heuristic::MinWeight => Score(weight, fill as f64, v),
+        match order.criterion {
+            Heuristic::MinWeight => Score(weight, fill, v),
+            _ => Score(fill, weight, v),
         }
     };
     let mut scores: Vec<Score> = (0..n).map(|v| score(v, &adj)).collect();
     let mut cliques = Vec::with_capacity(n);
     for _ in 0..n {
-        let v = (0..n)
-            .filter(|&v| alive[v])
-            .min_by(|&a, &b| scores[a].partial_cmp(&scores[b]).unwrap_or(std::cmp::Ordering::Equal))
-            .expect("a node is left");
+        let v = if order.noise > 0.0 {
+            let mut best = (Score(f64::INFINITY, f64::INFINITY, n), n);
+            for u in (0..n).filter(|&u| alive[u]) {
+                let Score(a, b, w) = scores[u];
+                let key = Score(a * (1.0 + order.noise * splitmix(&mut rng)), b, w);
+                if key < best.0 {
+                    best = (key, u);
+                }
+            }
+            best.1
+        } else {
+            (0..n)
+                .filter(|&v| alive[v])
+                .min_by(|&a, &b| scores[a].partial_cmp(&scores[b]).unwrap_or(std::cmp::Ordering::Equal))
+                .expect("a node is left")
+        };
         let nb = adj[v].ones();
         let mut c = nb.clone();
         c.push(v);
@@ -163,6 +212,84 @@ pub fn eliminate(card: &[usize], moral: &[Vec<usize>], h: Heuristic) -> Vec<Vec<
         }
     }
     cliques
+}
+
+/// Randomised trials of [`Heuristic::Auto`] per criterion and jitter, besides the three plain
+/// orders. A trial is an elimination and a clique forest (Munin's: about 20 ms on one core); on
+/// the bundled networks the trials' best tree has 1.0-2.3x fewer cells to move than min-fill's.
+pub const AUTO_TRIALS: u64 = 8;
+const AUTO_NOISE: [f64; 3] = [0.2, 0.5, 1.0];
+
+/// The orders [`Heuristic::Auto`] tries, the plain ones first. The randomised ones jitter
+/// min-fill and weighted min-fill (jittered min-weight found no cheaper tree on the bundled
+/// networks).
+pub fn auto_orders() -> Vec<Order> {
+    let plain = [Heuristic::MinFill, Heuristic::WeightedMinFill, Heuristic::MinWeight];
+    let mut v: Vec<Order> = plain.iter().map(|&criterion| Order { criterion, noise: 0.0, seed: 0 }).collect();
+    for (ci, &criterion) in plain[..2].iter().enumerate() {
+        for (ni, &noise) in AUTO_NOISE.iter().enumerate() {
+            for t in 0..AUTO_TRIALS {
+                v.push(Order { criterion, noise, seed: ((ci as u64 * 16 + ni as u64) << 32) | (t + 1) });
+            }
+        }
+    }
+    v
+}
+
+/// The cells one evidence set's propagation reads or writes once (a proxy of its bytes): collect
+/// writes every clique's table, distribute reads each parent's once per child.
+pub fn propagation_cost(cells: &[u64], parent: &[Option<usize>]) -> u64 {
+    let collect: u64 = cells.iter().sum();
+    let distribute: u64 = parent.iter().filter_map(|p| p.map(|p| cells[p])).sum();
+    collect.saturating_add(distribute)
+}
+
+/// A triangulation's maximal cliques and their forest (parent, roots).
+pub struct Forest {
+    pub cliques: Vec<Vec<usize>>,
+    pub parent: Vec<Option<usize>>,
+    pub roots: Vec<usize>,
+}
+
+/// The maximal cliques of one order and their forest, or the error of a clique over `limit`.
+fn forest_of(card: &[usize], moral: &[Vec<usize>], order: Order, limit: u64, names: &dyn Fn(usize) -> String) -> Result<(u64, Forest)> {
+    let elim = eliminate_by(card, moral, order);
+    for c in &elim {
+        table_cells(card, c, limit, names)?;
+    }
+    let cliques = maximal_cliques(elim, card.len());
+    let (parent, roots) = clique_forest(&cliques, card.len());
+    let cells: Vec<u64> = cliques.iter().map(|c| c.iter().map(|&v| card[v] as u64).product()).collect();
+    Ok((propagation_cost(&cells, &parent), Forest { cliques, parent, roots }))
+}
+
+/// The junction forest of `h` (for [`Heuristic::Auto`] the cheapest of [`auto_orders`], the first
+/// on ties; its trials run on the caller's rayon pool). Errors when no order keeps every clique
+/// within `limit` (the min-fill order's error).
+pub fn triangulate(card: &[usize], moral: &[Vec<usize>], h: Heuristic, limit: u64, names: &(dyn Fn(usize) -> String + Sync)) -> Result<Forest> {
+    use rayon::prelude::*;
+    if h != Heuristic::Auto {
+        return forest_of(card, moral, Order { criterion: h, noise: 0.0, seed: 0 }, limit, names).map(|x| x.1);
+    }
+    let tried: Vec<Result<(u64, Forest)>> = auto_orders().into_par_iter().map(|o| forest_of(card, moral, o, limit, names)).collect();
+    let mut best: Option<(u64, Forest)> = None;
+    let mut first_err = None;
+    for t in tried {
+        match t {
+            Ok((c, f)) => {
+                if best.as_ref().is_none_or(|b| c < b.0) {
+                    best = Some((c, f));
+                }
+            }
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match best {
+        Some((_, f)) => Ok(f),
+        None => Err(first_err.expect("some order was tried")),
+    }
 }
 
 /// Product of the cardinalities of `vars`, or an error when it exceeds `limit`.

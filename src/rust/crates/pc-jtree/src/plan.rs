@@ -7,7 +7,7 @@
 //! Layout: a clique's variables ascend by index, the first varies fastest (R's array order);
 //! in a batch, table value (cell, row) sits at cell * B + row.
 
-use crate::compile::{clique_forest, eliminate, maximal_cliques, moral_graph, table_cells, Heuristic, Limits, TreeStats};
+use crate::compile::{moral_graph, triangulate, Heuristic, Limits, TreeStats};
 use crate::error::{JtError, Result};
 use crate::network::Network;
 
@@ -144,8 +144,8 @@ pub struct Plan {
 
 impl Plan {
     /// Compiles `net`. Every size is checked against `limits` before the potentials are allocated
-    /// (fallibly). The potentials are computed on a pool of `threads` threads (0: all cores)
-    /// built for the call.
+    /// (fallibly). [`Heuristic::Auto`]'s trials and the potentials run on a pool of `threads`
+    /// threads (0: all cores) built for the call.
     pub fn compile(net: &Network, h: Heuristic, limits: Limits, threads: usize) -> Result<Plan> {
         let n = net.len();
         if n == 0 {
@@ -155,12 +155,9 @@ impl Plan {
         let names = |v: usize| net.names[v].clone();
         let moral = moral_graph(net);
         let limits = Limits { max_clique_cells: limits.max_clique_cells.min(u32::MAX as u64), ..limits };
-        let elim = eliminate(&card, &moral, h);
-        for c in &elim {
-            table_cells(&card, c, limits.max_clique_cells, &names)?;
-        }
-        let maxc = maximal_cliques(elim, n);
-        let (parent0, roots0) = clique_forest(&maxc, n);
+        let pool = crate::engine::pool(threads)?;
+        let forest = pool.install(|| triangulate(&card, &moral, h, limits.max_clique_cells, &names))?;
+        let (maxc, parent0, roots0) = (forest.cliques, forest.parent, forest.roots);
         // breadth-first numbering over the whole forest
         let k = maxc.len();
         let mut children0 = vec![Vec::new(); k];
@@ -276,7 +273,7 @@ impl Plan {
             scratch_cells: scratch,
         };
         let mut plan = Plan { names: net.names.clone(), card, cliques, depth_start, roots, up, down, sep_cells, marg, marg_cells, total_cells, base: Vec::new(), stats };
-        plan.base = crate::engine::pool(threads)?.install(|| plan.potentials(net))?;
+        plan.base = pool.install(|| plan.potentials(net))?;
         Ok(plan)
     }
 

@@ -36,8 +36,8 @@ pub struct JtreeArgs {
     pub threads: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// minfill or minweight.
-    #[arg(long, default_value = "minfill")]
+    /// auto, minfill, minweight or wminfill (gpu_jtree()'s `triangulation`).
+    #[arg(long, default_value = "auto")]
     pub triangulation: String,
     /// Skip the GPU.
     #[arg(long)]
