@@ -464,7 +464,10 @@ impl<'a> CudaJtree<'a> {
         let free = self.on.gpu.free_bytes()? as u64;
         // the MPE's states (n ints per row) fit in the margin left beside the tables
         let budget = crate::runtime::memplan::jtree_budget(free, memory_bytes, rows, self.plan.n_vars());
-        let c = pc_jtree::engine::chunk_rows(self.plan, rows, budget).map_err(|e| PcError::Cuda(format!("{e} (free GPU memory)")))?;
+        // and the two slots a chunk's results wait in for their download (Slot)
+        let p = self.plan;
+        let slot_bytes = 2 * 8 * (p.marg_cells + p.roots.len() as u64 + p.n_vars() as u64) * rows.min(CHUNK_ROWS_MAX) as u64;
+        let c = pc_jtree::engine::chunk_rows(self.plan, rows, budget.saturating_sub(slot_bytes)).map_err(|e| PcError::Cuda(format!("{e} (free GPU memory)")))?;
         let c = match chunk_cap() {
             0 => c,
             cap => c.min(cap),
@@ -662,7 +665,10 @@ impl<'a> CudaJtree<'a> {
         let p = self.plan;
         let b = chunk;
         Ok(Bufs {
-            tables: self.on.gpu.alloc(p.total_cells as usize * b, "allocating clique tables")?,
+            // SAFETY: collect writes every cell of every table (one (item, t) per cell) before
+            // distribute, the marginals or the decoding read it; so the tables (Munin's 28 GB in
+            // chunks of 256 rows) need no zeroing pass.
+            tables: unsafe { self.on.gpu.stream.alloc::<f64>((p.total_cells as usize * b).max(1)) }.map_err(cuda_err("allocating clique tables"))?,
             msg: self.on.gpu.alloc(p.sep_cells as usize * b, "allocating messages")?,
             dmsg: self.on.gpu.alloc(if max { 1 } else { p.sep_cells as usize * b }, "allocating messages")?,
             marg: self.on.gpu.alloc(if max { 1 } else { p.marg_cells as usize * b }, "allocating marginals")?,
@@ -671,16 +677,46 @@ impl<'a> CudaJtree<'a> {
         })
     }
 
-    /// Every chunk: its kernels, then `fetch` (downloads); `finish` (host work on what was
-    /// fetched) of a chunk runs while the GPU propagates the next one. `progress` as on the CPU:
-    /// told before the first chunk and after each download, on the calling thread.
+    /// A chunk's results (marginals or MPE states, and the roots' messages: P(evidence)) copied
+    /// into `slot` on the device, in stream order after its kernels; returns the event that marks
+    /// them there.
+    fn stage(&self, bufs: &Bufs, slot: &mut Slot, b: usize, max: bool) -> Result<cudarc::driver::CudaEvent> {
+        let p = self.plan;
+        let st = &self.on.gpu.stream;
+        let what = "keeping a chunk's results";
+        let roots = p.roots.len() * b;
+        st.memcpy_dtod(&bufs.msg.slice(0..roots), &mut slot.roots.slice_mut(0..roots)).map_err(cuda_err(what))?;
+        if max {
+            let n = p.n_vars() * b;
+            st.memcpy_dtod(&bufs.states.slice(0..n), &mut slot.states.slice_mut(0..n)).map_err(cuda_err(what))?;
+        } else {
+            let m = p.marg_cells as usize * b;
+            st.memcpy_dtod(&bufs.marg.slice(0..m), &mut slot.marg.slice_mut(0..m)).map_err(cuda_err(what))?;
+        }
+        st.record_event(None).map_err(cuda_err(what))
+    }
+
+    fn slot(&self, chunk: usize, max: bool) -> Result<Slot> {
+        let p = self.plan;
+        Ok(Slot {
+            marg: self.on.gpu.alloc(if max { 1 } else { p.marg_cells as usize * chunk }, "allocating marginals")?,
+            roots: self.on.gpu.alloc(p.roots.len() * chunk, "allocating P(evidence)")?,
+            states: self.on.gpu.alloc(if max { p.n_vars() * chunk } else { 1 }, "allocating states")?,
+        })
+    }
+
+    /// Every chunk: its kernels, its results staged into one of two slots, then `fetch`
+    /// (downloads from that slot on a stream of their own) and `finish` (host work on what was
+    /// fetched), both while the GPU propagates the next chunk, which is launched before them.
+    /// `progress` as on the CPU: told before the first chunk and after each download, on the
+    /// calling thread.
     fn run<T>(
         &mut self,
         ev: &Evidence,
         max: bool,
         memory_bytes: Option<u64>,
         progress: Progress,
-        fetch: impl Fn(&Self, &Bufs, usize, &mut Clock) -> Result<T>,
+        fetch: impl Fn(&Gpu, &Slot, usize, &mut Clock) -> Result<T>,
         mut finish: impl FnMut(T, usize, usize),
     ) -> Result<()> {
         ev.check(&self.plan.card).map_err(|e| PcError::Cuda(e.to_string()))?;
@@ -690,45 +726,72 @@ impl<'a> CudaJtree<'a> {
         let chunk = self.chunk_rows(ev.rows, memory_bytes)?;
         let _ = self.on.static_bytes;
         guard("propagating on the GPU", || {
+            let ta = Instant::now();
             let mut bufs = self.bufs(chunk, max)?;
+            let mut slots = [self.slot(chunk, max)?, self.slot(chunk, max)?];
+            let copier = self.on.gpu.with_own_stream()?;
+            if pc_core::trace::on() {
+                self.on.gpu.stream.synchronize().map_err(cuda_err("allocating the tables"))?;
+                pc_core::trace::mark(|| format!("junction tree: buffers for chunks of {chunk} rows in {:.4} s", ta.elapsed().as_secs_f64()));
+            }
             let mut clock = Clock::default();
             let mut launches = 0u64;
             let mut chunks = 0;
-            let mut host = 0.0;
-            let mut pending: Option<(T, usize, usize)> = None;
-            let mut r0 = 0;
-            loop {
-                if !progress(r0, ev.rows) {
-                    return Err(PcError::Interrupted);
-                }
-                if r0 == ev.rows {
-                    break;
+            let (mut host, mut launching) = (0.0, 0.0);
+            if !progress(0, ev.rows) {
+                return Err(PcError::Interrupted);
+            }
+            // (first row, rows, slot, the event after its results were staged)
+            let mut launch = |me: &Self, r0: usize, slot: usize, bufs: &mut Bufs, slots: &mut [Slot; 2], clock: &mut Clock| -> Result<Option<(usize, usize, usize, cudarc::driver::CudaEvent)>> {
+                if r0 >= ev.rows {
+                    return Ok(None);
                 }
                 let b = chunk.min(ev.rows - r0);
                 let t = Instant::now();
-                self.run_chunk(ev, r0, b, max, &mut bufs, &mut launches)?;
-                if let Some((data, pr0, pb)) = pending.take() {
-                    let th = Instant::now();
-                    finish(data, pr0, pb);
-                    host += th.elapsed().as_secs_f64();
-                }
-                self.on.gpu.finish_launch(&mut clock, t, "junction-tree propagation")?;
-                pending = Some((fetch(self, &bufs, b, &mut clock)?, r0, b));
-                r0 += b;
-                chunks += 1;
-            }
-            if let Some((data, pr0, pb)) = pending.take() {
+                me.run_chunk(ev, r0, b, max, bufs, &mut launches)?;
+                let done = me.stage(bufs, &mut slots[slot], b, max)?;
+                let dt = t.elapsed().as_secs_f64();
+                clock.kernel += dt;
+                launching += dt;
+                Ok(Some((r0, b, slot, done)))
+            };
+            let mut next = launch(self, 0, 0, &mut bufs, &mut slots, &mut clock)?;
+            while let Some((r0, b, s, done)) = next.take() {
+                // the next chunk is queued behind this one before this one's results are read
+                next = launch(self, r0 + b, 1 - s, &mut bufs, &mut slots, &mut clock)?;
+                let tw = Instant::now();
+                done.synchronize().map_err(|e| {
+                    PcError::Cuda(if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                        format!("junction-tree propagation: out of GPU memory (for its per-thread local memory, say): {e}")
+                    } else {
+                        format!("junction-tree propagation failed: {e}")
+                    })
+                })?;
+                clock.kernel += tw.elapsed().as_secs_f64();
+                copier.stream.wait(&done).map_err(cuda_err("ordering a download"))?;
+                let data = fetch(&copier, &slots[s], b, &mut clock)?;
                 let th = Instant::now();
-                finish(data, pr0, pb);
+                finish(data, r0, b);
                 host += th.elapsed().as_secs_f64();
+                chunks += 1;
+                if !progress(r0 + b, ev.rows) {
+                    return Err(PcError::Interrupted);
+                }
             }
+            self.on.gpu.stream.synchronize().map_err(cuda_err("junction-tree propagation"))?;
+            clock.launches += chunks as u64;
             self.timings.kernel_s = clock.kernel;
             self.timings.transfer_s = clock.transfer;
             self.timings.launches = launches;
             self.layout.chunks = chunks;
             self.layout.rows_per_chunk = chunk;
             self.timings.host_s = host;
-            pc_core::trace::mark(|| format!("junction tree: {} rows in {chunks} chunks of {chunk} (kernels {:.4} s, transfers {:.4} s, host {host:.4} s)", ev.rows, clock.kernel, clock.transfer));
+            pc_core::trace::mark(|| {
+                format!(
+                    "junction tree: {} rows in {chunks} chunks of {chunk} (kernels {:.4} s, transfers {:.4} s, host {host:.4} s; launching {launching:.4} s)",
+                    ev.rows, clock.kernel, clock.transfer
+                )
+            });
             Ok(())
         })
     }
@@ -750,9 +813,9 @@ impl<'a> CudaJtree<'a> {
             false,
             memory_bytes,
             progress,
-            |me, bufs, b, clock| {
-                let marg = me.on.gpu.down(clock, &bufs.marg, plan.marg_cells as usize * b, "downloading marginals")?;
-                let roots = me.on.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading P(evidence)")?;
+            |copier, slot, b, clock| {
+                let marg = copier.down(clock, &slot.marg, plan.marg_cells as usize * b, "downloading marginals")?;
+                let roots = copier.down(clock, &slot.roots, plan.roots.len() * b, "downloading P(evidence)")?;
                 Ok((marg, roots))
             },
             |(marg, roots), r0, b| sink.write_chunk(plan, &marg, &roots, b, r0),
@@ -769,9 +832,9 @@ impl<'a> CudaJtree<'a> {
             true,
             memory_bytes,
             progress,
-            |me, bufs, b, clock| {
-                let st = me.on.gpu.down(clock, &bufs.states, n * b, "downloading the MPE")?;
-                let roots = me.on.gpu.down(clock, &bufs.msg, plan.roots.len() * b, "downloading the MPE's probability")?;
+            |copier, slot, b, clock| {
+                let st = copier.down(clock, &slot.states, n * b, "downloading the MPE")?;
+                let roots = copier.down(clock, &slot.roots, plan.roots.len() * b, "downloading the MPE's probability")?;
                 Ok((st, roots))
             },
             |(st, roots), r0, b| {
@@ -796,6 +859,13 @@ struct EvDev {
     hard: CudaSlice<i32>,
     soft_col: CudaSlice<i32>,
     soft: CudaSlice<f64>,
+}
+
+/// Where a chunk's results wait for their download while the next chunk runs.
+struct Slot {
+    marg: CudaSlice<f64>,
+    roots: CudaSlice<f64>,
+    states: CudaSlice<i32>,
 }
 
 struct Bufs {
