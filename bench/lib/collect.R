@@ -253,9 +253,10 @@ suite_tables <- function(suite, raw) {
         logs(raw, "^grain-link\\.txt$"), logs(raw, "^r-overhead.*\\.log$"),
         logs(raw, "^r-ab.*\\.log$", keep = "^answers|munin|gpupc trace"),
         logs(raw, "^jtree-r-pruned.*\\.log$"),
-        logs(raw, "^jtree-(chunks|pyagrum|ab-evict-first|ncu-evict-first).*\\.txt$", drop = NULL, keep = paste0(
+        logs(raw, "^jtree-(chunks|tri|pyagrum|ab-evict-first|ncu-evict-first).*\\.txt$", drop = NULL, keep = paste0(
           "^== |GPU batch|batch of|GPU vs CPU|pyAgrum [0-9]+ processes|pyAgrum one after|^[a-z]+ \\| |^network \\||",
-          "dram__|lts__|^rc ")),
+          "dram__|lts__|^rc |cliques in [0-9]+ trees|^gpu_jtree\\(|evidence sets \\(5% observed\\) \\||^answers|",
+          "^    (collect|distribute|combine|marginals) +[0-9]+ launches")),
         logs(raw, "^(jtree-)?r-profile.*\\.(txt|log)$", drop = NULL, keep = "evidence sets, |^\"[a-z_.]+\" +[0-9]"),
         logs(raw, "^jtree-ncu-.*\\.txt$", keep = paste0(
           "^  jt_[a-z_]+ \\(|Duration|DRAM Throughput|L2 Hit Rate|L1/TEX Hit Rate|Registers Per Thread|Occupancy  |",
