@@ -250,7 +250,11 @@ fn on_kept<T>(plan: &Plan, key: u64, dev: usize, run: impl FnOnce(&mut CudaJtree
             pc_core::trace::mark(|| format!("junction tree on GPU {dev}: kept from the last query"));
             t
         }
-        None => CudaJtree::new_on(plan, dev)?,
+        None => {
+            let mut t = CudaJtree::new_on(plan, dev)?;
+            t.hold_buffers_under(key);
+            t
+        }
     };
     let r = run(&mut t)?;
     KEPT.put(t.keep(key));

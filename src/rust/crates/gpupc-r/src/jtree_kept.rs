@@ -93,6 +93,7 @@ impl Compiled {
 impl Drop for Compiled {
     fn drop(&mut self) {
         KEPT.forget(self.key);
+        pc_cuda::jtree::release_held(self.key);
     }
 }
 

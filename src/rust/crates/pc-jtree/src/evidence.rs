@@ -44,9 +44,9 @@ impl Evidence {
         if self.rows == 0 {
             return Err(JtError::invalid("evidence", "has no rows"));
         }
-        for (i, &s) in self.hard.iter().enumerate() {
-            if s >= card[i % n] as i32 || s < -1 {
-                return Err(JtError::invalid("evidence", format!("row {}: state {} is out of range", i / n + 1, s + 1)));
+        for (r, row) in self.hard.chunks(n.max(1)).enumerate() {
+            if let Some((&s, _)) = row.iter().zip(card).find(|(&s, &c)| s >= c as i32 || s < -1) {
+                return Err(JtError::invalid("evidence", format!("row {}: state {} is out of range", r + 1, s + 1)));
             }
         }
         let mut width = 0usize;
@@ -81,5 +81,20 @@ mod tests {
         assert_eq!([a.hard, b.hard].concat(), ev.hard);
         assert_eq!([a.soft, b.soft].concat(), ev.soft);
         assert_eq!(b.soft_col, ev.soft_col);
+    }
+
+    #[test]
+    fn a_state_out_of_range_is_named_by_its_row() {
+        let card = [2, 3, 2];
+        let mut ev = Evidence::empty(3, 4);
+        assert!(ev.check(&card).is_ok());
+        ev.hard[2 * 3 + 1] = 2; // row 3, the 3-state variable's last state
+        assert!(ev.check(&card).is_ok());
+        ev.hard[2 * 3 + 2] = 2; // row 3, a 2-state variable's third state
+        let e = ev.check(&card).unwrap_err().to_string();
+        assert!(e.contains("row 3: state 3 is out of range"), "{e}");
+        ev.hard[2 * 3 + 2] = -1;
+        ev.hard[1] = -2;
+        assert!(ev.check(&card).unwrap_err().to_string().contains("row 1: state -1"));
     }
 }

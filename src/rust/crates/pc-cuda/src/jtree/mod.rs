@@ -307,6 +307,8 @@ struct OnDevice {
 pub struct CudaJtree<'a> {
     plan: &'a Plan,
     on: OnDevice,
+    /// Under which key a batch's buffers are held for the next query of the same tree (`held`).
+    hold_key: Option<u64>,
     /// Of the last call: times (`setup_s` the cell maps, `host_s` normalising the chunks'
     /// results, overlapped with the next chunk's kernels) and how it was cut.
     pub timings: Timings,
@@ -347,11 +349,24 @@ impl Drop for KeptTree {
     fn drop(&mut self) {
         if std::process::id() != self.pid {
             std::mem::forget(self.on.take());
+        } else if let Some(on) = self.on.take() {
+            // its memory back to the device, not left in the stream-ordered pool
+            let ctx = on.gpu.ctx.clone();
+            drop(on);
+            let _ = crate::runtime::gpu::trim_pool(&ctx);
         }
     }
 }
 
 impl<'a> CudaJtree<'a> {
+    /// Holds each batch's buffers under `key` for the next batch of the same tree on this
+    /// device (a tree [`CudaJtree::resume`]d holds them under its key). They are held only where
+    /// they take at most [`HELD_SHARE_MAX`] of the device's memory, and let go as soon as any
+    /// engine plans memory on the device (`runtime::held`) or [`release_held`] is called.
+    pub fn hold_buffers_under(&mut self, key: u64) {
+        self.hold_key = Some(key);
+    }
+
     /// The device part, kept under `key` (see [`KeptTree`]).
     pub fn keep(self, key: u64) -> KeptTree {
         let ordinal = self.on.gpu.info.ordinal;
@@ -367,7 +382,7 @@ impl<'a> CudaJtree<'a> {
         let on = kept.on.take()?;
         // nothing compiled, uploaded or made for this query
         let timings = Timings { compile_cached: true, target: std::mem::take(&mut kept.target), ..Default::default() };
-        Some(CudaJtree { plan, on, timings, layout: std::mem::take(&mut kept.layout), prof: None })
+        Some(CudaJtree { plan, on, hold_key: Some(key), timings, layout: std::mem::take(&mut kept.layout), prof: None })
     }
 
     /// Opens the GPU, compiles the kernels and uploads the plan and the potentials.
@@ -412,7 +427,7 @@ impl<'a> CudaJtree<'a> {
             gpu.stream.synchronize().map_err(cuda_err("uploading the tree"))?;
             timings.upload_s = clock.transfer;
             let on = OnDevice { gpu, f, d, static_bytes, istart: fl.istart, fac: fl.fac };
-            let mut me = CudaJtree { plan, on, timings, layout: JtLayout::default(), prof: None };
+            let mut me = CudaJtree { plan, on, hold_key: None, timings, layout: JtLayout::default(), prof: None };
             me.make_maps()?;
             pc_core::trace::mark(|| format!("junction tree on GPU {ordinal}: plan uploaded ({:.4} s), cell maps made ({:.4} s)", me.timings.upload_s, me.timings.setup_s));
             Ok(me)
@@ -720,15 +735,36 @@ impl<'a> CudaJtree<'a> {
         mut finish: impl FnMut(T, usize, usize),
     ) -> Result<()> {
         ev.check(&self.plan.card).map_err(|e| PcError::Cuda(e.to_string()))?;
-        // what an earlier call freed goes back to the device first (the stream-ordered pool keeps
-        // it otherwise, and the chunks would be sized from what is left)
-        self.on.gpu.release_freed()?;
-        let chunk = self.chunk_rows(ev.rows, memory_bytes)?;
+        let ordinal = self.on.gpu.info.ordinal;
+        // the last batch's buffers, where this tree's last query here held them: no memory
+        // is mapped again (Munin's 28 GB of tables took 0.04 s, and giving them back as much)
+        let held = match (self.hold_key, memory_bytes) {
+            (Some(k), None) => crate::runtime::held::take::<HeldBatch>(ordinal, k).filter(|h| {
+                // as large a chunk as this batch would get (the cap, or its rows)
+                let want = match chunk_cap() {
+                    0 => ev.rows,
+                    cap => ev.rows.min(cap),
+                };
+                h.max == max && h.chunk >= want
+            }),
+            _ => None,
+        };
+        let (chunk, reused) = match held {
+            Some(h) => (h.chunk, Some(h)),
+            None => {
+                // what an earlier call freed goes back to the device first (the stream-ordered
+                // pool keeps it otherwise, and the chunks would be sized from what is left)
+                self.on.gpu.release_freed()?;
+                (self.chunk_rows(ev.rows, memory_bytes)?, None)
+            }
+        };
         let _ = self.on.static_bytes;
         guard("propagating on the GPU", || {
             let ta = Instant::now();
-            let mut bufs = self.bufs(chunk, max)?;
-            let mut slots = [self.slot(chunk, max)?, self.slot(chunk, max)?];
+            let (mut bufs, mut slots) = match reused {
+                Some(h) => (h.bufs, h.slots),
+                None => (self.bufs(chunk, max)?, [self.slot(chunk, max)?, self.slot(chunk, max)?]),
+            };
             let copier = self.on.gpu.with_own_stream()?;
             if pc_core::trace::on() {
                 self.on.gpu.stream.synchronize().map_err(cuda_err("allocating the tables"))?;
@@ -779,6 +815,12 @@ impl<'a> CudaJtree<'a> {
                 }
             }
             self.on.gpu.stream.synchronize().map_err(cuda_err("junction-tree propagation"))?;
+            if let Some(k) = self.hold_key {
+                let bytes = chunk as u64 * self.plan.stats.bytes_per_evidence_set;
+                if bytes as f64 <= HELD_SHARE_MAX * self.on.gpu.info.total_memory as f64 {
+                    crate::runtime::held::hold(ordinal, k, HeldBatch { chunk, max, bufs, slots });
+                }
+            }
             clock.launches += chunks as u64;
             self.timings.kernel_s = clock.kernel;
             self.timings.transfer_s = clock.transfer;
@@ -859,6 +901,29 @@ struct EvDev {
     hard: CudaSlice<i32>,
     soft_col: CudaSlice<i32>,
     soft: CudaSlice<f64>,
+}
+
+/// The most of a device's memory a batch's buffers may take and still be held for the next
+/// query (`CudaJtree::hold_buffers_under`): beyond it, what they would keep from other engines
+/// and processes on the device outweighs the 2-4% of a large batch they save.
+pub const HELD_SHARE_MAX: f64 = 0.25;
+
+/// A batch's buffers held for the next query of the same tree.
+struct HeldBatch {
+    chunk: usize,
+    max: bool,
+    bufs: Bufs,
+    slots: [Slot; 2],
+}
+
+/// Lets go of the buffers held under `key` (a tree that is gone) and gives them back to their
+/// devices.
+pub fn release_held(key: u64) {
+    for (_, batch) in crate::runtime::held::take_owner::<HeldBatch>(key) {
+        let ctx = batch.bufs.tables.context().clone();
+        drop(batch);
+        let _ = crate::runtime::gpu::trim_pool(&ctx);
+    }
 }
 
 /// Where a chunk's results wait for their download while the next chunk runs.

@@ -125,6 +125,21 @@ pub(crate) struct Gpu {
     id: DeviceId,
 }
 
+/// Waits for `ctx`'s device and gives what its stream-ordered pool holds unused back to it.
+pub(crate) fn trim_pool(ctx: &Arc<CudaContext>) -> Result<()> {
+    ctx.synchronize().map_err(cuda_err("synchronising the GPU"))?;
+    let mut pool = std::ptr::null_mut();
+    // SAFETY: plain driver calls on this context's device with a valid out-pointer; trimming
+    // only returns unused pool memory.
+    unsafe {
+        use cudarc::driver::sys;
+        if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) == sys::CUresult::CUDA_SUCCESS {
+            let _ = sys::cuMemPoolTrimTo(pool, 0);
+        }
+    }
+    Ok(())
+}
+
 impl Gpu {
     /// Probes and opens the device (call inside [`guard`]).
     pub fn open() -> Result<Gpu> {
@@ -173,26 +188,23 @@ impl Gpu {
         Ok(Gpu { ctx: self.ctx.clone(), stream, info: self.info.clone(), id: self.id })
     }
 
+    /// Free device memory, after what an engine held for its next call there (`held`) was given
+    /// back.
     pub fn free_bytes(&self) -> Result<usize> {
+        if super::held::release(self.info.ordinal) {
+            self.release_freed()?;
+        }
         let (free, _) = self.ctx.mem_get_info().map_err(cuda_err("could not read free GPU memory"))?;
         Ok(free)
     }
 
-    /// Gives the memory a previous run freed back to the device: cudarc frees with
-    /// cuMemFreeAsync, and the stream-ordered pool keeps what it freed until a synchronisation
-    /// (a second p = 55,572 run of one process found 50 GB still held and lost its dense levels).
+    /// Gives the memory a previous run freed back to the device, and what an engine held there
+    /// for its next call (`held`): cudarc frees with cuMemFreeAsync, and the stream-ordered pool
+    /// keeps what it freed until a synchronisation (a second p = 55,572 run of one process found
+    /// 50 GB still held and lost its dense levels).
     pub fn release_freed(&self) -> Result<()> {
-        self.ctx.synchronize().map_err(cuda_err("synchronising the GPU"))?;
-        let mut pool = std::ptr::null_mut();
-        // SAFETY: plain driver calls on this context's device with a valid out-pointer; trimming
-        // only returns unused pool memory.
-        unsafe {
-            use cudarc::driver::sys;
-            if sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device()) == sys::CUresult::CUDA_SUCCESS {
-                let _ = sys::cuMemPoolTrimTo(pool, 0);
-            }
-        }
-        Ok(())
+        super::held::release(self.info.ordinal);
+        trim_pool(&self.ctx)
     }
 
     pub fn ensure_free(&self, bytes: usize, what: &str) -> Result<()> {

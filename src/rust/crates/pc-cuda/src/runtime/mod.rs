@@ -2,10 +2,12 @@
 //! stream, kernels, staged copies and clocks ([`gpu`]), kernels' parameters pushed in their
 //! signatures' order ([`launch`]), NVRTC compilation by family ([`module`])
 //! and its disk cache ([`kernel_cache`]), two rounds of listed tests in flight ([`inflight`]),
-//! device memory planned before allocating ([`memplan`]) and where the time went ([`timings`]).
+//! device memory planned before allocating ([`memplan`]), buffers kept for an engine's next call
+//! until another plans memory ([`held`]) and where the time went ([`timings`]).
 
 pub mod device;
 pub mod gpu;
+pub mod held;
 pub mod inflight;
 pub mod kernel_cache;
 pub mod launch;
