@@ -252,7 +252,7 @@ suite_tables <- function(suite, raw) {
       log = rbind_fill(list(
         logs(raw, "^grain-link\\.txt$"), logs(raw, "^r-overhead.*\\.log$"),
         logs(raw, "^r-ab.*\\.log$", keep = "^answers|munin|gpupc trace"),
-        logs(raw, "^jtree-r-pruned.*\\.log$"),
+        logs(raw, "^jtree-r-(pruned|held).*\\.log$"),
         logs(raw, "^jtree-(chunks|tri|pyagrum|ab-evict-first|ncu-evict-first).*\\.txt$", drop = NULL, keep = paste0(
           "^== |GPU batch|batch of|GPU vs CPU|pyAgrum [0-9]+ processes|pyAgrum one after|^[a-z]+ \\| |^network \\||",
           "dram__|lts__|^rc |cliques in [0-9]+ trees|^gpu_jtree\\(|evidence sets \\(5% observed\\) \\||^answers|",
