@@ -247,7 +247,7 @@ suite_tables <- function(suite, raw) {
       "pyagrum-single" = csvs(raw, "^pyagrum-(single|link)\\.csv$"),
       "pyagrum-batch" = csvs(raw, "^pyagrum-batch\\.csv$"),
       "pyagrum-mpe" = csvs(raw, "^pyagrum-mpe\\.csv$"),
-      "pyagrum-same-run" = csvs(raw, "^pyagrum-batch-same-run\\.csv$"),
+      "pyagrum-same-run" = csvs(raw, "^pyagrum-batch-same-run.*\\.csv$"),
       check = csvs(raw, "^jtree-check\\.csv$"),
       log = rbind_fill(list(
         logs(raw, "^grain-link\\.txt$"), logs(raw, "^r-overhead.*\\.log$"),
