@@ -796,13 +796,7 @@ impl<'a> CudaJtree<'a> {
                 // the next chunk is queued behind this one before this one's results are read
                 next = launch(self, r0 + b, 1 - s, &mut bufs, &mut slots, &mut clock)?;
                 let tw = Instant::now();
-                done.synchronize().map_err(|e| {
-                    PcError::Cuda(if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                        format!("junction-tree propagation: out of GPU memory (for its per-thread local memory, say): {e}")
-                    } else {
-                        format!("junction-tree propagation failed: {e}")
-                    })
-                })?;
+                done.synchronize().map_err(crate::runtime::gpu::kernel_failed("junction-tree propagation"))?;
                 clock.kernel += tw.elapsed().as_secs_f64();
                 copier.stream.wait(&done).map_err(cuda_err("ordering a download"))?;
                 let data = fetch(&copier, &slots[s], b, &mut clock)?;

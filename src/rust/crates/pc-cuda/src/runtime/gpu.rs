@@ -125,6 +125,17 @@ pub(crate) struct Gpu {
     id: DeviceId,
 }
 
+/// The error of a kernel (`what`) that failed, an out-of-memory one named as such.
+pub fn kernel_failed(what: &str) -> impl Fn(DriverError) -> PcError + '_ {
+    move |e| {
+        PcError::Cuda(if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            format!("{what}: out of GPU memory (for its per-thread local memory, say): {e}")
+        } else {
+            format!("{what} failed: {e}")
+        })
+    }
+}
+
 /// Waits for `ctx`'s device and gives what its stream-ordered pool holds unused back to it.
 pub(crate) fn trim_pool(ctx: &Arc<CudaContext>) -> Result<()> {
     ctx.synchronize().map_err(cuda_err("synchronising the GPU"))?;
@@ -249,13 +260,7 @@ impl Gpu {
 
     /// Waits for the kernel just launched and books its time.
     pub fn finish_launch(&self, clock: &mut Clock, t: Instant, name: &str) -> Result<()> {
-        self.stream.synchronize().map_err(|e| {
-            PcError::Cuda(if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                format!("kernel {name}: out of GPU memory (for its per-thread local memory, say): {e}")
-            } else {
-                format!("kernel {name} failed: {e}")
-            })
-        })?;
+        self.stream.synchronize().map_err(kernel_failed(&format!("kernel {name}")))?;
         clock.kernel += t.elapsed().as_secs_f64();
         clock.launches += 1;
         Ok(())
