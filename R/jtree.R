@@ -69,7 +69,10 @@
 gpu_jtree <- function(x, data = NULL, triangulation = c("auto", "minfill", "minweight", "wminfill"), method = "bayes", iss = 1,
                       backend = c("auto", "cpu", "cuda"), numCores = NULL, max.cells = 2^31,
                       devices = getOption("gpupc.devices", NULL)) {
-  triangulation <- match.arg(triangulation)
+  tris <- c("auto", "minfill", "minweight", "wminfill")
+  tri <- if (is.character(triangulation) && length(triangulation) >= 1) pmatch(triangulation[1], tris) else NA
+  if (is.na(tri)) abort_arg("triangulation", "must be one of \"auto\", \"minfill\", \"minweight\" or \"wminfill\".")
+  triangulation <- tris[tri]
   backend <- match.arg(backend)
   devices <- check_devices(devices, backend)
   if (!is.numeric(max.cells) || length(max.cells) != 1 || is.na(max.cells) || max.cells < 1)

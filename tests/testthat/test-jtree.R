@@ -32,6 +32,25 @@ for (name in c("asia", "cancer", "earthquake", "survey", "sachs", "child", "insu
   })
 }
 
+test_that("every triangulation answers as gRain does, auto's tree the cheapest", {
+  fit <- jt_read_fit("hepar2")
+  g <- gRbase::compile(bnlearn::as.grain(fit))
+  ev <- jt_sample_evidence(fit, 20, 0.1, seed = 2)
+  trees <- list()
+  for (tri in c("auto", "minfill", "minweight", "wminfill")) {
+    jt <- gpu_jtree(fit, triangulation = tri, backend = "cpu", numCores = 2)
+    d <- jt_compare_grain(jt, g, ev)
+    expect_lt(d[["marginal"]], 1e-10)
+    expect_lt(d[["pEvidence"]], 1e-10)
+    trees[[tri]] <- jt$stats
+  }
+  # HEPAR II: auto's tree is min-weight's (2621 cells), not min-fill's (2617 cells, more to move)
+  expect_identical(trees$auto$total_clique_cells, trees$minweight$total_clique_cells)
+  expect_false(identical(trees$auto$total_clique_cells, trees$minfill$total_clique_cells))
+  expect_error(gpu_jtree(fit, triangulation = "best"), "triangulation", class = "gpupc_invalid_argument")
+  expect_error(gpu_jtree(fit, triangulation = NA_character_), "triangulation", class = "gpupc_invalid_argument")
+})
+
 test_that("likelihood evidence equals gRain's", {
   fit <- jt_read_fit("asia")
   g <- gRbase::compile(bnlearn::as.grain(fit))

@@ -12,6 +12,7 @@ r-overhead  1  any  the R side of a batch (evidence read into codes, Munin, 30,0
 ab-cpu      9  any  the CPU engines of the same two builds alone (AB_CPU=1), a few evidence sets per network on THREADS threads
 ab          4  gpu  two pcbench builds (PCBENCH_BASE: the build before a change; PCBENCH) in one run, alternating, on the large networks: batch times, launch profiles, each build against the CPU engine bit for bit
 tri         5  gpu  the triangulation: the GPU batch with "auto" against "minfill" in one run, network by network (each run against the CPU engine bit for bit), then Munin through R with each
+tri-cpu     6  any  the triangulation on the CPU engine alone ("auto" against "minfill", a few evidence sets per network on THREADS threads)
 chunks      3  gpu  the GPU batch with its chunks held to CHUNKS rows each (GPUPC_JT_CHUNK_ROWS; 0: the chunk the memory plan gives), network by network
 pyagrum     4  gpu  ours (pcbench, GPU) and the 16-process batch of pyAgrum in one run, network by network, and their ratio
 ncu         2  gpu  Nsight Compute on single launches of one network'"'"'s first chunk (NCU_NETWORK, NCU_LAUNCHES: kernel:invocation pairs)
@@ -31,6 +32,7 @@ part_r-profile() { needs r || return 1; step r-profile 300 "$R" "$S/jtree-r-prof
 part_r-ab() { needs r gpu || return 1; step r-ab 590 bash "$S/jtree-r-ab.sh"; }
 part_r-overhead() { needs r || return 1; step r-overhead 300 "$R" "$S/jtree-r-overhead.R" munin "${SETS:-30000}"; }
 part_tri() { needs r pcbench gpu bif:diabetes bif:mildew bif:barley || return 1; step tri 590 bash "$S/jtree-tri.sh"; }
+part_tri-cpu() { needs pcbench bif:diabetes bif:mildew bif:barley || return 1; TRI_CPU=1 step tri-cpu 590 bash "$S/jtree-tri.sh"; }
 part_chunks() { needs pcbench gpu bif:diabetes bif:mildew bif:barley || return 1; step chunks 590 bash "$S/jtree-chunks.sh"; }
 part_pyagrum() { needs pcbench gpu python wheel:pyagrum bif:diabetes bif:mildew bif:barley || return 1; step pyagrum 590 bash "$S/jtree-pyagrum.sh"; }
 part_ncu() { needs pcbench gpu || return 1; step ncu 590 bash "$S/jtree-ncu.sh"; }
