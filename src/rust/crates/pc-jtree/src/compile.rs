@@ -120,7 +120,8 @@ pub struct Order {
     pub seed: u64,
 }
 
-/// The elimination cliques in elimination order (each sorted by variable index).
+/// The elimination cliques in elimination order (each sorted by variable index); for
+/// [`Heuristic::Auto`], min-fill's ([`triangulate`] is what tries several orders).
 pub fn eliminate(card: &[usize], moral: &[Vec<usize>], h: Heuristic) -> Vec<Vec<usize>> {
     let criterion = if h == Heuristic::Auto { Heuristic::MinFill } else { h };
     eliminate_by(card, moral, Order { criterion, noise: 0.0, seed: 0 })
