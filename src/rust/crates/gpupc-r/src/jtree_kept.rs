@@ -69,6 +69,7 @@ impl<T: Slot> Slots<T> {
     }
 
     /// How many entries are kept.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lock().len()
     }
