@@ -120,13 +120,6 @@ pub struct Order {
     pub seed: u64,
 }
 
-/// The elimination cliques in elimination order (each sorted by variable index); for
-/// [`Heuristic::Auto`], min-fill's ([`triangulate`] is what tries several orders).
-pub fn eliminate(card: &[usize], moral: &[Vec<usize>], h: Heuristic) -> Vec<Vec<usize>> {
-    let criterion = if h == Heuristic::Auto { Heuristic::MinFill } else { h };
-    eliminate_by(card, moral, Order { criterion, noise: 0.0, seed: 0 })
-}
-
 fn splitmix(x: &mut u64) -> f64 {
     *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *x;
@@ -135,7 +128,7 @@ fn splitmix(x: &mut u64) -> f64 {
     ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// [`eliminate`] by an [`Order`].
+/// The elimination cliques of `order`, in elimination order (each sorted by variable index).
 pub fn eliminate_by(card: &[usize], moral: &[Vec<usize>], order: Order) -> Vec<Vec<usize>> {
     eliminate_capped(card, moral, order, u64::MAX).expect("no cap")
 }
@@ -270,17 +263,13 @@ pub struct Forest {
 /// None when the order is given up at a clique of more than `cap` cells.
 fn forest_of(card: &[usize], moral: &[Vec<usize>], order: Order, limit: u64, cap: u64, names: &dyn Fn(usize) -> String) -> Option<Result<(u64, Forest)>> {
     let elim = eliminate_capped(card, moral, order, cap)?;
-    Some(forest_of_elim(card, elim, limit, names))
-}
-
-fn forest_of_elim(card: &[usize], elim: Vec<Vec<usize>>, limit: u64, names: &dyn Fn(usize) -> String) -> Result<(u64, Forest)> {
-    for c in &elim {
-        table_cells(card, c, limit, names)?;
+    if let Some(e) = elim.iter().find_map(|c| table_cells(card, c, limit, names).err()) {
+        return Some(Err(e));
     }
     let cliques = maximal_cliques(elim, card.len());
     let (parent, roots) = clique_forest(&cliques, card.len());
     let cells: Vec<u64> = cliques.iter().map(|c| c.iter().map(|&v| card[v] as u64).product()).collect();
-    Ok((propagation_cost(&cells, &parent), Forest { cliques, parent, roots }))
+    Some(Ok((propagation_cost(&cells, &parent), Forest { cliques, parent, roots })))
 }
 
 /// The junction forest of `h` (for [`Heuristic::Auto`] the cheapest of [`auto_orders`], the first
