@@ -13,6 +13,7 @@ parallelpc  4  any  ParallelPC (every core) on the seed shapes, cap 45 s
 pcalg-long 10  any  pcalg stable.fast at p = 10000, cap 590 s
 cpu         3  any  the CPU backend against pcalg (Gaussian p = 100/500/1000, ALARM and LINK n = 20000), cap 60 s
 r-side      6  gpu  gpu_pc() at p = 1643 and gpu_skeleton() at p = 20000 on the GPU, 7 calls each in one process: every phase of gpupc_last_run() and the seconds of the R garbage collector per call
+fast-levels 5  gpu  stable.fast with every level on the device graph: pcbench parity (GPU = CPU backend; 60 small, 6 large cases), p = 20000 GPU against the CPU backend (16 threads) with the GPU runs traced; with PCBENCH_BEFORE, the GPU runs of that build on the same data
 gpucsl      5  gpu  gpucsl (the dissertation'"'"'s Python package) on the seed shapes: its data written by R, gpucsl in Python
 '
 S=$BENCH/suites/gauss
@@ -41,6 +42,20 @@ part_fast() {
   step fast "${TTIME:-300}" "$R" "$S/resident-bench.R" --out "$RAW" --method stable.fast \
     --sizes "${SIZES:-1643x850,5361x63,10000x1000,20000x1000}" --cpu-max-p "${CPUMAXP:-10000}" \
     --pcalg-max-p "${PCALGMAXP:-1643}" --pcalg-cap 60 --threads "$THREADS" --repeat "${REPS:-3}"
+}
+part_fast-levels() {
+  needs pcbench gpu || return 1
+  step fast-levels-parity "${PTIME:-200}" "$PCBENCH" parity --order fast --cases "${CASES:-60}" --repeat 2 --seed 11
+  step fast-levels-parity-large "${PTIME:-200}" "$PCBENCH" parity --order fast --cases 6 --p-min 1000 --p-max 3000 \
+    --n-min 200 --n-max 2000 --repeat 2 --seed 5
+  local cor=$TMPD/fast-levels-cor.bin
+  step fast-levels-trace "${TTIME:-300}" env GPUPC_TRACE=1 "$PCBENCH" run --gen --p "${BIGP:-20000}" --n 1000 --order fast \
+    --backend both --threads "$THREADS" --repeat 3 --save-cor "$cor"
+  if [ -n "${PCBENCH_BEFORE:-}" ]; then
+    step fast-levels-before "${TTIME:-300}" "$PCBENCH_BEFORE" run --cor "$cor" --n 1000 --order fast --backend cuda --repeat 3
+    step fast-levels-now "${TTIME:-300}" "$PCBENCH" run --cor "$cor" --n 1000 --order fast --backend cuda --repeat 3
+  fi
+  rm -f "$cor"
 }
 part_large() {
   needs r gpu || return 1

@@ -42,6 +42,12 @@ pub struct DenseLevelReport {
     pub singles: Vec<[u32; 3]>,
     /// Edges that qualified for the level (stable.fast runs a level only when some edge does).
     pub qualifying: u64,
+    /// A deeper level's separating sets (stable.fast, level >= 2): `level + 2` numbers each, x,
+    /// y and the set in its side list's order, for `sepset[[x]][[y]]` (0-based), in any order.
+    pub sets: Vec<u32>,
+    /// The backend did not run this level (an edge's tests too many for its way of running
+    /// them): the loop ends the dense levels and plans this one.
+    pub declined: bool,
 }
 
 /// The copy of a dense backend's pMax into the loop's p x p buffer, run on another thread.
@@ -52,6 +58,12 @@ pub trait DenseLevels {
     /// Whether this backend runs the dense levels in `order` (else the loop plans them).
     fn dense_order_ok(&self, order: Order) -> bool {
         order == Order::Stable
+    }
+    /// Whether this backend may run level `level` >= 2 of `order` on its own graph too (it may
+    /// still decline it, [`DenseLevelReport::declined`]); levels 0 and 1 run where
+    /// [`DenseLevels::dense_order_ok`] says.
+    fn dense_level_ok(&self, _order: Order, level: usize) -> bool {
+        level <= 1
     }
     /// The engine that computes the levels, by kind and model only (no thread count, no device
     /// ordinal): ranks of a search run the dense levels each on its own only where every rank
@@ -179,6 +191,8 @@ pub struct DenseCpu<'a, T> {
     st: CpuState<'a, T>,
     /// Simulated devices: each level split and merged as over that many GPUs (`multi.rs`).
     devices: usize,
+    /// stable.fast's levels >= 2 run here too, as one GPU runs them (`with_deep_levels`).
+    deep: bool,
 }
 
 struct CpuState<'a, T> {
@@ -194,7 +208,14 @@ impl<'a, T: CiTest + Sync> DenseCpu<'a, T> {
     /// `threads == 0` uses every core.
     pub fn new(test: &'a T, threads: usize) -> Result<Self> {
         let pool = crate::threads::call_pool(threads, "dense")?;
-        Ok(DenseCpu { pool, st: CpuState { test, graph: Adjacency::empty(0), fixed: Adjacency::empty(0), order: Order::Stable, alpha: 0.0, na_value: 1.0 }, devices: 1 })
+        Ok(DenseCpu { pool, st: CpuState { test, graph: Adjacency::empty(0), fixed: Adjacency::empty(0), order: Order::Stable, alpha: 0.0, na_value: 1.0 }, devices: 1, deep: false })
+    }
+
+    /// The twin of one GPU running stable.fast's levels >= 2 on its graph too
+    /// ([`CpuState::level_deep`]), on one device only.
+    pub fn with_deep_levels(mut self) -> Self {
+        self.deep = true;
+        self
     }
 
     /// The twin of the multi-GPU dense levels: every level runs as `devices` shares of the same
@@ -362,6 +383,105 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
 }
 
 impl<T: CiTest + Sync> CpuState<'_, T> {
+    /// stable.fast's level `l` >= 2 over the graph, as the GPU runs it (`gauss_dense_deep_l*`):
+    /// each edge {i, j}, i < j, walks side 0 (row(i) without j) and then, only when side 0 found
+    /// no success, side 1 (j's neighbours that are not i's, then the common ones, its sets made
+    /// only of common ones skipped), the sets of each side in lexicographic order of their list
+    /// positions; the sides and their ranks are the plan's (`plan.rs`). A binomial too large
+    /// fails as planning the level would, in the same row order.
+    fn level_deep(&mut self, l: usize, pmax: &mut [f64], ctl: &Control) -> Result<DenseLevelReport> {
+        let p = self.graph.p();
+        let rows = Rows::from_adjacency(&self.graph)?;
+        let (test, fixed, alpha, na) = (self.test, &self.fixed, self.alpha, self.na_value);
+        let removal = self.graph.concurrent_removal();
+        let pm = DisjointSlice::new(pmax);
+        let rows = &rows;
+        let ranks = |n: usize| crate::combinations::binomial(n as u64, l as u64).ok_or(PcError::TooManySets { level: l, n });
+        let per_row = (0..p as u32).into_par_iter().map_init(T::Scratch::default, |sc, i| -> Result<(u64, usize, Vec<u32>, u64)> {
+            if ctl.cancelled() {
+                return Err(PcError::Interrupted);
+            }
+            let (mut tests, mut removed, mut sets, mut qualifying) = (0u64, 0usize, Vec::new(), 0u64);
+            let ri = rows.row(i);
+            let (mut list, mut pos, mut set) = (Vec::new(), vec![0u32; l], vec![0u32; l]);
+            for &j in ri.iter().filter(|&&j| j > i) {
+                if fixed.has(i as usize, j as usize) {
+                    continue;
+                }
+                let rj = rows.row(j);
+                let (ni, nj) = (ri.len() - 1, rj.len() - 1);
+                if ni.max(nj) < l {
+                    continue;
+                }
+                qualifying += 1;
+                let n0 = if ni >= l { ranks(ni)? } else { 0 };
+                let all_j = if nj >= l { ranks(nj)? } else { 0 };
+                let mut walk = Level1Walk::new();
+                let mut won = false;
+                for side in 0..2u8 {
+                    let (x, y, n) = if side == 0 {
+                        list.clear();
+                        list.extend(ri.iter().copied().filter(|&a| a != j));
+                        (i, j, n0)
+                    } else {
+                        if nj < l {
+                            break;
+                        }
+                        list.clear();
+                        list.extend(rj.iter().copied().filter(|&a| a != i && !rows.contains(i, a)));
+                        let common = nj - list.len();
+                        list.extend(rj.iter().copied().filter(|&a| a != i && rows.contains(i, a)));
+                        (j, i, all_j - ranks(common)?)
+                    };
+                    for rank in 0..n {
+                        crate::combinations::unrank(list.len() as u32, rank, &mut pos);
+                        for (s, &q) in set.iter_mut().zip(&pos) {
+                            *s = list[q as usize];
+                        }
+                        if walk.push(side, rank, test.p_value(sc, x, y, &set)?, alpha, na) {
+                            won = true;
+                            break;
+                        }
+                    }
+                    if won {
+                        break;
+                    }
+                }
+                tests += walk.tests;
+                if walk.tests > 0 {
+                    let k = i as usize + j as usize * p;
+                    // SAFETY: pair {i, j} is visited once, and only it touches this cell.
+                    unsafe {
+                        if pm.get(k) < walk.level_p(na) {
+                            pm.set(k, walk.level_p(na));
+                        }
+                    }
+                }
+                if won {
+                    removed += 1;
+                    removal.remove_edge(i as usize, j as usize);
+                    // C++ stores at [[larger]][[smaller]]
+                    sets.extend([j, i]);
+                    sets.extend_from_slice(&set);
+                }
+            }
+            ctl.edge_done();
+            Ok((tests, removed, sets, qualifying))
+        });
+        let parts: Vec<Result<_>> = per_row.collect();
+        let mut rep = DenseLevelReport::default();
+        for part in parts {
+            let (t, r, s, q) = part?;
+            rep.tests += t;
+            rep.removed += r;
+            rep.qualifying += q;
+            rep.sets.extend(s);
+        }
+        Ok(rep)
+    }
+}
+
+impl<T: CiTest + Sync> CpuState<'_, T> {
     /// One dense level as `k` devices run it: each share from the same snapshot on copies of the
     /// graph, pMax and level 0's bits, then the merge of `multi.rs`, share by share.
     fn level_split(&mut self, level: usize, k: usize, pmax: &mut [f64], sep0: &mut BitMatrix, ctl: &Control) -> Result<DenseLevelReport> {
@@ -397,6 +517,10 @@ impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
         order == Order::Stable || self.devices == 1
     }
 
+    fn dense_level_ok(&self, order: Order, level: usize) -> bool {
+        level <= 1 || (self.deep && self.devices == 1 && order == Order::StableFast)
+    }
+
     fn dense_kind(&self) -> String {
         format!("cpu ({})", std::env::consts::ARCH)
     }
@@ -413,12 +537,13 @@ impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
     fn dense_level(&mut self, level: usize, pmax: &mut [f64], sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
         let p = self.st.graph.p() as u64;
         let (pool, st) = (&self.pool, &mut self.st);
-        let devices = self.devices;
+        let (devices, deep) = (self.devices, self.deep);
         run_watched(p, watch, std::time::Duration::from_millis(100), |ctl: &Control| {
             pool.install(|| match level {
                 0 | 1 if devices > 1 => st.level_split(level, devices, pmax, sep0, ctl),
                 0 => st.level0(pmax, sep0, ctl, 0..p as usize),
                 1 => st.level1(pmax, ctl, None),
+                _ if deep && devices == 1 && st.order == Order::StableFast => st.level_deep(level, pmax, ctl),
                 _ => Err(PcError::Internal(format!("dense level {level} does not exist"))),
             })
         })

@@ -284,27 +284,37 @@ fn run_levels<'scope, 'a: 'scope>(
             let m_max = params.m_max.unwrap_or(p);
             let mut level = 0usize;
             if use_dense {
-                // levels 0 and 1 on the backend's graph (the edge count is tracked there)
+                // levels 0 and 1 on the backend's graph (the edge count is tracked there), and the
+                // deeper ones where it runs them
                 let d = backend.dense().expect("the backend offered dense levels");
                 d.dense_begin(Order::StableFast, &st.graph, &params.fixed_edges, params.alpha, na_value)?;
                 crate::trace::mark(|| "dense levels begun".into());
                 let mut edges = st.edges;
-                while level <= 1 {
+                let mut ended = false;
+                loop {
                     let d = backend.dense().expect("the backend offered dense levels");
+                    if !d.dense_level_ok(Order::StableFast, level) {
+                        break;
+                    }
                     let rep = dense_level(st, d, level, edges, Order::StableFast, watch)?;
+                    if rep.declined {
+                        break;
+                    }
                     if level > 0 && rep.qualifying == 0 {
-                        break; // booked nothing: C++ stops before a level no edge qualifies for
+                        ended = true; // booked nothing: C++ stops before a level no edge qualifies for
+                        break;
                     }
                     edges -= rep.removed;
                     level += 1;
                     if level > m_max {
+                        ended = true;
                         break;
                     }
                 }
                 dense_end(st, backend, scope, copy)?;
                 st.edges = edges;
                 debug_assert_eq!(st.edges, st.graph.n_edges());
-                if level <= 1 || level > m_max {
+                if ended {
                     let max_ord = st.n_edgetests.len() as i32 - 2;
                     return Ok(max_ord);
                 }
@@ -344,11 +354,28 @@ fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usi
         watch.level_start(level, edges_at_start, 0);
     }
     let mut rep = d.dense_level(level, st.pmax, &mut st.sep0, watch)?;
+    if rep.declined {
+        return Ok(rep);
+    }
     // a GPU appends a level's sets in whatever order its threads finish: the plan's order instead
+    let mut sets = Vec::new();
     {
         use rayon::slice::ParallelSliceMut;
         let singles = &mut rep.singles;
         st.pool.install(|| singles.par_sort_unstable_by_key(|s| (s[0].min(s[1]), s[0].max(s[1]))));
+        if !rep.sets.is_empty() {
+            let stride = level + 2;
+            if level < 2 || rep.sets.len() % stride != 0 {
+                return Err(PcError::Internal(format!("dense level {level} handed back {} numbers of sets", rep.sets.len())));
+            }
+            let flat = &rep.sets;
+            sets = st.pool.install(|| {
+                let mut v: Vec<Sepset> = flat.par_chunks_exact(stride).map(|r| Sepset { x: r[0], y: r[1], set: r[2..].to_vec() }).collect();
+                v.par_sort_unstable_by_key(|s| (s.x.min(s.y), s.x.max(s.y)));
+                v
+            });
+            rep.sets = Vec::new();
+        }
     }
     let seconds = t0.elapsed().as_secs_f64();
     crate::trace::mark(|| format!("dense level {level}: {} tests, {} removed", rep.tests, rep.removed));
@@ -360,6 +387,9 @@ fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usi
     }
     st.n_edgetests.push(rep.tests as f64);
     st.sep1.append(&mut rep.singles);
+    if !sets.is_empty() {
+        st.sepsets.push(sets);
+    }
     watch.level_end(level, rep.tests, rep.removed, seconds);
     st.levels.push(LevelStat { level, edges_at_start, tests: rep.tests, removed: rep.removed, seconds, plan_seconds: 0.0, backend_seconds: seconds });
     Ok(rep)

@@ -430,6 +430,15 @@ fn check(order: Order, p: usize, seed: u64, alpha: f64, gap_density: f64, fixed_
         };
         same_result(&got, &want, p, &format!("dense levels: {dense_levels}, devices: {devices}"))?;
     }
+    // stable.fast's levels >= 2 on the dense twin too, as one GPU runs them
+    if order == Order::StableFast {
+        for threads in [1, 3] {
+            let params = SkeletonParams { threads, ..params.clone() };
+            let mut b = WithDense { planned: ParallelCpu::new(&t, threads).unwrap(), dense: DenseCpu::new(&t, threads).unwrap().with_deep_levels() };
+            let got = run_skeleton(&params, &mut b, &mut NullWatch).unwrap();
+            same_result(&got, &want, p, &format!("every level dense, {threads} threads"))?;
+        }
+    }
     // levels split over devices by rounds: the edges from one feed (rounds of 1 and 5 tests over
     // 2 and 3 devices), or as sub-plans of the edges taken
     for (devices, budget, own_feed) in [(2, 5, true), (3, 1, true), (2, 3, false)] {

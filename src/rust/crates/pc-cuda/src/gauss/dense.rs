@@ -7,6 +7,11 @@
 //! per-row offsets pass through the host) and runs a warp per edge (`gauss_dense_level1`), each
 //! applying pcalg's rules itself. What comes back per level is three counters and level 1's
 //! separating sets; the graph, pMax and the level-0 bits come back once, in `dense_end`.
+//!
+//! stable.fast's deeper levels run here too (`dense_deep`), on one device: the same lists, a warp
+//! per edge walking its sides' sets 32 at a time (`gauss_dense_deep_l*`), and back come the
+//! counters and the removed edges' sets. A level declines (and runs planned) where a side holds
+//! more than `DEEP_SIDE_TESTS` tests or its buffers do not fit.
 
 use std::time::Instant;
 
@@ -17,12 +22,20 @@ use pc_core::multi;
 use pc_core::plan::Order;
 use pc_core::{Adjacency, BitMatrix, PcError};
 
-use crate::gauss::{params, CudaGauss, DenseKernels};
+use crate::gauss::host::{self, BLOCK};
+use crate::gauss::{params, CudaGauss, DenseKernels, PD_MARGIN};
 use crate::runtime::gpu::{cuda_err, guard, Clock, Gpu, Result};
+use crate::runtime::memplan;
 use crate::runtime::timings::LevelTimings;
 
 /// Edges per level-1 launch (a warp each; 12 bytes of sepset slot each).
 const LEVEL1_CHUNK: usize = 1 << 22;
+/// Edges per launch of a deeper level (Ctrl-C is answered between launches).
+const DEEP_CHUNK: usize = 1 << 22;
+/// The most tests a side may hold at a deeper level run dense: a warp walks an edge's tests 32 at
+/// a time, so an edge with many more would hold its warp long after the others end. A level
+/// with such an edge runs planned instead, where rounds spread an edge's tests over the device.
+const DEEP_SIDE_TESTS: u64 = 1 << 20;
 
 /// The device copies of the graph that levels 0 and 1 work on.
 pub(crate) struct DenseState {
@@ -86,41 +99,7 @@ impl CudaGauss {
     fn dense_level1(gpu: &Gpu, f: &DenseKernels, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, ctl: &Control, (d, k): (usize, usize), clock: &mut Clock) -> Result<DenseLevelReport> {
         let (p, words) = (st.p, st.words);
         let (pu, wu, p32) = (p as u64, words as u64, p as u32);
-        // the level's snapshot as neighbour lists: degrees, offsets (host), lists (device)
-        let mut deg_d = gpu.alloc::<u32>(p, "degrees")?;
-        let rows_cfg = LaunchConfig { grid_dim: ((p32 as u64 * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        let t = Instant::now();
-        // SAFETY: as in level 0.
-        unsafe { params::Degrees { adj: &st.adj, words: wu, p: p32, deg: &mut deg_d }.launch(gpu, &f.degrees, rows_cfg, "dense_degrees") }?;
-        gpu.finish_launch(clock, t, "dense_degrees")?;
-        let deg = gpu.down(clock, &deg_d, p, "degrees")?;
-        let t = Instant::now();
-        let mut off = Vec::with_capacity(p + 1);
-        off.push(0u64);
-        for &d in &deg {
-            off.push(off[off.len() - 1] + d as u64);
-        }
-        let total = off[p] as usize;
-        clock.host += t.elapsed().as_secs_f64();
-        gpu.ensure_free(total * 4 + p * 28 + LEVEL1_CHUNK * 12, "level 1's neighbour lists")?;
-        let off_d = gpu.up(clock, &off, "offsets")?;
-        let mut cols = gpu.alloc::<u32>(total, "neighbour lists")?;
-        let mut upper_d = gpu.alloc::<u32>(p, "neighbour lists")?;
-        let t = Instant::now();
-        let args = params::FillRows { adj: &st.adj, words: wu, p: p32, off: &off_d, cols: &mut cols, upper: &mut upper_d };
-        // SAFETY: cols holds off[p] entries.
-        unsafe { args.launch(gpu, &f.fill_rows, rows_cfg, "dense_fill_rows") }?;
-        gpu.finish_launch(clock, t, "dense_fill_rows")?;
-        let upper = gpu.down(clock, &upper_d, p, "neighbour lists")?;
-        let t = Instant::now();
-        let mut ebase = Vec::with_capacity(p + 1);
-        ebase.push(0u64);
-        for x in 0..p {
-            ebase.push(ebase[x] + deg[x] as u64 - upper[x] as u64);
-        }
-        let ne = ebase[p] as usize;
-        clock.host += t.elapsed().as_secs_f64();
-        let ebase_d = gpu.up(clock, &ebase, "edge offsets")?;
+        let LevelRows { off: off_d, cols, upper: upper_d, ebase: ebase_d, ne, .. } = level_rows(gpu, f, st, LEVEL1_CHUNK * 12, "level 1's neighbour lists", clock)?;
         let mut counters = gpu.alloc::<u64>(4, "counters")?;
         let share = pc_core::multi::even_ranges(ne, k).swap_remove(d);
         let chunk = LEVEL1_CHUNK.min(share.len()).max(1);
@@ -156,8 +135,145 @@ impl CudaGauss {
             sepsets.extend(raw.chunks_exact(3).map(|s| [s[0], s[1], s[2]]));
         }
         let cnt = gpu.down(clock, &counters, 4, "level 1 counters")?;
-        Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, not_done: cnt[2] != 0, singles: sepsets, qualifying: cnt[3] })
+        Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, not_done: cnt[2] != 0, singles: sepsets, qualifying: cnt[3], ..Default::default() })
     }
+}
+
+impl CudaGauss {
+    /// stable.fast's level `l` >= 2 on the dense graph; declined where a side of some edge could
+    /// hold more than [`DEEP_SIDE_TESTS`] tests, where no kernel variant holds `l`, or where
+    /// the level's buffers do not fit.
+    fn dense_deep(&mut self, l: usize, ctl: &Control, clock: &mut Clock) -> Result<DenseLevelReport> {
+        let declined = DenseLevelReport { declined: true, ..Default::default() };
+        let Some(m) = host::set_kernel_variant(l) else { return Ok(declined) };
+        self.load_level_kernels(l, true)?;
+        let zfac = self.z_factor(Order::StableFast, l);
+        let (gpu, f, c, symmetric) = (&self.gpu, &self.dense_kernels, &self.c, self.symmetric as i32);
+        let k = &self.f.listed.iter().find(|(v, _)| *v == m).ok_or_else(|| PcError::Internal(format!("listed-test kernel {m} not loaded")))?.1.deep;
+        let st = self.dense.as_mut().ok_or_else(not_begun)?;
+        let t0 = Instant::now();
+        pc_core::trace::mark(|| format!("dense level {l}: kernels ready"));
+        let rows = level_rows(gpu, f, st, 0, "the level's neighbour lists", clock)?;
+        let max_len = rows.deg.iter().copied().max().unwrap_or(0).saturating_sub(1) as usize;
+        if !pc_core::combinations::binomial(max_len as u64, l as u64).is_some_and(|n| n <= DEEP_SIDE_TESTS) {
+            pc_core::trace::mark(|| format!("dense level {l} declined: a side of {max_len} neighbours"));
+            return Ok(declined);
+        }
+        let table = pc_core::rounds::row_sets::binomial_table(max_len, l);
+        // a warp per resident slot, each with its own side-1 list of up to max_len members
+        let per_sm = k.occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0).map_err(cuda_err("sizing a level's launch"))?.max(1) as usize;
+        let warps_per_block = BLOCK as usize / 32;
+        let blocks = (gpu.info.multiprocessors.max(1) as usize * per_sm).min(rows.ne.div_ceil(warps_per_block)).max(1);
+        let stride = max_len.max(1);
+        let chunk = DEEP_CHUNK.min(rows.ne).max(1);
+        let need = (blocks * warps_per_block * stride * 4 + chunk * (l + 2) * 4 + table.len() * 8) as u64;
+        if need + memplan::LEVEL_MARGIN > gpu.free_bytes()? as u64 {
+            pc_core::trace::mark(|| format!("dense level {l} declined: {need} bytes of buffers"));
+            return Ok(declined);
+        }
+        let binom = gpu.up(clock, &table, "binomial table")?;
+        let mut own = gpu.alloc::<u32>(blocks * warps_per_block * stride, "the level's side lists")?;
+        let mut sep_out = gpu.alloc::<u32>(chunk * (l + 2), "sepsets")?;
+        let mut sep_count = gpu.alloc::<u64>(1, "sepsets")?;
+        let mut counters = gpu.alloc::<u64>(4, "counters")?;
+        let mut next = gpu.alloc::<u64>(1, "the level's edge counter")?;
+        let has_fixed = st.fixed.is_some() as i32;
+        let (alpha, na) = (st.alpha, st.na_value);
+        let (pu, wu, p32) = (st.p as u64, st.words as u64, st.p as u32);
+        let mut sets = Vec::new();
+        for start in (0..rows.ne).step_by(chunk) {
+            if ctl.cancelled() {
+                return Err(PcError::Interrupted);
+            }
+            let end = (start + chunk).min(rows.ne);
+            clock.copy(|| {
+                gpu.stream.memset_zeros(&mut sep_count).map_err(cuda_err("clearing a counter"))?;
+                gpu.stream.memcpy_htod(&[start as u64], &mut next).map_err(cuda_err("setting the level's edge counter"))
+            })?;
+            let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+            let fixed = st.fixed.as_ref().unwrap_or(&st.sep0);
+            let t = Instant::now();
+            let args = params::DenseDeep {
+                C: c, p: pu, off: &rows.off, cols: &rows.cols, upper: &rows.upper, ebase: &rows.ebase, n_rows: p32, ne: end as u64,
+                fixed, has_fixed, words: wu, binom: &binom, l: l as i32, zfac, alpha, na_value: na, pd_margin: PD_MARGIN, symmetric,
+                adj: &mut st.adj, pmax: &mut st.pmax, own: &mut own, stride: stride as u64, sep_out: &mut sep_out,
+                sep_count: &mut sep_count, counters: &mut counters, next: &mut next,
+            };
+            // SAFETY: edges start..end exist (ebase[p] = ne); every row's degree is at most
+            // max_len + 1, so a side list fits its warp's `stride` slots and every binomial read
+            // lies in the table; sep_out holds l + 2 numbers for each edge of the chunk; the
+            // variant holds l (set_kernel_variant).
+            unsafe { args.launch(gpu, k, cfg, "gauss_dense_deep") }?;
+            gpu.finish_launch(clock, t, "gauss_dense_deep")?;
+            let n = gpu.down(clock, &sep_count, 1, "sepset count")?[0] as usize;
+            if n > end - start {
+                return Err(PcError::Internal(format!("level {l} reported {n} sepsets for {} edges", end - start)));
+            }
+            sets.extend(gpu.down(clock, &sep_out, n * (l + 2), "sepsets")?);
+        }
+        let cnt = gpu.down(clock, &counters, 4, "level counters")?;
+        pc_core::trace::mark(|| {
+            format!(
+                "dense level {l}: {} edges, sides of up to {max_len}, in {:.4} s: kernels {:.4} s, copies {:.4} s, host {:.4} s",
+                rows.ne, t0.elapsed().as_secs_f64(), clock.kernel, clock.transfer, clock.host
+            )
+        });
+        Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, not_done: false, singles: Vec::new(), qualifying: cnt[3], sets, declined: false })
+    }
+}
+
+/// A level's snapshot as neighbour lists on the device (CSR, ascending), each row's count of
+/// neighbours below it, and the level's edge numbering: edge e is the (e - ebase[i])-th
+/// neighbour of i above i (fixed edges hold a number too); `deg` is each row's degree (host).
+pub(super) struct LevelRows {
+    pub(super) deg: Vec<u32>,
+    pub(super) off: CudaSlice<u64>,
+    pub(super) cols: CudaSlice<u32>,
+    pub(super) upper: CudaSlice<u32>,
+    pub(super) ebase: CudaSlice<u64>,
+    pub(super) ne: usize,
+}
+
+/// [`LevelRows`] of the dense graph: degrees, offsets (host), lists (device); `extra` bytes the
+/// level needs besides are planned with them.
+fn level_rows(gpu: &Gpu, f: &DenseKernels, st: &DenseState, extra: usize, what: &str, clock: &mut Clock) -> Result<LevelRows> {
+    let (p, words) = (st.p, st.words);
+    let (wu, p32) = (words as u64, p as u32);
+    let mut deg_d = gpu.alloc::<u32>(p, "degrees")?;
+    let rows_cfg = LaunchConfig { grid_dim: ((p32 as u64 * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let t = Instant::now();
+    // SAFETY: adj holds p rows of `words` words; deg p entries.
+    unsafe { params::Degrees { adj: &st.adj, words: wu, p: p32, deg: &mut deg_d }.launch(gpu, &f.degrees, rows_cfg, "dense_degrees") }?;
+    gpu.finish_launch(clock, t, "dense_degrees")?;
+    let deg = gpu.down(clock, &deg_d, p, "degrees")?;
+    let t = Instant::now();
+    let mut off = Vec::with_capacity(p + 1);
+    off.push(0u64);
+    for &d in &deg {
+        off.push(off[off.len() - 1] + d as u64);
+    }
+    let total = off[p] as usize;
+    clock.host += t.elapsed().as_secs_f64();
+    gpu.ensure_free(total * 4 + p * 28 + extra, what)?;
+    let off_d = gpu.up(clock, &off, "offsets")?;
+    let mut cols = gpu.alloc::<u32>(total, "neighbour lists")?;
+    let mut upper_d = gpu.alloc::<u32>(p, "neighbour lists")?;
+    let t = Instant::now();
+    let args = params::FillRows { adj: &st.adj, words: wu, p: p32, off: &off_d, cols: &mut cols, upper: &mut upper_d };
+    // SAFETY: cols holds off[p] entries.
+    unsafe { args.launch(gpu, &f.fill_rows, rows_cfg, "dense_fill_rows") }?;
+    gpu.finish_launch(clock, t, "dense_fill_rows")?;
+    let upper = gpu.down(clock, &upper_d, p, "neighbour lists")?;
+    let t = Instant::now();
+    let mut ebase = Vec::with_capacity(p + 1);
+    ebase.push(0u64);
+    for x in 0..p {
+        ebase.push(ebase[x] + deg[x] as u64 - upper[x] as u64);
+    }
+    let ne = ebase[p] as usize;
+    clock.host += t.elapsed().as_secs_f64();
+    let ebase_d = gpu.up(clock, &ebase, "edge offsets")?;
+    Ok(LevelRows { deg, off: off_d, cols, upper: upper_d, ebase: ebase_d, ne })
 }
 
 /// What [`super::multi::MultiGauss`] asks of each device's backend.
@@ -196,7 +312,7 @@ impl CudaGauss {
         if level == 0 {
             let rows = multi::row_ranges(st.p, k).swap_remove(d);
             let (tests, removed, not_done) = Self::dense_level0(gpu, f, c, st, zfac, both, rows, clock)?;
-            Ok(DenseLevelReport { tests, removed, not_done, singles: Vec::new(), qualifying: 0 })
+            Ok(DenseLevelReport { tests, removed, not_done, ..Default::default() })
         } else {
             Self::dense_level1(gpu, f, c, st, zfac, ctl, (d, k), clock)
         }
@@ -212,6 +328,11 @@ impl DenseLevels for CudaGauss {
     /// with NaN (its NaN rule) or n so small that level 0 or 1 stops with an error.
     fn dense_order_ok(&self, order: Order) -> bool {
         order == Order::Stable || (!self.has_nan && (0..2).all(|l| self.z_factor(Order::StableFast, l).is_finite()))
+    }
+
+    /// stable.fast's deeper levels too, while its C++ test has a finite factor there.
+    fn dense_level_ok(&self, order: Order, level: usize) -> bool {
+        level <= 1 || (order == Order::StableFast && self.z_factor(Order::StableFast, level).is_finite())
     }
 
     fn dense_kind(&self) -> String {
@@ -262,16 +383,16 @@ impl DenseLevels for CudaGauss {
     }
 
     fn dense_level(&mut self, level: usize, _pmax: &mut [f64], _sep0: &mut BitMatrix, watch: &mut dyn Watch) -> Result<DenseLevelReport> {
-        if level > 1 {
-            return Err(PcError::Internal(format!("dense level {level} does not exist")));
-        }
         let t0 = Instant::now();
         let fast = self.dense.as_ref().is_some_and(|st| st.fast);
+        if level > 1 && !fast {
+            return Err(PcError::Internal(format!("dense level {level} of the stable order does not exist")));
+        }
         let order = if fast { Order::StableFast } else { Order::Stable };
         let mut clock = Clock::default();
         let (this, clk) = (&mut *self, &mut clock);
         let rep = run_watched(0, watch, std::time::Duration::from_millis(100), move |ctl| {
-            guard("running a level on the GPU", || this.dense_share(order, level, ctl, (0, 1), clk))
+            guard("running a level on the GPU", || if level <= 1 { this.dense_share(order, level, ctl, (0, 1), clk) } else { this.dense_deep(level, ctl, clk) })
         })?;
         let lt = LevelTimings::dense(level, &clock, 0.0, rep.tests);
         self.timings.record(lt, t0);

@@ -1175,3 +1175,158 @@ __device__ __forceinline__ double ranked_p(const double* __restrict__ C, u64 p, 
 GAUSS_RANKED_KERNELS_OF(GAUSS_LISTED)
 #endif
 
+// ---------------------------------------------------------------------------------------------
+// stable.fast's levels l >= 2 on the dense levels' graph (dense.rs; pc-core's DenseCpu::
+// level_deep is the CPU twin, line for line). A warp takes edges {i, j}, i < j, from a shared
+// counter (`next`; edge e is the (e - ebase[i])-th neighbour of i above i in the level's lists):
+// side 0 lists row(i) without j; side 1, walked only when side 0 found no success, lists j's
+// neighbours that are not i's and then the common ones, built in the warp's slice of `own`
+// (stride entries), and tests its first C(nj, l) - C(common, l) ranks (the sets made only of
+// common neighbours were side 0's). The lanes take 32 ranks at a time; the first success ends the
+// edge, and its lane appends (j, i, set) to sep_out (l + 2 numbers). pMax[i, j] is raised, the
+// edge cleared from `adj`; the snapshot lists stay as they were for the whole level.
+__device__ __forceinline__ bool row_has(const u32* __restrict__ row, u32 n, u32 k) {
+    u32 a = 0, b = n;
+    while (a < b) {
+        u32 mid = (a + b) >> 1;
+        if (row[mid] < k) a = mid + 1; else b = mid;
+    }
+    return a < n && row[a] == k;
+}
+
+template <int MAXL>
+__device__ __forceinline__ void deep_body(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
+                                          const u32* __restrict__ cols, const u32* __restrict__ upper,
+                                          const u64* __restrict__ ebase, u32 n_rows, u64 ne,
+                                          const u64* __restrict__ fixed, int has_fixed, u64 words,
+                                          const u64* __restrict__ binom, int l, double zfac, double alpha,
+                                          double na_value, double pd_margin, int symmetric, u64* adj,
+                                          double* __restrict__ pmax, u32* own_all, u64 stride,
+                                          u32* __restrict__ sep_out, u64* sep_count, u64* counters, u64* next) {
+    u64 gw = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    u32 lane = threadIdx.x & 31;
+    u32 below = (1u << lane) - 1u;
+    u32* own = own_all + gw * stride;
+    u64 lp1 = (u64)l + 1;
+    u64 tests = 0, removed = 0, qualifying = 0;
+    for (;;) {
+        u64 e = 0;
+        if (lane == 0) e = atomicAdd(next, 1ull);
+        e = __shfl_sync(FULL_MASK, e, 0);
+        if (e >= ne) break;
+        u32 lo = 0, hi = n_rows;  // ebase[lo] <= e < ebase[lo + 1]
+        while (hi - lo > 1) {
+            u32 mid = (lo + hi) >> 1;
+            if (ebase[mid] <= e) lo = mid; else hi = mid;
+        }
+        u32 i = lo;
+        u32 qi = upper[i] + (u32)(e - ebase[i]);  // position of j in row(i)
+        u32 j = cols[off[i] + qi];
+        u32 deg_i = (u32)(off[i + 1] - off[i]), deg_j = (u32)(off[j + 1] - off[j]);
+        u32 ni = deg_i - 1, nj = deg_j - 1;
+        if (has_fixed && bit_at(fixed, words, i, j)) continue;
+        if (ni < (u32)l && nj < (u32)l) continue;
+        qualifying += 1;
+        const u32* ri = cols + off[i];
+        const u32* rj = cols + off[j];
+        u64 n0 = ni >= (u32)l ? binom[(u64)ni * lp1 + l] : 0;
+        u64 key = NO_KEY, n1 = 0;
+        double pb = nan_value();
+        double mf = neg_inf();
+        for (int side = 0; side < 2 && key == NO_KEY; ++side) {
+            u32 x, y, len, skip;
+            const u32* list;
+            u64 n;
+            if (side == 0) {
+                x = i; y = j; len = ni; skip = qi; list = ri; n = n0;
+            } else {
+                if (nj < (u32)l) break;
+                // j's neighbours that are not i's, then the common ones, each ascending
+                u32 m = 0, common = 0;
+                for (int pass = 0; pass < 2; ++pass) {
+                    u32 at = pass ? m : 0;
+                    for (u32 b0 = 0; b0 < deg_j; b0 += 32) {
+                        u32 q = b0 + lane;
+                        u32 a = q < deg_j ? rj[q] : 0;
+                        bool cand = q < deg_j && a != i;
+                        bool com = cand && row_has(ri, deg_i, a);
+                        bool take = cand && (pass ? com : !com);
+                        unsigned bt = __ballot_sync(FULL_MASK, take);
+                        if (take) own[at + __popc(bt & below)] = a;
+                        at += __popc(bt);
+                    }
+                    if (pass == 0) m = at; else common = at - m;
+                }
+                __syncwarp();
+                x = j; y = i; len = nj; skip = 0xFFFFFFFFu; list = own;
+                n1 = binom[(u64)nj * lp1 + l] - binom[(u64)common * lp1 + l];
+                n = n1;
+            }
+            for (u64 base = 0; base < n; base += 32) {
+                u64 r = base + lane;
+                bool succ = false;
+                double pv = 0.0;
+                u32 P[MAXL];
+                u32 S[MAXL];
+                if (r < n) {
+                    unrank_set(len, l, r, binom, P);
+                    for (int c = 0; c < l; ++c) S[c] = list[P[c] + (P[c] >= skip ? 1u : 0u)];
+                    pv = listed_p<MAXL>(C, p, x, y, S, l, zfac, pd_margin, symmetric, 1);
+                    double mapped = na_map(pv, na_value);
+                    succ = mapped >= alpha;
+                    if (!succ) mf = fmax(mf, mapped);
+                }
+                unsigned ball = __ballot_sync(FULL_MASK, succ);
+                if (ball) {
+                    int w = __ffs(ball) - 1;
+                    key = ((u64)side << 63) | (base + (u64)w);
+                    pb = __shfl_sync(FULL_MASK, pv, w);
+                    if (lane == (u32)w) {
+                        u64 slot = atomicAdd(sep_count, 1ull);
+                        u32* rec = sep_out + slot * ((u64)l + 2);
+                        rec[0] = j;
+                        rec[1] = i;
+                        for (int c = 0; c < l; ++c) rec[2 + c] = S[c];
+                    }
+                    break;
+                }
+            }
+        }
+        for (int o = 16; o > 0; o >>= 1) mf = fmax(mf, __shfl_xor_sync(FULL_MASK, mf, o));
+        if (lane == 0) {
+            u64 t;
+            double level_p = mf;
+            if (key == NO_KEY) {
+                t = n0 + n1;
+            } else {
+                u64 r = key & ~SIDE_BIT;
+                t = (key >> 63) ? n0 + r + 1 : r + 1;
+                level_p = fmax(mf, na_map(pb, na_value));
+                removed += 1;
+                bit_clear_pair(adj, words, i, j);
+            }
+            tests += t;
+            if (t > 0 && pmax[cidx(i, j, p)] < level_p) pmax[cidx(i, j, p)] = level_p;
+        }
+        __syncwarp();  // `own` is rewritten by the next edge
+    }
+    block_counts(lane == 0 ? tests : 0, lane == 0 ? removed : 0, 0, lane == 0 ? qualifying : 0, counters);
+}
+
+#define GAUSS_DEEP_KERNEL(M)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(BLOCK) gauss_dense_deep_l##M(                                     \
+        const double* __restrict__ C, u64 p, const u64* __restrict__ off, const u32* __restrict__ cols,          \
+        const u32* __restrict__ upper, const u64* __restrict__ ebase, u32 n_rows, u64 ne,                        \
+        const u64* __restrict__ fixed, int has_fixed, u64 words, const u64* __restrict__ binom, int l,           \
+        double zfac, double alpha, double na_value, double pd_margin, int symmetric, u64* adj,                   \
+        double* __restrict__ pmax, u32* own, u64 stride, u32* __restrict__ sep_out, u64* sep_count,              \
+        u64* counters, u64* next) {                                                                              \
+        deep_body<M>(C, p, off, cols, upper, ebase, n_rows, ne, fixed, has_fixed, words, binom, l, zfac, alpha,  \
+                     na_value, pd_margin, symmetric, adj, pmax, own, stride, sep_out, sep_count, counters, next); \
+    }
+
+#define GAUSS_DEEP_KERNEL_OF(M) GAUSS_DEEP_KERNEL(M)
+#ifdef GAUSS_LISTED
+GAUSS_DEEP_KERNEL_OF(GAUSS_LISTED)
+#endif
+

@@ -108,12 +108,14 @@ struct Fns {
     listed: Vec<(usize, ListedKernels)>,
 }
 
-/// A variant's kernels of stable.fast's planned levels (`stable_fast.rs`): tests written out by
-/// the host, or unranked on the device from each window's keys.
+/// A variant's kernels of stable.fast's levels >= 2: planned (`stable_fast.rs`), the tests
+/// written out by the host or unranked on the device from each window's keys, or run on the
+/// dense levels' graph (`dense.rs`, `deep`).
 struct ListedKernels {
     listed: Kernel,
     ranked: Kernel,
     ranked_pbest: Kernel,
+    deep: Kernel,
 }
 
 /// The kernels of the dense levels 0 and 1 (`dense.rs`).
@@ -728,7 +730,12 @@ impl CudaGauss {
             }
             let c = module::module_for(&self.gpu, Family::GaussListed(m)).map_err(PcError::Cuda)?;
             let get = |name: String| c.function(&name).map_err(PcError::Cuda);
-            let k = ListedKernels { listed: get(format!("gauss_listed_l{m}"))?, ranked: get(format!("gauss_ranked_l{m}"))?, ranked_pbest: get(format!("gauss_ranked_pbest_l{m}"))? };
+            let k = ListedKernels {
+                listed: get(format!("gauss_listed_l{m}"))?,
+                ranked: get(format!("gauss_ranked_l{m}"))?,
+                ranked_pbest: get(format!("gauss_ranked_pbest_l{m}"))?,
+                deep: get(format!("gauss_dense_deep_l{m}"))?,
+            };
             self.f.listed.push((m, k));
             self.timings.add_compile(&c);
         } else if !fast && self.f.sets.iter().all(|(v, _, _)| *v != m) {
