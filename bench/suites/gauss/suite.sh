@@ -14,6 +14,7 @@ pcalg-long 10  any  pcalg stable.fast at p = 10000, cap 590 s
 cpu         3  any  the CPU backend against pcalg (Gaussian p = 100/500/1000, ALARM and LINK n = 20000), cap 60 s
 r-side      6  gpu  gpu_pc() at p = 1643 and gpu_skeleton() at p = 20000 on the GPU, 7 calls each in one process: every phase of gpupc_last_run() and the seconds of the R garbage collector per call
 fast-levels 5  gpu  stable.fast with every level on the device graph: pcbench parity (GPU = CPU backend; 60 small, 6 large cases), p = 20000 GPU against the CPU backend (16 threads) with the GPU runs traced; with PCBENCH_BEFORE, the GPU runs of that build on the same data
+fast-levels-r 8  gpu  the same through R: gpu-check.R stable.fast against pcalg (60 cases); gpu_skeleton() at p = 20000 on the GPU beside the CPU backend (16 threads), both orders; with LIB_BEFORE, r-side-phases.R alternating that library and this one
 gpucsl      5  gpu  gpucsl (the dissertation'"'"'s Python package) on the seed shapes: its data written by R, gpucsl in Python
 '
 S=$BENCH/suites/gauss
@@ -50,12 +51,26 @@ part_fast-levels() {
     --n-min 200 --n-max 2000 --repeat 2 --seed 5
   local cor=$TMPD/fast-levels-cor.bin
   step fast-levels-trace "${TTIME:-300}" env GPUPC_TRACE=1 "$PCBENCH" run --gen --p "${BIGP:-20000}" --n 1000 --order fast \
-    --backend both --threads "$THREADS" --repeat 3 --save-cor "$cor"
+    --backend "${FAST_BACKEND:-both}" --threads "$THREADS" --repeat 3 --save-cor "$cor"
   if [ -n "${PCBENCH_BEFORE:-}" ]; then
     step fast-levels-before "${TTIME:-300}" "$PCBENCH_BEFORE" run --cor "$cor" --n 1000 --order fast --backend cuda --repeat 3
     step fast-levels-now "${TTIME:-300}" "$PCBENCH" run --cor "$cor" --n 1000 --order fast --backend cuda --repeat 3
   fi
   rm -f "$cor"
+}
+part_fast-levels-r() {
+  needs r gpu || return 1
+  [ "${CASES:-60}" -gt 0 ] && step fast-levels-check "${CTIME:-200}" "$R" "$BENCH/suites/parity/gpu-check.R" --out "$RAW" \
+    --cases "${CASES:-60}" --bench 0 --discrete 0 --method stable.fast
+  for m in ${METHODS:-stable.fast stable}; do
+    step "fast-levels-resident-$m" "${RTIME:-200}" "$R" "$S/resident-bench.R" --out "$RAW" --method "$m" --sizes "${BIGP:-20000}x1000" \
+      --cpu-max-p "${BIGP:-20000}" --threads "$THREADS" --repeat "${REPS:-3}"
+  done
+  if [ -n "${LIB_BEFORE:-}" ]; then
+    step fast-levels-ab "${ATIME:-300}" "$R" "$S/r-side-phases.R" --backend cuda --method stable.fast --p 1643 --n 850 \
+      --big-p "${BIGP:-20000}" --big-n 1000 --reps 3 --details --libs "$LIB_BEFORE,${LIB_NOW:-$DEV/lib}" --rounds 1 \
+      --data-dir "$TMPD"
+  fi
 }
 part_large() {
   needs r gpu || return 1

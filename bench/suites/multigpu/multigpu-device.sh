@@ -55,6 +55,8 @@ for st in $STAGES; do
     check)
       GPUPC_SPLIT_MIN_TESTS=0 stage parity-pcbench-gauss 120 "$PCBENCH" multi gauss --cases 20 --devices "$ALL"
       GPUPC_SPLIT_MIN_TESTS=0 GPUPC_GROW_MIN_TESTS=0 stage parity-pcbench-gauss-grow 120 "$PCBENCH" multi gauss --cases 20 --devices "$ALL" --grow
+      # stable.fast: every level on the first device's graph (the others join where a level declines)
+      GPUPC_SPLIT_MIN_TESTS=0 GPUPC_GROW_MIN_TESTS=0 stage parity-pcbench-gauss-fast-grow 120 "$PCBENCH" multi gauss --cases 20 --devices "$ALL" --grow --order fast
       # many small rounds, the devices' keys exchanged after each
       GPUPC_SPLIT_MIN_TESTS=0 GPUPC_GROW_MIN_TESTS=0 GPUPC_KEY_EXCHANGE_MS=0 stage parity-pcbench-gauss-exchange 120 "$PCBENCH" multi gauss --cases 20 --devices "$ALL" --grow --round-budget 256
       stage parity-pcbench-discrete 120 "$PCBENCH" multi discrete --cases 12 --devices "$ALL" ;;

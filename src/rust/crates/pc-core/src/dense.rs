@@ -45,6 +45,10 @@ pub struct DenseLevelReport {
     /// A deeper level's separating sets (stable.fast, level >= 2): `level + 2` numbers each, x,
     /// y and the set in its side list's order, for `sepset[[x]][[y]]` (0-based), in any order.
     pub sets: Vec<u32>,
+    /// A deeper level's raises of pMax, (cell, value): (column-major cell, NA-mapped p), applied
+    /// as maxima once pMax is back on the host. Deeper levels never write pMax themselves, so
+    /// that its copy may run beside them ([`DenseLevels::dense_pmax_now`]).
+    pub raises: Vec<(usize, f64)>,
     /// The backend did not run this level (an edge's tests too many for its way of running
     /// them): the loop ends the dense levels and plans this one.
     pub declined: bool,
@@ -83,6 +87,13 @@ pub trait DenseLevels {
     /// of pMax cells until it is done. `None`: pMax was written, as by `dense_end`.
     fn dense_end_deferred(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<Option<PmaxCopy>> {
         self.dense_end(graph, pmax, sep0).map(|()| None)
+    }
+    /// pMax as levels 0 and 1 left it, handed back as a job before the deeper levels run (which
+    /// report raises instead of writing it): the loop runs the job on a thread of its own beside
+    /// them, and `dense_end` then gets an empty `pmax` and writes none. `None`: pMax comes back
+    /// at `dense_end`, as without deeper levels.
+    fn dense_pmax_now(&mut self) -> Result<Option<PmaxCopy>> {
+        Ok(None)
     }
     /// `dense_end` writes every cell of pMax (a GPU's copy), so the loop need not fill it first.
     /// Such a backend writes pMax nowhere else: its `dense_level` may get an empty `pmax` while
@@ -383,25 +394,25 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
 }
 
 impl<T: CiTest + Sync> CpuState<'_, T> {
-    /// stable.fast's level `l` >= 2 over the graph, as the GPU runs it (`gauss_dense_deep_l*`):
+    /// stable.fast's level `l` >= 2 over the graph, as the GPU runs it (`gauss_dense_deep_l*`),
+    /// pMax's raises reported rather than written:
     /// each edge {i, j}, i < j, walks side 0 (row(i) without j) and then, only when side 0 found
     /// no success, side 1 (j's neighbours that are not i's, then the common ones, its sets made
     /// only of common ones skipped), the sets of each side in lexicographic order of their list
     /// positions; the sides and their ranks are the plan's (`plan.rs`). A binomial too large
     /// fails as planning the level would, in the same row order.
-    fn level_deep(&mut self, l: usize, pmax: &mut [f64], ctl: &Control) -> Result<DenseLevelReport> {
+    fn level_deep(&mut self, l: usize, ctl: &Control) -> Result<DenseLevelReport> {
         let p = self.graph.p();
         let rows = Rows::from_adjacency(&self.graph)?;
         let (test, fixed, alpha, na) = (self.test, &self.fixed, self.alpha, self.na_value);
         let removal = self.graph.concurrent_removal();
-        let pm = DisjointSlice::new(pmax);
         let rows = &rows;
         let ranks = |n: usize| crate::combinations::binomial(n as u64, l as u64).ok_or(PcError::TooManySets { level: l, n });
-        let per_row = (0..p as u32).into_par_iter().map_init(T::Scratch::default, |sc, i| -> Result<(u64, usize, Vec<u32>, u64)> {
+        let per_row = (0..p as u32).into_par_iter().map_init(T::Scratch::default, |sc, i| -> Result<(u64, usize, Vec<u32>, u64, Vec<(usize, f64)>)> {
             if ctl.cancelled() {
                 return Err(PcError::Interrupted);
             }
-            let (mut tests, mut removed, mut sets, mut qualifying) = (0u64, 0usize, Vec::new(), 0u64);
+            let (mut tests, mut removed, mut sets, mut qualifying, mut raises) = (0u64, 0usize, Vec::new(), 0u64, Vec::new());
             let ri = rows.row(i);
             let (mut list, mut pos, mut set) = (Vec::new(), vec![0u32; l], vec![0u32; l]);
             for &j in ri.iter().filter(|&&j| j > i) {
@@ -449,13 +460,7 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
                 }
                 tests += walk.tests;
                 if walk.tests > 0 {
-                    let k = i as usize + j as usize * p;
-                    // SAFETY: pair {i, j} is visited once, and only it touches this cell.
-                    unsafe {
-                        if pm.get(k) < walk.level_p(na) {
-                            pm.set(k, walk.level_p(na));
-                        }
-                    }
+                    raises.push((i as usize + j as usize * p, walk.level_p(na)));
                 }
                 if won {
                     removed += 1;
@@ -466,16 +471,17 @@ impl<T: CiTest + Sync> CpuState<'_, T> {
                 }
             }
             ctl.edge_done();
-            Ok((tests, removed, sets, qualifying))
+            Ok((tests, removed, sets, qualifying, raises))
         });
         let parts: Vec<Result<_>> = per_row.collect();
         let mut rep = DenseLevelReport::default();
         for part in parts {
-            let (t, r, s, q) = part?;
+            let (t, r, s, q, up) = part?;
             rep.tests += t;
             rep.removed += r;
             rep.qualifying += q;
             rep.sets.extend(s);
+            rep.raises.extend(up);
         }
         Ok(rep)
     }
@@ -521,6 +527,12 @@ impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
         level <= 1 || (self.deep && self.devices == 1 && order == Order::StableFast)
     }
 
+    /// With deeper levels, a job that leaves the loop's buffer as it is (levels 0 and 1 wrote
+    /// pMax there): the twin of a GPU's copy beside those levels.
+    fn dense_pmax_now(&mut self) -> Result<Option<PmaxCopy>> {
+        Ok((self.deep && self.st.order == Order::StableFast).then(|| Box::new(|_: &mut [f64]| Ok(())) as PmaxCopy))
+    }
+
     fn dense_kind(&self) -> String {
         format!("cpu ({})", std::env::consts::ARCH)
     }
@@ -543,7 +555,7 @@ impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
                 0 | 1 if devices > 1 => st.level_split(level, devices, pmax, sep0, ctl),
                 0 => st.level0(pmax, sep0, ctl, 0..p as usize),
                 1 => st.level1(pmax, ctl, None),
-                _ if deep && devices == 1 && st.order == Order::StableFast => st.level_deep(level, pmax, ctl),
+                _ if deep && devices == 1 && st.order == Order::StableFast => st.level_deep(level, ctl),
                 _ => Err(PcError::Internal(format!("dense level {level} does not exist"))),
             })
         })

@@ -93,6 +93,8 @@ struct State<'a> {
     /// it), the later levels' raises of pMax cells, per level and block: (cell, value), applied
     /// when the copy has landed (a raise is a max, so the order does not matter).
     pmax_raises: Option<Vec<Vec<(usize, f64)>>>,
+    /// pMax's copy began before the deeper dense levels (`dense_pmax_now`), not at their end.
+    pmax_early: bool,
     /// `graph`'s edges, kept as levels remove them (a count over the bits is 50 MB at p = 20000,
     /// and the loop asks twice a level).
     edges: usize,
@@ -179,7 +181,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
         }
     }
     let edges = pool.install(|| (0..p).into_par_iter().map(|i| graph.degree(i)).sum::<usize>() / 2);
-    let mut st = State { pool, graph, sepsets: Vec::new(), sep0: BitMatrix::empty(p), sep1: Vec::new(), pmax, pmax_raises: None, edges, rows: None, n_edgetests: Vec::new(), levels: Vec::new() };
+    let mut st = State { pool, graph, sepsets: Vec::new(), sep0: BitMatrix::empty(p), sep1: Vec::new(), pmax, pmax_raises: None, pmax_early: false, edges, rows: None, n_edgetests: Vec::new(), levels: Vec::new() };
     crate::trace::mark(|| "search: pMax and the start graph ready".into());
     // pMax may come back from a dense backend while the later levels run (`dense_end`): its copy
     // runs on a thread of this scope, and lands before the result is made
@@ -199,7 +201,7 @@ pub fn run_skeleton_into(params: &SkeletonParams, backend: &mut dyn Backend, wat
         }
         let levels = run_levels(params, backend, watch, &mut st, scope, &mut copy);
         crate::trace::mark(|| "search: levels done".into());
-        let landed = land_pmax(&mut st, copy);
+        let landed = land_pmax(&mut st, copy).and_then(|()| apply_raises(&mut st));
         crate::trace::mark(|| "search: pMax landed".into());
         let max_ord = levels?;
         landed?;
@@ -296,6 +298,15 @@ fn run_levels<'scope, 'a: 'scope>(
                     if !d.dense_level_ok(Order::StableFast, level) {
                         break;
                     }
+                    if level == 2 {
+                        // pMax as levels 0 and 1 left it comes back beside the deeper levels
+                        land_pmax(st, copy.take())?; // the buffer's pages were faulted in meanwhile
+                        if let Some(job) = d.dense_pmax_now()? {
+                            start_pmax_copy(st, job, scope, copy);
+                            st.pmax_early = true;
+                            crate::trace::mark(|| "pMax copied beside the deeper dense levels".into());
+                        }
+                    }
                     let rep = dense_level(st, d, level, edges, Order::StableFast, watch)?;
                     if rep.declined {
                         break;
@@ -357,6 +368,9 @@ fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usi
     if rep.declined {
         return Ok(rep);
     }
+    if !rep.raises.is_empty() {
+        st.pmax_raises.get_or_insert_with(Vec::new).push(std::mem::take(&mut rep.raises));
+    }
     // a GPU appends a level's sets in whatever order its threads finish: the plan's order instead
     let mut sets = Vec::new();
     {
@@ -386,7 +400,11 @@ fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usi
         watch.level_start(level, edges_at_start, 0);
     }
     st.n_edgetests.push(rep.tests as f64);
-    st.sep1.append(&mut rep.singles);
+    if st.sep1.is_empty() {
+        st.sep1 = std::mem::take(&mut rep.singles); // 2 million sets at p = 20000: moved, not copied
+    } else {
+        st.sep1.append(&mut rep.singles);
+    }
     if !sets.is_empty() {
         st.sepsets.push(sets);
     }
@@ -399,44 +417,74 @@ fn dense_level(st: &mut State, d: &mut dyn crate::dense::DenseLevels, level: usi
 /// pMax on a thread of its own (`dense_end_deferred`) gets the buffer on a thread of `scope`,
 /// while the later levels run; their raises of pMax cells wait in `st.pmax_raises`.
 fn dense_end<'scope, 'a: 'scope>(st: &mut State<'a>, backend: &mut dyn Backend, scope: &'scope std::thread::Scope<'scope, '_>, copy: &mut PmaxCopying<'scope, 'a>) -> Result<()> {
-    // the buffer's pages were being faulted in meanwhile
-    land_pmax(st, copy.take())?;
+    if !st.pmax_early {
+        // the buffer's pages were being faulted in meanwhile
+        land_pmax(st, copy.take())?;
+    }
     let d = backend.dense().expect("the backend offered dense levels");
     let deferred = d.dense_end_deferred(&mut st.graph, st.pmax, &mut st.sep0)?;
     crate::trace::mark(|| format!("dense levels ended, pMax {}", if deferred.is_some() { "copied beside the next levels" } else { "back" }));
     if let Some(job) = deferred {
-        let pmax = std::mem::take(&mut st.pmax);
-        st.pmax_raises = Some(Vec::new());
-        *copy = Some(scope.spawn(move || (job(pmax), pmax)));
+        if st.pmax_early {
+            return Err(PcError::Internal("a dense backend copied pMax back twice".into()));
+        }
+        start_pmax_copy(st, job, scope, copy);
     }
     Ok(())
+}
+
+/// Runs a dense backend's pMax copy on a thread of `scope` with the loop's buffer; raises of
+/// pMax cells wait in `st.pmax_raises` until it lands.
+fn start_pmax_copy<'scope, 'a: 'scope>(st: &mut State<'a>, job: crate::dense::PmaxCopy, scope: &'scope std::thread::Scope<'scope, '_>, copy: &mut PmaxCopying<'scope, 'a>) {
+    let pmax = std::mem::take(&mut st.pmax);
+    st.pmax_raises.get_or_insert_with(Vec::new);
+    *copy = Some(scope.spawn(move || (job(pmax), pmax)));
 }
 
 /// Lands a pMax copy that has finished, so that the next levels raise their cells directly.
 fn land_if_copied<'a>(st: &mut State<'a>, copy: &mut PmaxCopying<'_, 'a>) -> Result<()> {
     if copy.as_ref().is_some_and(|h| h.is_finished()) {
         land_pmax(st, copy.take())?;
+        apply_raises(st)?;
         crate::trace::mark(|| "pMax landed".into());
     }
     Ok(())
 }
 
-/// Waits for a pMax copy that `dense_end` started, gives its buffer back to `st` and applies the
-/// raises that waited for it.
+/// Waits for a pMax copy (or the faulting in of its pages) and gives its buffer back to `st`.
 fn land_pmax<'a>(st: &mut State<'a>, copy: PmaxCopying<'_, 'a>) -> Result<()> {
     let Some(h) = copy else { return Ok(()) };
     let (done, pmax) = h.join().map_err(|e| PcError::Internal(crate::backend::panic_message(&*e)))?;
     st.pmax = pmax;
-    done?;
+    done
+}
+
+/// Applies the raises of pMax that waited for its copy (or for the dense levels' end), once
+/// pMax is whole on the host.
+fn apply_raises(st: &mut State<'_>) -> Result<()> {
+    let Some(raises) = st.pmax_raises.take() else { return Ok(()) };
     let p2 = st.pmax.len();
-    for (cell, v) in st.pmax_raises.take().into_iter().flatten().flatten() {
-        if cell >= p2 {
-            return Err(PcError::Internal("a pMax raise outside the matrix".into()));
-        }
-        if st.pmax[cell] < v {
-            st.pmax[cell] = v;
-        }
+    let all: Vec<&[(usize, f64)]> = raises.iter().map(Vec::as_slice).collect();
+    let n: usize = all.iter().map(|r| r.len()).sum();
+    if all.iter().flat_map(|r| r.iter()).any(|&(cell, _)| cell >= p2) {
+        return Err(PcError::Internal("a pMax raise outside the matrix".into()));
     }
+    // each share of the cells (blocks of 4096) on a thread of its own: the raises of the deeper
+    // dense levels are a cell per tested edge per level, each a cache and TLB miss in p^2 cells
+    let shares = if n < 1 << 14 { 1 } else { st.pool.current_num_threads().max(1) };
+    let pm = DisjointSlice::new(st.pmax);
+    st.pool.install(|| {
+        (0..shares).into_par_iter().for_each(|t| {
+            for &(cell, v) in all.iter().flat_map(|r| r.iter()).filter(|&&(cell, _)| (cell >> 12) % shares == t) {
+                // SAFETY: share t alone touches the cells whose block number is t modulo shares.
+                unsafe {
+                    if pm.get(cell) < v {
+                        pm.set(cell, v);
+                    }
+                }
+            }
+        })
+    });
     Ok(())
 }
 

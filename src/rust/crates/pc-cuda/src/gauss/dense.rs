@@ -43,12 +43,23 @@ pub(crate) struct DenseState {
     pub(super) words: usize,
     pub(super) adj: CudaSlice<u64>,
     fixed: Option<CudaSlice<u64>>,
-    pub(super) pmax: CudaSlice<f64>,
+    /// None once handed back before the deeper levels (`dense_pmax_now`).
+    pmax: Option<CudaSlice<f64>>,
     pub(super) sep0: CudaSlice<u64>,
     alpha: f64,
     na_value: f64,
     /// stable.fast's rules (pc-core's dense.rs) instead of stable's.
     fast: bool,
+}
+
+impl DenseState {
+    pub(super) fn pmax(&self) -> Result<&CudaSlice<f64>> {
+        self.pmax.as_ref().ok_or_else(pmax_gone)
+    }
+}
+
+fn pmax_gone() -> PcError {
+    PcError::Internal("the dense levels' pMax was handed back already".into())
 }
 
 /// Device bytes the dense levels hold besides C: pMax, graph, snapshot, level-0 bits, fixed edges.
@@ -81,9 +92,10 @@ impl CudaGauss {
         }
         let cfg = LaunchConfig { grid_dim: ((i1 - i0).div_ceil(32), p32.div_ceil(8), 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
         let t = Instant::now();
+        let DenseState { adj, pmax, sep0, .. } = st;
         let args = params::DenseLevel0 {
-            C: c, p: pu, snap: &snap, adj: &mut st.adj, fixed, has_fixed, words: wu, deg: &deg, zfac, both, alpha, na_value: na,
-            pmax: &mut st.pmax, sep0: &mut st.sep0, counters: &mut counters, i0, i1, fast,
+            C: c, p: pu, snap: &snap, adj, fixed, has_fixed, words: wu, deg: &deg, zfac, both, alpha, na_value: na,
+            pmax: pmax.as_mut().ok_or_else(pmax_gone)?, sep0, counters: &mut counters, i0, i1, fast,
         };
         // SAFETY: every bit matrix holds p rows of `words` words, pMax p x p, deg p entries; the
         // grid covers rows i0..i1 x all of 0..p.
@@ -120,7 +132,7 @@ impl CudaGauss {
             let t = Instant::now();
             let args = params::DenseLevel1 {
                 C: c, p: pu, off: &off_d, cols: &cols, upper: &upper_d, ebase: &ebase_d, n_rows: p32, e0, m: mu, fixed, has_fixed,
-                words: wu, zfac, alpha, na_value: na, adj: &mut st.adj, pmax: &mut st.pmax, sep_out: &mut sep_out,
+                words: wu, zfac, alpha, na_value: na, adj: &mut st.adj, pmax: st.pmax.as_mut().ok_or_else(pmax_gone)?, sep_out: &mut sep_out,
                 sep_count: &mut sep_count, counters: &mut counters, fast,
             };
             // SAFETY: edges start..start + m exist (ebase[p] = ne); sep_out holds 3 * m slots, one
@@ -166,7 +178,7 @@ impl CudaGauss {
         let blocks = (gpu.info.multiprocessors.max(1) as usize * per_sm).min(rows.ne.div_ceil(warps_per_block)).max(1);
         let stride = max_len.max(1);
         let chunk = DEEP_CHUNK.min(rows.ne).max(1);
-        let need = (blocks * warps_per_block * stride * 4 + chunk * (l + 2) * 4 + table.len() * 8) as u64;
+        let need = (blocks * warps_per_block * stride * 4 + chunk * (l + 2) * 4 + chunk * 16 + table.len() * 8) as u64;
         if need + memplan::LEVEL_MARGIN > gpu.free_bytes()? as u64 {
             pc_core::trace::mark(|| format!("dense level {l} declined: {need} bytes of buffers"));
             return Ok(declined);
@@ -177,6 +189,9 @@ impl CudaGauss {
         let mut sep_count = gpu.alloc::<u64>(1, "sepsets")?;
         let mut counters = gpu.alloc::<u64>(4, "counters")?;
         let mut next = gpu.alloc::<u64>(1, "the level's edge counter")?;
+        let mut raises = gpu.alloc::<u64>(2 * chunk, "pMax's raises")?;
+        let mut raise_count = gpu.alloc::<u64>(1, "pMax's raises")?;
+        let mut raised = Vec::new();
         let has_fixed = st.fixed.is_some() as i32;
         let (alpha, na) = (st.alpha, st.na_value);
         let (pu, wu, p32) = (st.p as u64, st.words as u64, st.p as u32);
@@ -188,6 +203,7 @@ impl CudaGauss {
             let end = (start + chunk).min(rows.ne);
             clock.copy(|| {
                 gpu.stream.memset_zeros(&mut sep_count).map_err(cuda_err("clearing a counter"))?;
+                gpu.stream.memset_zeros(&mut raise_count).map_err(cuda_err("clearing a counter"))?;
                 gpu.stream.memcpy_htod(&[start as u64], &mut next).map_err(cuda_err("setting the level's edge counter"))
             })?;
             let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
@@ -196,13 +212,13 @@ impl CudaGauss {
             let args = params::DenseDeep {
                 C: c, p: pu, off: &rows.off, cols: &rows.cols, upper: &rows.upper, ebase: &rows.ebase, n_rows: p32, ne: end as u64,
                 fixed, has_fixed, words: wu, binom: &binom, l: l as i32, zfac, alpha, na_value: na, pd_margin: PD_MARGIN, symmetric,
-                adj: &mut st.adj, pmax: &mut st.pmax, own: &mut own, stride: stride as u64, sep_out: &mut sep_out,
+                adj: &mut st.adj, raises: &mut raises, raise_count: &mut raise_count, own: &mut own, stride: stride as u64, sep_out: &mut sep_out,
                 sep_count: &mut sep_count, counters: &mut counters, next: &mut next,
             };
             // SAFETY: edges start..end exist (ebase[p] = ne); every row's degree is at most
             // max_len + 1, so a side list fits its warp's `stride` slots and every binomial read
-            // lies in the table; sep_out holds l + 2 numbers for each edge of the chunk; the
-            // variant holds l (set_kernel_variant).
+            // lies in the table; sep_out holds l + 2 numbers and raises 2 for each edge of the
+            // chunk; the variant holds l (set_kernel_variant).
             unsafe { args.launch(gpu, k, cfg, "gauss_dense_deep") }?;
             gpu.finish_launch(clock, t, "gauss_dense_deep")?;
             let n = gpu.down(clock, &sep_count, 1, "sepset count")?[0] as usize;
@@ -210,6 +226,14 @@ impl CudaGauss {
                 return Err(PcError::Internal(format!("level {l} reported {n} sepsets for {} edges", end - start)));
             }
             sets.extend(gpu.down(clock, &sep_out, n * (l + 2), "sepsets")?);
+            let r = gpu.down(clock, &raise_count, 1, "pMax's raises")?[0] as usize;
+            if r > end - start {
+                return Err(PcError::Internal(format!("level {l} reported {r} raises of pMax for {} edges", end - start)));
+            }
+            let t = Instant::now();
+            let words = gpu.down(clock, &raises, 2 * r, "pMax's raises")?;
+            raised.extend(words.chunks_exact(2).map(|w| (w[0] as usize, f64::from_bits(w[1]))));
+            clock.host += t.elapsed().as_secs_f64();
         }
         let cnt = gpu.down(clock, &counters, 4, "level counters")?;
         pc_core::trace::mark(|| {
@@ -218,7 +242,7 @@ impl CudaGauss {
                 rows.ne, t0.elapsed().as_secs_f64(), clock.kernel, clock.transfer, clock.host
             )
         });
-        Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, not_done: false, singles: Vec::new(), qualifying: cnt[3], sets, declined: false })
+        Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, qualifying: cnt[3], sets, raises: raised, ..Default::default() })
     }
 }
 
@@ -375,7 +399,7 @@ impl DenseLevels for CudaGauss {
             // SAFETY: pmax holds p * p cells.
             unsafe { params::PmaxInit { pmax: &mut pmax, p: pu, fast: fast_i }.launch(gpu, &f.pmax_init, cfg, "dense_pmax_init") }?;
             gpu.stream.synchronize().map_err(cuda_err("initialising pMax"))?;
-            Ok(DenseState { p, words, adj, fixed, pmax, sep0, alpha, na_value, fast })
+            Ok(DenseState { p, words, adj, fixed, pmax: Some(pmax), sep0, alpha, na_value, fast })
         })?;
         self.dense = Some(st);
         self.timings.setup_s += t0.elapsed().as_secs_f64();
@@ -410,13 +434,31 @@ impl DenseLevels for CudaGauss {
         }
     }
 
+    /// stable.fast hands pMax back before its deeper levels, which then report raises: its copy
+    /// (0.1 s at p = 20000 on an H200) runs on a stream of its own beside them.
+    fn dense_pmax_now(&mut self) -> Result<Option<PmaxCopy>> {
+        let Some(st) = self.dense.as_mut().filter(|st| st.fast) else { return Ok(None) };
+        let Some(dpmax) = st.pmax.take() else { return Ok(None) };
+        let job = self.pmax_job(dpmax)?;
+        match job {
+            Ok(job) => Ok(Some(job)),
+            Err(dpmax) => {
+                if let Some(st) = self.dense.as_mut() {
+                    st.pmax = Some(dpmax);
+                }
+                Ok(None)
+            }
+        }
+    }
+
     /// The graph and level 0's bits come back now; pMax (3.2 GB at p = 20000, a third of a
     /// second) on a stream of its own while the next levels run, where the device keeps room for
     /// them with pMax still on it.
     fn dense_end_deferred(&mut self, graph: &mut Adjacency, pmax: &mut [f64], sep0: &mut BitMatrix) -> Result<Option<PmaxCopy>> {
         let st = self.dense.take().ok_or_else(|| PcError::Internal("dense_end before dense_begin".into()))?;
         let p = st.p;
-        if pmax.len() != p * p || sep0.p() != p {
+        // pMax handed back already (`dense_pmax_now`) leaves `pmax` empty
+        if (st.pmax.is_some() && pmax.len() != p * p) || sep0.p() != p {
             return Err(PcError::Internal("dense_end: result buffers of the wrong size".into()));
         }
         let t0 = Instant::now();
@@ -437,27 +479,48 @@ impl DenseLevels for CudaGauss {
         *sep0 = BitMatrix::from_words(p, s0);
         pc_core::trace::mark(|| "dense end: graph and level-0 bits back".into());
         let DenseState { pmax: dpmax, .. } = st; // the bit matrices are freed here
+        self.timings.results_s += t0.elapsed().as_secs_f64();
+        let Some(dpmax) = dpmax else { return Ok(None) };
+        match self.pmax_job(dpmax)? {
+            Ok(job) => Ok(Some(job)),
+            Err(dpmax) => self.pmax_copy(&self.gpu, dpmax, pmax).map(|()| None),
+        }
+    }
+}
+
+impl CudaGauss {
+    /// pMax's copy into the loop's buffer as a job on a stream of its own, where the device
+    /// keeps room for the levels that run meanwhile with pMax still on it; else pMax back.
+    fn pmax_job(&self, dpmax: CudaSlice<f64>) -> Result<std::result::Result<PmaxCopy, CudaSlice<f64>>> {
+        let gpu = &self.gpu;
         let pmax_bytes = dpmax.len() * 8;
         let own = guard("copying pMax back", || {
+            gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
             let room = gpu.free_bytes()? >= pmax_bytes;
             if room { gpu.with_own_stream().map(Some) } else { Ok(None) }
         })?;
-        self.timings.results_s += t0.elapsed().as_secs_f64();
+        let Some(own) = own else { return Ok(Err(dpmax)) };
         let spent = self.pmax_copy_ns.clone();
-        let copy = move |own: &Gpu, dst: &mut [f64]| -> Result<()> {
-            let t = Instant::now();
-            let r = guard("copying pMax back", || {
-                own.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
-                own.download_staged(&dpmax, dst, "pMax")
-            });
-            drop(dpmax);
-            pc_core::trace::mark(|| format!("pMax copied ({:.3} s)", t.elapsed().as_secs_f64()));
-            spent.fetch_add(t.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
-            r
-        };
-        match own {
-            Some(own) => Ok(Some(Box::new(move |dst: &mut [f64]| copy(&own, dst)))),
-            None => copy(&self.gpu, pmax).map(|()| None),
-        }
+        Ok(Ok(Box::new(move |dst: &mut [f64]| copy_pmax(&own, dpmax, dst, &spent))))
     }
+
+    fn pmax_copy(&self, gpu: &Gpu, dpmax: CudaSlice<f64>, dst: &mut [f64]) -> Result<()> {
+        copy_pmax(gpu, dpmax, dst, &self.pmax_copy_ns)
+    }
+}
+
+/// Copies pMax from the device into `dst` and frees it there; the seconds go to `spent`.
+fn copy_pmax(gpu: &Gpu, dpmax: CudaSlice<f64>, dst: &mut [f64], spent: &std::sync::atomic::AtomicU64) -> Result<()> {
+    let t = Instant::now();
+    let r = guard("copying pMax back", || {
+        gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
+        if dst.len() != dpmax.len() {
+            return Err(PcError::Internal("pMax's copy into a buffer of the wrong size".into()));
+        }
+        gpu.download_staged(&dpmax, dst, "pMax")
+    });
+    drop(dpmax);
+    pc_core::trace::mark(|| format!("pMax copied ({:.3} s)", t.elapsed().as_secs_f64()));
+    spent.fetch_add(t.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+    r
 }

@@ -1183,8 +1183,10 @@ GAUSS_RANKED_KERNELS_OF(GAUSS_LISTED)
 // neighbours that are not i's and then the common ones, built in the warp's slice of `own`
 // (stride entries), and tests its first C(nj, l) - C(common, l) ranks (the sets made only of
 // common neighbours were side 0's). The lanes take 32 ranks at a time; the first success ends the
-// edge, and its lane appends (j, i, set) to sep_out (l + 2 numbers). pMax[i, j] is raised, the
-// edge cleared from `adj`; the snapshot lists stay as they were for the whole level.
+// edge, and its lane appends (j, i, set) to sep_out (l + 2 numbers). A tested edge appends its
+// raise of pMax[i, j] to `raises` (the cell, the value's bits): pMax itself is on its way to the
+// host meanwhile. The edge is cleared from `adj`; the snapshot lists stay as they were for the
+// whole level.
 __device__ __forceinline__ bool row_has(const u32* __restrict__ row, u32 n, u32 k) {
     u32 a = 0, b = n;
     while (a < b) {
@@ -1201,7 +1203,7 @@ __device__ __forceinline__ void deep_body(const double* __restrict__ C, u64 p, c
                                           const u64* __restrict__ fixed, int has_fixed, u64 words,
                                           const u64* __restrict__ binom, int l, double zfac, double alpha,
                                           double na_value, double pd_margin, int symmetric, u64* adj,
-                                          double* __restrict__ pmax, u32* own_all, u64 stride,
+                                          u64* __restrict__ raises, u64* raise_count, u32* own_all, u64 stride,
                                           u32* __restrict__ sep_out, u64* sep_count, u64* counters, u64* next) {
     u64 gw = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     u32 lane = threadIdx.x & 31;
@@ -1306,7 +1308,11 @@ __device__ __forceinline__ void deep_body(const double* __restrict__ C, u64 p, c
                 bit_clear_pair(adj, words, i, j);
             }
             tests += t;
-            if (t > 0 && pmax[cidx(i, j, p)] < level_p) pmax[cidx(i, j, p)] = level_p;
+            if (t > 0) {
+                u64 slot = atomicAdd(raise_count, 1ull);
+                raises[2 * slot] = cidx(i, j, p);
+                raises[2 * slot + 1] = (u64)__double_as_longlong(level_p);
+            }
         }
         __syncwarp();  // `own` is rewritten by the next edge
     }
@@ -1319,10 +1325,11 @@ __device__ __forceinline__ void deep_body(const double* __restrict__ C, u64 p, c
         const u32* __restrict__ upper, const u64* __restrict__ ebase, u32 n_rows, u64 ne,                        \
         const u64* __restrict__ fixed, int has_fixed, u64 words, const u64* __restrict__ binom, int l,           \
         double zfac, double alpha, double na_value, double pd_margin, int symmetric, u64* adj,                   \
-        double* __restrict__ pmax, u32* own, u64 stride, u32* __restrict__ sep_out, u64* sep_count,              \
-        u64* counters, u64* next) {                                                                              \
+        u64* __restrict__ raises, u64* raise_count, u32* own, u64 stride, u32* __restrict__ sep_out,             \
+        u64* sep_count, u64* counters, u64* next) {                                                              \
         deep_body<M>(C, p, off, cols, upper, ebase, n_rows, ne, fixed, has_fixed, words, binom, l, zfac, alpha,  \
-                     na_value, pd_margin, symmetric, adj, pmax, own, stride, sep_out, sep_count, counters, next); \
+                     na_value, pd_margin, symmetric, adj, raises, raise_count, own, stride, sep_out, sep_count,  \
+                     counters, next);                                                                            \
     }
 
 #define GAUSS_DEEP_KERNEL_OF(M) GAUSS_DEEP_KERNEL(M)

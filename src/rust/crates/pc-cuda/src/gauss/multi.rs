@@ -39,7 +39,7 @@ use std::time::Instant;
 
 use cudarc::driver::{sys as dsys, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, ValidAsZeroBits};
 use pc_core::backend::{run_watched, Backend, Watch};
-use pc_core::dense::{DenseLevelReport, DenseLevels};
+use pc_core::dense::{DenseLevelReport, DenseLevels, PmaxCopy};
 use pc_core::multi::{self, label_error};
 use pc_core::plan::{EdgeOutcome, LevelPlan, Order};
 use pc_core::{Adjacency, BitMatrix, PcError};
@@ -431,12 +431,12 @@ impl MultiGauss {
                                 let chunk = PMAX_CHUNK.min(e - a);
                                 g.ensure_free(chunk * 8, "merging pMax of the devices")?;
                                 let buf = g.alloc::<f64>(chunk, "merging pMax")?;
-                                let (base, _sync) = st.pmax.device_ptr(&g.stream);
+                                let (base, _sync) = st.pmax()?.device_ptr(&g.stream);
                                 for (o, other) in devs.iter().enumerate().filter(|&(o, _)| o != d) {
                                     let so = other.dense_state().map_err(|e| label_error(o, &labels[o], e))?;
                                     for off in (a..e).step_by(chunk) {
                                         let m = chunk.min(e - off);
-                                        peer_copy(g, &buf, 0, other.gpu(), &so.pmax, off, m, peer[d][o], "gathering pMax")?;
+                                        peer_copy(g, &buf, 0, other.gpu(), so.pmax()?, off, m, peer[d][o], "gathering pMax")?;
                                         let (dst, mu) = (base + off as u64 * 8, m as u64);
                                         let args = params::MergeMax { dst: DeviceAddr::new(dst), src: &buf, n: mu };
                                         // SAFETY: dst is the device address of this device's
@@ -449,7 +449,7 @@ impl MultiGauss {
                                 g.stream.synchronize().map_err(cuda_err("merging pMax of the devices"))?;
                                 drop(buf);
                             }
-                            g.download_staged_at(&st.pmax, a, part, "pMax")
+                            g.download_staged_at(st.pmax()?, a, part, "pMax")
                         })
                     })
                 })
@@ -580,6 +580,21 @@ impl DenseLevels for MultiGauss {
             return self.devs[0].dense_order_ok(order);
         }
         order == Order::Stable
+    }
+
+    /// A growing backend's first device runs stable.fast's deeper levels too, alone.
+    fn dense_level_ok(&self, order: Order, level: usize) -> bool {
+        if self.dense_alone {
+            return self.devs[0].dense_level_ok(order, level);
+        }
+        level <= 1
+    }
+
+    fn dense_pmax_now(&mut self) -> Result<Option<PmaxCopy>> {
+        if self.dense_alone {
+            return self.devs[0].dense_pmax_now().map_err(|e| label_error(0, &self.labels[0], e));
+        }
+        Ok(None)
     }
 
     /// The devices' merge gives one device's result, so the first device's model names it.

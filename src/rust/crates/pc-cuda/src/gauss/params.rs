@@ -90,7 +90,8 @@ kernel_params!(DenseDeep = "gauss_dense_deep_l##M" {
     C: &'a CudaSlice<f64>, p: u64, off: &'a CudaSlice<u64>, cols: &'a CudaSlice<u32>, upper: &'a CudaSlice<u32>,
     ebase: &'a CudaSlice<u64>, n_rows: u32, ne: u64, fixed: &'a CudaSlice<u64>, has_fixed: i32, words: u64,
     binom: &'a CudaSlice<u64>, l: i32, zfac: f64, alpha: f64, na_value: f64, pd_margin: f64, symmetric: i32,
-    adj: &'a mut CudaSlice<u64>, pmax: &'a mut CudaSlice<f64>, own: &'a mut CudaSlice<u32>, stride: u64,
+    adj: &'a mut CudaSlice<u64>, raises: &'a mut CudaSlice<u64>, raise_count: &'a mut CudaSlice<u64>,
+    own: &'a mut CudaSlice<u32>, stride: u64,
     sep_out: &'a mut CudaSlice<u32>, sep_count: &'a mut CudaSlice<u64>, counters: &'a mut CudaSlice<u64>,
     next: &'a mut CudaSlice<u64>,
 });
