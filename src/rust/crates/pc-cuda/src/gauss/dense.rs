@@ -50,6 +50,9 @@ pub(crate) struct DenseState {
     na_value: f64,
     /// stable.fast's rules (pc-core's dense.rs) instead of stable's.
     fast: bool,
+    /// The last level's snapshot: its neighbour-list entries and largest degree, bounds of the
+    /// next level's (edges only go), by which a deeper level sizes its buffers without asking.
+    bounds: Option<(usize, usize)>,
 }
 
 impl DenseState {
@@ -111,7 +114,7 @@ impl CudaGauss {
     fn dense_level1(gpu: &Gpu, f: &DenseKernels, c: &CudaSlice<f64>, st: &mut DenseState, zfac: f64, ctl: &Control, (d, k): (usize, usize), clock: &mut Clock) -> Result<DenseLevelReport> {
         let (p, words) = (st.p, st.words);
         let (pu, wu, p32) = (p as u64, words as u64, p as u32);
-        let LevelRows { off: off_d, cols, upper: upper_d, ebase: ebase_d, ne, .. } = level_rows(gpu, f, st, LEVEL1_CHUNK * 12, "level 1's neighbour lists", clock)?;
+        let LevelRows { off: off_d, cols, upper: upper_d, ebase: ebase_d, ne } = level_rows(gpu, f, st, LEVEL1_CHUNK * 12, "level 1's neighbour lists", clock)?;
         let mut counters = gpu.alloc::<u64>(4, "counters")?;
         let share = pc_core::multi::even_ranges(ne, k).swap_remove(d);
         let chunk = LEVEL1_CHUNK.min(share.len()).max(1);
@@ -154,7 +157,9 @@ impl CudaGauss {
 impl CudaGauss {
     /// stable.fast's level `l` >= 2 on the dense graph; declined where a side of some edge could
     /// hold more than [`DEEP_SIDE_TESTS`] tests, where no kernel variant holds `l`, or where
-    /// the level's buffers do not fit.
+    /// the level's buffers do not fit. The level's lists are made on the device (their sizes
+    /// bounded by the last level's, `DenseState::bounds`), so a level asks the host nothing
+    /// until its counters come back, with its sets and raises.
     fn dense_deep(&mut self, l: usize, ctl: &Control, clock: &mut Clock) -> Result<DenseLevelReport> {
         let declined = DenseLevelReport { declined: true, ..Default::default() };
         let Some(m) = host::set_kernel_variant(l) else { return Ok(declined) };
@@ -164,82 +169,110 @@ impl CudaGauss {
         let k = &self.f.listed.iter().find(|(v, _)| *v == m).ok_or_else(|| PcError::Internal(format!("listed-test kernel {m} not loaded")))?.1.deep;
         let st = self.dense.as_mut().ok_or_else(not_begun)?;
         let t0 = Instant::now();
-        pc_core::trace::mark(|| format!("dense level {l}: kernels ready"));
-        let rows = level_rows(gpu, f, st, 0, "the level's neighbour lists", clock)?;
-        let max_len = rows.deg.iter().copied().max().unwrap_or(0).saturating_sub(1) as usize;
+        let Some((total_bound, deg_bound)) = st.bounds else { return Ok(declined) };
+        let max_len = deg_bound.saturating_sub(1);
         if !pc_core::combinations::binomial(max_len as u64, l as u64).is_some_and(|n| n <= DEEP_SIDE_TESTS) {
-            pc_core::trace::mark(|| format!("dense level {l} declined: a side of {max_len} neighbours"));
+            pc_core::trace::mark(|| format!("dense level {l} declined: a side of up to {max_len} neighbours"));
             return Ok(declined);
         }
+        let (p, words) = (st.p, st.words);
+        let (pu, wu, p32) = (p as u64, words as u64, p as u32);
+        let ne_bound = total_bound / 2;
         let table = pc_core::rounds::row_sets::binomial_table(max_len, l);
         // a warp per resident slot, each with its own side-1 list of up to max_len members
         let per_sm = k.occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0).map_err(cuda_err("sizing a level's launch"))?.max(1) as usize;
         let warps_per_block = BLOCK as usize / 32;
-        let blocks = (gpu.info.multiprocessors.max(1) as usize * per_sm).min(rows.ne.div_ceil(warps_per_block)).max(1);
+        let blocks = (gpu.info.multiprocessors.max(1) as usize * per_sm).min(ne_bound.div_ceil(warps_per_block)).max(1);
         let stride = max_len.max(1);
-        let chunk = DEEP_CHUNK.min(rows.ne).max(1);
-        let need = (blocks * warps_per_block * stride * 4 + chunk * (l + 2) * 4 + chunk * 16 + table.len() * 8) as u64;
+        let chunk = DEEP_CHUNK.min(ne_bound).max(1);
+        let lists = p * 8 + (p + 1) * 16 + total_bound * 4;
+        let need = (lists + blocks * warps_per_block * stride * 4 + chunk * (l + 2) * 4 + chunk * 16 + table.len() * 8) as u64;
         if need + memplan::LEVEL_MARGIN > gpu.free_bytes()? as u64 {
             pc_core::trace::mark(|| format!("dense level {l} declined: {need} bytes of buffers"));
             return Ok(declined);
         }
+        // the level's lists: degrees, offsets, lists, each row's count below it, edge offsets
+        let mut deg = gpu.alloc::<u32>(p, "degrees")?;
+        let mut off = gpu.alloc::<u64>(p + 1, "offsets")?;
+        let mut cols = gpu.alloc::<u32>(total_bound, "neighbour lists")?;
+        let mut upper = gpu.alloc::<u32>(p, "neighbour lists")?;
+        let mut ebase = gpu.alloc::<u64>(p + 1, "edge offsets")?;
+        // [0, 4): tests, removed, not done, qualifying; [4], [5]: sets and raises taken; [6], [7]:
+        // the level's edges and largest degree
+        let mut counters = gpu.alloc::<u64>(8, "counters")?;
+        let mut spare = gpu.alloc::<u64>(2, "counters")?;
+        let rows_cfg = LaunchConfig { grid_dim: ((pu * 32).div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+        let t = Instant::now();
+        // SAFETY: adj holds p rows of `words` words; deg, upper p entries, off and ebase p + 1;
+        // cols holds total_bound entries, at least this level's (edges only went since the last
+        // level's lists were counted, checked below); one block of 1024 threads per scan.
+        unsafe {
+            params::Degrees { adj: &st.adj, words: wu, p: p32, deg: &mut deg }.launch(gpu, &f.degrees, rows_cfg, "dense_degrees")?;
+            params::RowOffsets { deg: &deg, upper: &deg, has_upper: 0, p: p32, out: &mut off, stats: spare.slice_mut(0..2) }.launch(gpu, &f.row_offsets, one_block, "dense_row_offsets")?;
+            params::FillRows { adj: &st.adj, words: wu, p: p32, off: &off, cols: &mut cols, upper: &mut upper }.launch(gpu, &f.fill_rows, rows_cfg, "dense_fill_rows")?;
+            params::RowOffsets { deg: &deg, upper: &upper, has_upper: 1, p: p32, out: &mut ebase, stats: counters.slice_mut(6..8) }.launch(gpu, &f.row_offsets, one_block, "dense_row_offsets")?;
+        }
+        clock.launches += 4;
+        clock.kernel += t.elapsed().as_secs_f64();
         let binom = gpu.up(clock, &table, "binomial table")?;
         let mut own = gpu.alloc::<u32>(blocks * warps_per_block * stride, "the level's side lists")?;
         let mut sep_out = gpu.alloc::<u32>(chunk * (l + 2), "sepsets")?;
-        let mut sep_count = gpu.alloc::<u64>(1, "sepsets")?;
-        let mut counters = gpu.alloc::<u64>(4, "counters")?;
-        let mut next = gpu.alloc::<u64>(1, "the level's edge counter")?;
         let mut raises = gpu.alloc::<u64>(2 * chunk, "pMax's raises")?;
-        let mut raise_count = gpu.alloc::<u64>(1, "pMax's raises")?;
-        let mut raised = Vec::new();
+        let mut next = gpu.alloc::<u64>(1, "the level's edge counter")?;
         let has_fixed = st.fixed.is_some() as i32;
         let (alpha, na) = (st.alpha, st.na_value);
-        let (pu, wu, p32) = (st.p as u64, st.words as u64, st.p as u32);
-        let mut sets = Vec::new();
-        for start in (0..rows.ne).step_by(chunk) {
+        let (mut sets, mut raised) = (Vec::new(), Vec::new());
+        let mut cnt = vec![0u64; 8];
+        for start in (0..ne_bound.max(1)).step_by(chunk) {
             if ctl.cancelled() {
                 return Err(PcError::Interrupted);
             }
-            let end = (start + chunk).min(rows.ne);
             clock.copy(|| {
-                gpu.stream.memset_zeros(&mut sep_count).map_err(cuda_err("clearing a counter"))?;
-                gpu.stream.memset_zeros(&mut raise_count).map_err(cuda_err("clearing a counter"))?;
+                if start > 0 {
+                    gpu.stream.memset_zeros(&mut counters.slice_mut(4..6)).map_err(cuda_err("clearing a counter"))?;
+                }
                 gpu.stream.memcpy_htod(&[start as u64], &mut next).map_err(cuda_err("setting the level's edge counter"))
             })?;
             let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let fixed = st.fixed.as_ref().unwrap_or(&st.sep0);
             let t = Instant::now();
             let args = params::DenseDeep {
-                C: c, p: pu, off: &rows.off, cols: &rows.cols, upper: &rows.upper, ebase: &rows.ebase, n_rows: p32, ne: end as u64,
+                C: c, p: pu, off: &off, cols: &cols, upper: &upper, ebase: &ebase, n_rows: p32, end: (start + chunk) as u64,
                 fixed, has_fixed, words: wu, binom: &binom, l: l as i32, zfac, alpha, na_value: na, pd_margin: PD_MARGIN, symmetric,
-                adj: &mut st.adj, raises: &mut raises, raise_count: &mut raise_count, own: &mut own, stride: stride as u64, sep_out: &mut sep_out,
-                sep_count: &mut sep_count, counters: &mut counters, next: &mut next,
+                adj: &mut st.adj, raises: &mut raises, own: &mut own, stride: stride as u64, sep_out: &mut sep_out,
+                counters: &mut counters, next: &mut next,
             };
-            // SAFETY: edges start..end exist (ebase[p] = ne); every row's degree is at most
-            // max_len + 1, so a side list fits its warp's `stride` slots and every binomial read
-            // lies in the table; sep_out holds l + 2 numbers and raises 2 for each edge of the
-            // chunk; the variant holds l (set_kernel_variant).
+            // SAFETY: the kernel takes edges start.. below start + chunk and the level's last
+            // (ebase[p]); every row's degree is at most max_len + 1, so a side list fits its
+            // warp's `stride` slots and every binomial read lies in the table; sep_out holds
+            // l + 2 numbers and raises 2 for each edge of the chunk; the variant holds l.
             unsafe { args.launch(gpu, k, cfg, "gauss_dense_deep") }?;
             gpu.finish_launch(clock, t, "gauss_dense_deep")?;
-            let n = gpu.down(clock, &sep_count, 1, "sepset count")?[0] as usize;
-            if n > end - start {
-                return Err(PcError::Internal(format!("level {l} reported {n} sepsets for {} edges", end - start)));
+            cnt = gpu.down(clock, &counters, 8, "level counters")?;
+            let (n, r) = (cnt[4] as usize, cnt[5] as usize);
+            if n > chunk || r > chunk {
+                return Err(PcError::Internal(format!("level {l} reported {n} sepsets and {r} raises of pMax for {chunk} edges")));
             }
-            sets.extend(gpu.down(clock, &sep_out, n * (l + 2), "sepsets")?);
-            let r = gpu.down(clock, &raise_count, 1, "pMax's raises")?[0] as usize;
-            if r > end - start {
-                return Err(PcError::Internal(format!("level {l} reported {r} raises of pMax for {} edges", end - start)));
+            if n > 0 {
+                sets.extend(gpu.down(clock, &sep_out, n * (l + 2), "sepsets")?);
             }
-            let t = Instant::now();
-            let words = gpu.down(clock, &raises, 2 * r, "pMax's raises")?;
-            raised.extend(words.chunks_exact(2).map(|w| (w[0] as usize, f64::from_bits(w[1]))));
-            clock.host += t.elapsed().as_secs_f64();
+            if r > 0 {
+                let t = Instant::now();
+                let words = gpu.down(clock, &raises, 2 * r, "pMax's raises")?;
+                raised.extend(words.chunks_exact(2).map(|w| (w[0] as usize, f64::from_bits(w[1]))));
+                clock.host += t.elapsed().as_secs_f64();
+            }
         }
-        let cnt = gpu.down(clock, &counters, 4, "level counters")?;
+        let (ne, top) = (cnt[6] as usize, cnt[7] as usize);
+        if 2 * ne > total_bound || top > deg_bound {
+            return Err(PcError::Internal(format!("level {l} grew past the last level's lists ({ne} edges, degree {top})")));
+        }
+        st.bounds = Some((2 * ne, top));
         pc_core::trace::mark(|| {
             format!(
-                "dense level {l}: {} edges, sides of up to {max_len}, in {:.4} s: kernels {:.4} s, copies {:.4} s, host {:.4} s",
-                rows.ne, t0.elapsed().as_secs_f64(), clock.kernel, clock.transfer, clock.host
+                "dense level {l}: {ne} edges, sides of up to {}, in {:.4} s: kernels {:.4} s, copies {:.4} s, host {:.4} s",
+                top.saturating_sub(1), t0.elapsed().as_secs_f64(), clock.kernel, clock.transfer, clock.host
             )
         });
         Ok(DenseLevelReport { tests: cnt[0], removed: cnt[1] as usize, qualifying: cnt[3], sets, raises: raised, ..Default::default() })
@@ -248,9 +281,8 @@ impl CudaGauss {
 
 /// A level's snapshot as neighbour lists on the device (CSR, ascending), each row's count of
 /// neighbours below it, and the level's edge numbering: edge e is the (e - ebase[i])-th
-/// neighbour of i above i (fixed edges hold a number too); `deg` is each row's degree (host).
+/// neighbour of i above i (fixed edges hold a number too).
 pub(super) struct LevelRows {
-    pub(super) deg: Vec<u32>,
     pub(super) off: CudaSlice<u64>,
     pub(super) cols: CudaSlice<u32>,
     pub(super) upper: CudaSlice<u32>,
@@ -259,8 +291,8 @@ pub(super) struct LevelRows {
 }
 
 /// [`LevelRows`] of the dense graph: degrees, offsets (host), lists (device); `extra` bytes the
-/// level needs besides are planned with them.
-fn level_rows(gpu: &Gpu, f: &DenseKernels, st: &DenseState, extra: usize, what: &str, clock: &mut Clock) -> Result<LevelRows> {
+/// level needs besides are planned with them. The snapshot's size becomes `st.bounds`.
+fn level_rows(gpu: &Gpu, f: &DenseKernels, st: &mut DenseState, extra: usize, what: &str, clock: &mut Clock) -> Result<LevelRows> {
     let (p, words) = (st.p, st.words);
     let (wu, p32) = (words as u64, p as u32);
     let mut deg_d = gpu.alloc::<u32>(p, "degrees")?;
@@ -297,7 +329,8 @@ fn level_rows(gpu: &Gpu, f: &DenseKernels, st: &DenseState, extra: usize, what: 
     let ne = ebase[p] as usize;
     clock.host += t.elapsed().as_secs_f64();
     let ebase_d = gpu.up(clock, &ebase, "edge offsets")?;
-    Ok(LevelRows { deg, off: off_d, cols, upper: upper_d, ebase: ebase_d, ne })
+    st.bounds = Some((total, deg.iter().copied().max().unwrap_or(0) as usize));
+    Ok(LevelRows { off: off_d, cols, upper: upper_d, ebase: ebase_d, ne })
 }
 
 /// What [`super::multi::MultiGauss`] asks of each device's backend.
@@ -399,7 +432,7 @@ impl DenseLevels for CudaGauss {
             // SAFETY: pmax holds p * p cells.
             unsafe { params::PmaxInit { pmax: &mut pmax, p: pu, fast: fast_i }.launch(gpu, &f.pmax_init, cfg, "dense_pmax_init") }?;
             gpu.stream.synchronize().map_err(cuda_err("initialising pMax"))?;
-            Ok(DenseState { p, words, adj, fixed, pmax: Some(pmax), sep0, alpha, na_value, fast })
+            Ok(DenseState { p, words, adj, fixed, pmax: Some(pmax), sep0, alpha, na_value, fast, bounds: None })
         })?;
         self.dense = Some(st);
         self.timings.setup_s += t0.elapsed().as_secs_f64();

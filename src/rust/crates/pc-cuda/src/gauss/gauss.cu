@@ -811,6 +811,48 @@ extern "C" __global__ void dense_fill_rows(const u64* __restrict__ adj, u64 word
     if (lane == 0) upper[x] = below;
 }
 
+// Exclusive prefix sums of each row's count, deg[x] less upper[x] when has_upper (a level's
+// edges above each row), into out[0 .. p], the total into out[p] and stats[0], the largest
+// degree into stats[1]: one block, each thread a run of rows (a deeper level's lists are made
+// without the host).
+extern "C" __global__ void dense_row_offsets(const u32* __restrict__ deg, const u32* __restrict__ upper, int has_upper,
+                                             u32 p, u64* __restrict__ out, u64* __restrict__ stats) {
+    __shared__ u64 part[1024];
+    __shared__ u32 top[1024];
+    u32 t = threadIdx.x, nt = blockDim.x;
+    u32 per = (p + nt - 1) / nt;
+    u32 a = min(p, t * per), b = min(p, a + per);
+    u64 sum = 0;
+    u32 m = 0;
+    for (u32 x = a; x < b; ++x) {
+        sum += deg[x] - (has_upper ? upper[x] : 0u);
+        m = max(m, deg[x]);
+    }
+    part[t] = sum;
+    top[t] = m;
+    __syncthreads();
+    for (u32 o = 1; o < nt; o <<= 1) {  // inclusive scan of the runs' sums
+        u64 v = t >= o ? part[t - o] : 0;
+        __syncthreads();
+        part[t] += v;
+        __syncthreads();
+    }
+    for (u32 o = nt >> 1; o > 0; o >>= 1) {
+        if (t < o) top[t] = max(top[t], top[t + o]);
+        __syncthreads();
+    }
+    u64 base = t ? part[t - 1] : 0;
+    for (u32 x = a; x < b; ++x) {
+        out[x] = base;
+        base += deg[x] - (has_upper ? upper[x] : 0u);
+    }
+    if (t == nt - 1) {
+        out[p] = part[nt - 1];
+        stats[0] = part[nt - 1];
+        stats[1] = top[0];
+    }
+}
+
 // Level 0: a thread per pair (i, j), i along x (so C[i + j p] loads coalesce), j along y; pairs
 // i < j of the snapshot `snap` with i in rows i0..i1 (a device's share) that are not fixed are
 // tested; removals clear bits of `adj`.
@@ -1178,14 +1220,15 @@ GAUSS_RANKED_KERNELS_OF(GAUSS_LISTED)
 // ---------------------------------------------------------------------------------------------
 // stable.fast's levels l >= 2 on the dense levels' graph (dense.rs; pc-core's DenseCpu::
 // level_deep is the CPU twin, line for line). A warp takes edges {i, j}, i < j, from a shared
-// counter (`next`; edge e is the (e - ebase[i])-th neighbour of i above i in the level's lists):
+// counter (`next`, up to `end` or the level's last edge, ebase[n_rows]; edge e is the
+// (e - ebase[i])-th neighbour of i above i in the level's lists):
 // side 0 lists row(i) without j; side 1, walked only when side 0 found no success, lists j's
 // neighbours that are not i's and then the common ones, built in the warp's slice of `own`
 // (stride entries), and tests its first C(nj, l) - C(common, l) ranks (the sets made only of
 // common neighbours were side 0's). The lanes take 32 ranks at a time; the first success ends the
 // edge, and its lane appends (j, i, set) to sep_out (l + 2 numbers). A tested edge appends its
 // raise of pMax[i, j] to `raises` (the cell, the value's bits): pMax itself is on its way to the
-// host meanwhile. The edge is cleared from `adj`; the snapshot lists stay as they were for the
+// host meanwhile. counters[0..4] as block_counts; counters[4] and [5] count the sets and raises. The edge is cleared from `adj`; the snapshot lists stay as they were for the
 // whole level.
 __device__ __forceinline__ bool row_has(const u32* __restrict__ row, u32 n, u32 k) {
     u32 a = 0, b = n;
@@ -1199,12 +1242,15 @@ __device__ __forceinline__ bool row_has(const u32* __restrict__ row, u32 n, u32 
 template <int MAXL>
 __device__ __forceinline__ void deep_body(const double* __restrict__ C, u64 p, const u64* __restrict__ off,
                                           const u32* __restrict__ cols, const u32* __restrict__ upper,
-                                          const u64* __restrict__ ebase, u32 n_rows, u64 ne,
+                                          const u64* __restrict__ ebase, u32 n_rows, u64 end,
                                           const u64* __restrict__ fixed, int has_fixed, u64 words,
                                           const u64* __restrict__ binom, int l, double zfac, double alpha,
                                           double na_value, double pd_margin, int symmetric, u64* adj,
-                                          u64* __restrict__ raises, u64* raise_count, u32* own_all, u64 stride,
-                                          u32* __restrict__ sep_out, u64* sep_count, u64* counters, u64* next) {
+                                          u64* __restrict__ raises, u32* own_all, u64 stride,
+                                          u32* __restrict__ sep_out, u64* counters, u64* next) {
+    u64 ne = min(end, ebase[n_rows]);
+    u64* sep_count = counters + 4;
+    u64* raise_count = counters + 5;
     u64 gw = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     u32 lane = threadIdx.x & 31;
     u32 below = (1u << lane) - 1u;
@@ -1322,14 +1368,12 @@ __device__ __forceinline__ void deep_body(const double* __restrict__ C, u64 p, c
 #define GAUSS_DEEP_KERNEL(M)                                                                                     \
     extern "C" __global__ void __launch_bounds__(BLOCK) gauss_dense_deep_l##M(                                     \
         const double* __restrict__ C, u64 p, const u64* __restrict__ off, const u32* __restrict__ cols,          \
-        const u32* __restrict__ upper, const u64* __restrict__ ebase, u32 n_rows, u64 ne,                        \
+        const u32* __restrict__ upper, const u64* __restrict__ ebase, u32 n_rows, u64 end,                       \
         const u64* __restrict__ fixed, int has_fixed, u64 words, const u64* __restrict__ binom, int l,           \
         double zfac, double alpha, double na_value, double pd_margin, int symmetric, u64* adj,                   \
-        u64* __restrict__ raises, u64* raise_count, u32* own, u64 stride, u32* __restrict__ sep_out,             \
-        u64* sep_count, u64* counters, u64* next) {                                                              \
-        deep_body<M>(C, p, off, cols, upper, ebase, n_rows, ne, fixed, has_fixed, words, binom, l, zfac, alpha,  \
-                     na_value, pd_margin, symmetric, adj, raises, raise_count, own, stride, sep_out, sep_count,  \
-                     counters, next);                                                                            \
+        u64* __restrict__ raises, u32* own, u64 stride, u32* __restrict__ sep_out, u64* counters, u64* next) {   \
+        deep_body<M>(C, p, off, cols, upper, ebase, n_rows, end, fixed, has_fixed, words, binom, l, zfac, alpha, \
+                     na_value, pd_margin, symmetric, adj, raises, own, stride, sep_out, counters, next);         \
     }
 
 #define GAUSS_DEEP_KERNEL_OF(M) GAUSS_DEEP_KERNEL(M)

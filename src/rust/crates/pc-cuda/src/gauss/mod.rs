@@ -63,7 +63,7 @@ use crate::runtime::module::{self, Family};
 pub const PD_MARGIN: f64 = 1024.0;
 
 /// Kernels the backend loads (the set kernels once per variant in `host::SET_KERNEL_VARIANTS`).
-pub const KERNEL_NAMES: [&str; 13] = [
+pub const KERNEL_NAMES: [&str; 15] = [
     "gauss_level0",
     "gauss_level1",
     "rows_live",
@@ -72,6 +72,8 @@ pub const KERNEL_NAMES: [&str; 13] = [
     "dense_pmax_init",
     "dense_degrees",
     "dense_fill_rows",
+    "dense_row_offsets",
+    "gauss_dense_deep_l",
     "gauss_dense_level0",
     "gauss_dense_level1",
     "gauss_listed_l",
@@ -124,6 +126,7 @@ struct DenseKernels {
     pmax_init: Kernel,
     degrees: Kernel,
     fill_rows: Kernel,
+    row_offsets: Kernel,
     level0: Kernel,
     level1: Kernel,
 }
@@ -253,6 +256,7 @@ impl CudaGauss {
                 pmax_init: get("dense_pmax_init")?,
                 degrees: get("dense_degrees")?,
                 fill_rows: get("dense_fill_rows")?,
+                row_offsets: get("dense_row_offsets")?,
                 level0: get("gauss_dense_level0")?,
                 level1: get("gauss_dense_level1")?,
             };

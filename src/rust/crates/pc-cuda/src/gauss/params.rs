@@ -88,12 +88,15 @@ kernel_params!(RankedPbest = "gauss_ranked_pbest_l##M" {
 
 kernel_params!(DenseDeep = "gauss_dense_deep_l##M" {
     C: &'a CudaSlice<f64>, p: u64, off: &'a CudaSlice<u64>, cols: &'a CudaSlice<u32>, upper: &'a CudaSlice<u32>,
-    ebase: &'a CudaSlice<u64>, n_rows: u32, ne: u64, fixed: &'a CudaSlice<u64>, has_fixed: i32, words: u64,
+    ebase: &'a CudaSlice<u64>, n_rows: u32, end: u64, fixed: &'a CudaSlice<u64>, has_fixed: i32, words: u64,
     binom: &'a CudaSlice<u64>, l: i32, zfac: f64, alpha: f64, na_value: f64, pd_margin: f64, symmetric: i32,
-    adj: &'a mut CudaSlice<u64>, raises: &'a mut CudaSlice<u64>, raise_count: &'a mut CudaSlice<u64>,
-    own: &'a mut CudaSlice<u32>, stride: u64,
-    sep_out: &'a mut CudaSlice<u32>, sep_count: &'a mut CudaSlice<u64>, counters: &'a mut CudaSlice<u64>,
-    next: &'a mut CudaSlice<u64>,
+    adj: &'a mut CudaSlice<u64>, raises: &'a mut CudaSlice<u64>, own: &'a mut CudaSlice<u32>, stride: u64,
+    sep_out: &'a mut CudaSlice<u32>, counters: &'a mut CudaSlice<u64>, next: &'a mut CudaSlice<u64>,
+});
+
+kernel_params!(RowOffsets = "dense_row_offsets" {
+    deg: &'a CudaSlice<u32>, upper: &'a CudaSlice<u32>, has_upper: i32, p: u32, out: &'a mut CudaSlice<u64>,
+    stats: CudaViewMut<'a, u64>,
 });
 
 kernel_params!(CorrSyrk = "corr_syrk" { z: &'a CudaSlice<f64>, n: u64, p: u32, c: &'a mut CudaSlice<f64> });
@@ -129,6 +132,7 @@ mod tests {
             (Ranked::KERNEL, Ranked::fields()),
             (RankedPbest::KERNEL, RankedPbest::fields()),
             (DenseDeep::KERNEL, DenseDeep::fields()),
+            (RowOffsets::KERNEL, RowOffsets::fields()),
         ]);
         assert_mirrors(CORR_SRC, &[(CorrSyrk::KERNEL, CorrSyrk::fields())]);
         assert_mirrors(MERGE_SRC, &[(MergeU64::KERNEL, MergeU64::fields()), ("merge_or_u64", MergeU64::fields()), (MergeMax::KERNEL, MergeMax::fields())]);
