@@ -163,6 +163,8 @@ impl CudaGauss {
     fn dense_deep(&mut self, l: usize, ctl: &Control, clock: &mut Clock) -> Result<DenseLevelReport> {
         let declined = DenseLevelReport { declined: true, ..Default::default() };
         let Some(m) = host::set_kernel_variant(l) else { return Ok(declined) };
+        // a level may run on a thread of its own (`run_watched`)
+        self.gpu.ctx.bind_to_thread().map_err(cuda_err("binding the GPU context"))?;
         self.load_level_kernels(l, true)?;
         let zfac = self.z_factor(Order::StableFast, l);
         let (gpu, f, c, symmetric) = (&self.gpu, &self.dense_kernels, &self.c, self.symmetric as i32);
