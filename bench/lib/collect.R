@@ -211,7 +211,8 @@ suite_tables <- function(suite, raw) {
       gpucsl = csvs(raw, "^gpucsl\\.csv$"),
       "first-call" = csvs(raw, "^first-call\\.csv$"),
       kernels = csvs(raw, "^kernels\\.csv$"),
-      log = rbind_fill(list(logs(raw, "^(resident|fast|r-side(-[a-z-]+)?|pcbench-fast-trace)\\.log$"), logs(raw, "^large\\.log$", drop = NULL)))),
+      "fast-levels-parity" = csvs(raw, "^gpu-parity-stable\\.fast\\.csv$"),
+      log = rbind_fill(list(logs(raw, "^(resident|fast|r-side(-[a-z-]+)?|pcbench-fast-trace|fast-levels(-[a-z.-]+)?)\\.log$"), logs(raw, "^large\\.log$", drop = NULL)))),
     discrete = list(
       compare = merge_compare(lapply(files(raw, "^compare.*\\.csv$"), read_csv)),
       "r-timing" = r_timing(file.path(raw, "r-timing.log")),
