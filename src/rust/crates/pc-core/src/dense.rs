@@ -202,8 +202,9 @@ pub struct DenseCpu<'a, T> {
     st: CpuState<'a, T>,
     /// Simulated devices: each level split and merged as over that many GPUs (`multi.rs`).
     devices: usize,
-    /// stable.fast's levels >= 2 run here too, as one GPU runs them (`with_deep_levels`).
-    deep: bool,
+    /// stable.fast's levels >= 2 run here too, as one GPU runs them (`with_deep_levels`), up to
+    /// this one; deeper ones decline, as a GPU's may.
+    deep: Option<usize>,
 }
 
 struct CpuState<'a, T> {
@@ -219,13 +220,18 @@ impl<'a, T: CiTest + Sync> DenseCpu<'a, T> {
     /// `threads == 0` uses every core.
     pub fn new(test: &'a T, threads: usize) -> Result<Self> {
         let pool = crate::threads::call_pool(threads, "dense")?;
-        Ok(DenseCpu { pool, st: CpuState { test, graph: Adjacency::empty(0), fixed: Adjacency::empty(0), order: Order::Stable, alpha: 0.0, na_value: 1.0 }, devices: 1, deep: false })
+        Ok(DenseCpu { pool, st: CpuState { test, graph: Adjacency::empty(0), fixed: Adjacency::empty(0), order: Order::Stable, alpha: 0.0, na_value: 1.0 }, devices: 1, deep: None })
     }
 
     /// The twin of one GPU running stable.fast's levels >= 2 on its graph too
     /// ([`CpuState::level_deep`]), on one device only.
-    pub fn with_deep_levels(mut self) -> Self {
-        self.deep = true;
+    pub fn with_deep_levels(self) -> Self {
+        self.with_deep_levels_up_to(usize::MAX)
+    }
+
+    /// [`DenseCpu::with_deep_levels`] declining every level past `last` (which then runs planned).
+    pub fn with_deep_levels_up_to(mut self, last: usize) -> Self {
+        self.deep = Some(last);
         self
     }
 
@@ -524,13 +530,13 @@ impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
     }
 
     fn dense_level_ok(&self, order: Order, level: usize) -> bool {
-        level <= 1 || (self.deep && self.devices == 1 && order == Order::StableFast)
+        level <= 1 || (self.deep.is_some() && self.devices == 1 && order == Order::StableFast)
     }
 
     /// With deeper levels, a job that leaves the loop's buffer as it is (levels 0 and 1 wrote
     /// pMax there): the twin of a GPU's copy beside those levels.
     fn dense_pmax_now(&mut self) -> Result<Option<PmaxCopy>> {
-        Ok((self.deep && self.st.order == Order::StableFast).then(|| Box::new(|_: &mut [f64]| Ok(())) as PmaxCopy))
+        Ok((self.deep.is_some() && self.st.order == Order::StableFast).then(|| Box::new(|_: &mut [f64]| Ok(())) as PmaxCopy))
     }
 
     fn dense_kind(&self) -> String {
@@ -555,7 +561,8 @@ impl<T: CiTest + Sync> DenseLevels for DenseCpu<'_, T> {
                 0 | 1 if devices > 1 => st.level_split(level, devices, pmax, sep0, ctl),
                 0 => st.level0(pmax, sep0, ctl, 0..p as usize),
                 1 => st.level1(pmax, ctl, None),
-                _ if deep && devices == 1 && st.order == Order::StableFast => st.level_deep(level, ctl),
+                _ if deep.is_some_and(|last| level > last) => Ok(DenseLevelReport { declined: true, ..Default::default() }),
+                _ if deep.is_some() && devices == 1 && st.order == Order::StableFast => st.level_deep(level, ctl),
                 _ => Err(PcError::Internal(format!("dense level {level} does not exist"))),
             })
         })
