@@ -423,7 +423,8 @@ fn dense_end<'scope, 'a: 'scope>(st: &mut State<'a>, backend: &mut dyn Backend, 
     }
     let d = backend.dense().expect("the backend offered dense levels");
     let deferred = d.dense_end_deferred(&mut st.graph, st.pmax, &mut st.sep0)?;
-    crate::trace::mark(|| format!("dense levels ended, pMax {}", if deferred.is_some() { "copied beside the next levels" } else { "back" }));
+    let how = if st.pmax_early { "on its way since level 2" } else if deferred.is_some() { "copied beside the next levels" } else { "back" };
+    crate::trace::mark(|| format!("dense levels ended, pMax {how}"));
     if let Some(job) = deferred {
         if st.pmax_early {
             return Err(PcError::Internal("a dense backend copied pMax back twice".into()));

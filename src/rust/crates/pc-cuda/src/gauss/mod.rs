@@ -120,7 +120,8 @@ struct ListedKernels {
     deep: Kernel,
 }
 
-/// The kernels of the dense levels 0 and 1 (`dense.rs`).
+/// The kernels of the dense levels' graph (`dense.rs`): levels 0 and 1, and the lists of
+/// stable.fast's deeper levels.
 struct DenseKernels {
     scan_c: Kernel,
     pmax_init: Kernel,

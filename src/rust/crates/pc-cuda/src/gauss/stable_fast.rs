@@ -1,6 +1,7 @@
-//! stable.fast's planned levels on the GPU: its side 1 lists j's neighbours that are not
-//! adjacent to i first and skips the sets made only of common neighbours, an order the cuPC-S
-//! kernels (one set of a row shared by every edge of the row) do not have. Its levels go through
+//! stable.fast's planned levels on the GPU, where the dense levels (`dense.rs`: every level on
+//! one GPU's graph) do not fit or a level declines there. Its side 1 lists j's neighbours that
+//! are not adjacent to i first and skips the sets made only of common neighbours, an order the
+//! cuPC-S kernels (one set of a row shared by every edge of the row) do not have. Its levels go through
 //! rounds of per-edge rank windows (`pc_core::rounds::rank_windows`), each edge's first success
 //! taken in canonical order.
 //!
