@@ -35,11 +35,13 @@
 #' lists (4 bytes per remaining directed edge) are built on the device. Only pMax, the graph and
 #' the separating sets come back, once, after level 1. Levels >= 2 run the cuPC-S kernels on
 #' lists planned on the host (few edges remain by then). `method = "stable.fast"` runs the same
-#' way with pcalg's C++ rules and test; its levels >= 2 (whose order of conditioning sets is not
-#' cuPC-S's) run as rounds of listed tests. Where its C++ test needs what only the CPU code
-#' reproduces (a C with NA, or n so small that the test stops with an error), those levels run on
-#' the CPU. When C and pMax do not both fit, levels
-#' 0 and 1 are planned on the host as well; a run that does not fit at all stops with an error
+#' way with pcalg's C++ rules and test, and its levels >= 2 stay on the device as well (a warp
+#' per edge walks its conditioning sets in pcalg's order; pMax comes back while they run, their
+#' raises of it afterwards); a level whose largest neighbourhood would give one edge more than
+#' 2^20 tests runs instead as rounds of tests spread over the whole device. Where its C++ test
+#' needs what only the CPU code reproduces (a C with NA, or n so small that the test stops with
+#' an error), those levels run on the CPU. When C and pMax do not both fit, levels 0 and 1 are
+#' planned on the host as well; a run that does not fit at all stops with an error
 #' before any work, saying how much it needs.
 #'
 #' For `disCItest` and `binCItest` the data go to the device once as one byte per value
