@@ -256,10 +256,14 @@ impl CudaGauss {
             if n > chunk || r > chunk {
                 return Err(PcError::Internal(format!("level {l} reported {n} sepsets and {r} raises of pMax for {chunk} edges")));
             }
+            // host memory for what came back, taken fallibly: both grow with the level's edges
+            let grow = |bytes: usize| pc_core::mem::out_of_memory("suffStat$C", "a level's separating sets and raises of pMax", bytes as u64);
             if n > 0 {
+                sets.try_reserve(n * (l + 2)).map_err(|_| grow(n * (l + 2) * 4))?;
                 sets.extend(gpu.down(clock, &sep_out, n * (l + 2), "sepsets")?);
             }
             if r > 0 {
+                raised.try_reserve(r).map_err(|_| grow(r * 16))?;
                 let t = Instant::now();
                 let words = gpu.down(clock, &raises, 2 * r, "pMax's raises")?;
                 raised.extend(words.chunks_exact(2).map(|w| (w[0] as usize, f64::from_bits(w[1]))));
@@ -518,7 +522,7 @@ impl DenseLevels for CudaGauss {
         let Some(dpmax) = dpmax else { return Ok(None) };
         match self.pmax_job(dpmax)? {
             Ok(job) => Ok(Some(job)),
-            Err(dpmax) => self.pmax_copy(&self.gpu, dpmax, pmax).map(|()| None),
+            Err(dpmax) => copy_pmax(&self.gpu, dpmax, pmax, &self.pmax_copy_ns).map(|()| None),
         }
     }
 }
@@ -537,10 +541,6 @@ impl CudaGauss {
         let Some(own) = own else { return Ok(Err(dpmax)) };
         let spent = self.pmax_copy_ns.clone();
         Ok(Ok(Box::new(move |dst: &mut [f64]| copy_pmax(&own, dpmax, dst, &spent))))
-    }
-
-    fn pmax_copy(&self, gpu: &Gpu, dpmax: CudaSlice<f64>, dst: &mut [f64]) -> Result<()> {
-        copy_pmax(gpu, dpmax, dst, &self.pmax_copy_ns)
     }
 }
 
